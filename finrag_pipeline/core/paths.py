@@ -1,0 +1,77 @@
+"""Where finrag writes things: everything lives under FINRAG_HOME (default ``<repo>/.finrag``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_FILINGS_DIR = REPO_ROOT / "data" / "sample_filings"
+ASSETS_CONFIG_DIR = REPO_ROOT / "assets_config"
+
+
+@dataclass(frozen=True)
+class FinragPaths:
+    home: Path
+
+    @classmethod
+    def from_env(cls, home: str | os.PathLike | None = None) -> FinragPaths:
+        root = Path(home or os.environ.get("FINRAG_HOME") or REPO_ROOT / ".finrag").expanduser().resolve()
+        return cls(root)
+
+    @property
+    def warehouse(self) -> Path:
+        return self.home / "warehouse.duckdb"
+
+    @property
+    def warehouse_snapshot(self) -> Path:
+        """Read-only copy for analysts, swapped atomically after each successful write."""
+        return self.home / "warehouse_read.duckdb"
+
+    @property
+    def tantivy_dir(self) -> Path:
+        return self.home / "indexes" / "tantivy"
+
+    @property
+    def lancedb_dir(self) -> Path:
+        return self.home / "indexes" / "lancedb"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster_home"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def llm_cache_dir(self) -> Path:
+        return self.cache_dir / "llm"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def inbox(self) -> Path:
+        return self.home / "inbox"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.home / "quarantine"
+
+    @property
+    def filings_store(self) -> Path:
+        """Registered filings are copied here under their content hash, so a partition never loses its bytes."""
+        return self.home / "filings"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home / "reports"
+
+    def ensure(self) -> FinragPaths:
+        for p in (self.home, self.tantivy_dir, self.lancedb_dir, self.dagster_home, self.cache_dir,
+                  self.inbox, self.quarantine, self.filings_store, self.reports_dir):
+            p.mkdir(parents=True, exist_ok=True)
+        return self

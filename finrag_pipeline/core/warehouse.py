@@ -1,0 +1,182 @@
+"""The DuckDB warehouse: one file, schemas ``core``, ``qa``, ``eval``; idempotent per-partition writes.
+
+DuckDB allows one writer process per file. Dagster runs are separate processes, so every write
+opens the file briefly, retries with backoff while another process holds it, and replaces a
+partition's rows in a single transaction (DELETE + INSERT), so a reader never sees half a partition
+and a re-run never duplicates rows. Analysts read ``warehouse_read.duckdb``, a snapshot swapped in
+atomically by :func:`publish_snapshot`, so an open analyst session never blocks the pipeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+# Table DDL, by qualified name. Column docs live in docs/WAREHOUSE.md.
+TABLE_DDL: dict[str, str] = {
+    "core.filings": """
+        filing_id VARCHAR PRIMARY KEY, content_sha256 VARCHAR NOT NULL, source_path VARCHAR,
+        original_name VARCHAR, source_format VARCHAR, company VARCHAR, ticker VARCHAR, cik VARCHAR,
+        form_type VARCHAR, fiscal_year INTEGER, period_end_date DATE, fiscal_year_end VARCHAR,
+        n_pages INTEGER, metadata_source VARCHAR, registered_at TIMESTAMP DEFAULT current_timestamp,
+        removed BOOLEAN DEFAULT FALSE""",
+    "core.pages": """
+        filing_id VARCHAR, page_number INTEGER, text VARCHAR, section VARCHAR, section_title VARCHAR,
+        printed_page_label VARCHAR, has_tables BOOLEAN, char_count INTEGER""",
+    "core.table_rows": """
+        filing_id VARCHAR, table_id VARCHAR, row_index INTEGER, page_number INTEGER, section VARCHAR,
+        table_title VARCHAR, unit VARCHAR, unit_text VARCHAR, row_label VARCHAR, headers VARCHAR,
+        cells VARCHAR""",
+    "core.xbrl_facts": """
+        filing_id VARCHAR, fact_id VARCHAR, concept VARCHAR, value DOUBLE, value_text VARCHAR,
+        unit VARCHAR, decimals INTEGER, period_type VARCHAR, period_start DATE, period_end DATE,
+        dimensions VARCHAR, context_id VARCHAR, scale INTEGER, page_number INTEGER""",
+    "core.chunks": """
+        chunk_id VARCHAR, filing_id VARCHAR, ticker VARCHAR, company VARCHAR, fiscal_year INTEGER,
+        form_type VARCHAR, section VARCHAR, page_start INTEGER, page_end INTEGER, chunk_type VARCHAR,
+        text VARCHAR, char_start INTEGER, char_end INTEGER, parent_id VARCHAR, position INTEGER,
+        is_leaf BOOLEAN, table_id VARCHAR, metadata VARCHAR""",
+    "core.ingest_log": """
+        file_sha256 VARCHAR, original_name VARCHAR, source_path VARCHAR, filing_id VARCHAR,
+        status VARCHAR, message VARCHAR, stage VARCHAR, logged_at TIMESTAMP DEFAULT current_timestamp""",
+    "qa.items": """
+        qa_id VARCHAR, filing_id VARCHAR, question VARCHAR, reference_answer VARCHAR,
+        question_type VARCHAR, answer_figures VARCHAR, periods VARCHAR, evidence VARCHAR,
+        computation VARCHAR, generator VARCHAR, generator_version VARCHAR, prompt_hash VARCHAR,
+        difficulty VARCHAR, status VARCHAR, source VARCHAR, metadata VARCHAR""",
+    "qa.generation_log": """
+        filing_id VARCHAR, generator VARCHAR, stage VARCHAR, reason VARCHAR, count INTEGER,
+        logged_at TIMESTAMP DEFAULT current_timestamp""",
+    "qa.reviews": """
+        qa_id VARCHAR, decision VARCHAR, reviewer VARCHAR, note VARCHAR, before VARCHAR, after VARCHAR,
+        reviewed_at TIMESTAMP DEFAULT current_timestamp""",
+}
+
+LOCK_MARKERS = ("Could not set lock", "Conflicting lock", "database is locked", "IO Error")
+
+
+class WarehouseBusy(RuntimeError):
+    """Another process held the warehouse for longer than the retry budget."""
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    return any(m in str(exc) for m in LOCK_MARKERS)
+
+
+class Warehouse:
+    """Thin handle on ``warehouse.duckdb``: open late, hold briefly, retry on another writer's lock."""
+
+    def __init__(self, path: str | os.PathLike, *, retry_seconds: float = 120.0):
+        self.path = Path(path)
+        self.retry_seconds = retry_seconds
+
+    @contextlib.contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.05
+        while True:
+            try:
+                con = duckdb.connect(str(self.path), read_only=read_only and self.path.exists())
+                break
+            except duckdb.Error as exc:  # another process holds the write lock
+                if not _is_lock_error(exc) or time.monotonic() > deadline:
+                    raise WarehouseBusy(f"could not open {self.path}: {exc}") from exc
+                time.sleep(delay + random.random() * delay)
+                delay = min(delay * 2, 2.0)
+        try:
+            if not read_only:
+                ensure_tables(con)
+            yield con
+        finally:
+            con.close()
+
+    def replace_rows(self, table: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame,
+                     where: Mapping[str, Any]) -> int:
+        """Replace every row of ``table`` matching ``where`` by ``rows``, in one transaction."""
+        df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        with self.connect() as con:
+            cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+            con.execute("BEGIN TRANSACTION")
+            try:
+                _delete_where(con, table, where)
+                if len(df):
+                    missing = [c for c in df.columns if c not in cols]
+                    if missing:
+                        raise ValueError(f"{table} has no columns {missing}")
+                    con.register("_incoming", df)
+                    col_list = ", ".join(df.columns)
+                    con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} FROM _incoming")
+                    con.unregister("_incoming")
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        return len(df)
+
+    def delete_rows(self, table: str, where: Mapping[str, Any]) -> None:
+        with self.connect() as con:
+            _delete_where(con, table, where)
+
+    def query_df(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+        with self.connect() as con:
+            return con.execute(sql, params or []).df()
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        with self.connect() as con:
+            con.execute(sql, params or [])
+
+
+def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, Any]) -> None:
+    clauses, params = [], []
+    for col, val in where.items():
+        if isinstance(val, list | tuple | set):
+            vals = list(val)
+            if not vals:
+                clauses.append("FALSE")
+                continue
+            clauses.append(f"{col} IN ({', '.join('?' * len(vals))})")
+            params.extend(vals)
+        else:
+            clauses.append(f"{col} = ?")
+            params.append(val)
+    con.execute(f"DELETE FROM {table} WHERE {' AND '.join(clauses) or 'TRUE'}", params)
+
+
+def ensure_tables(con: duckdb.DuckDBPyConnection, ddl: Mapping[str, str] | None = None) -> None:
+    for name, columns in (ddl or TABLE_DDL).items():
+        schema = name.split(".")[0]
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+
+
+def register_tables(ddl: Mapping[str, str]) -> None:
+    """Stages that own more tables (eval.*) add their DDL here at import time."""
+    TABLE_DDL.update(ddl)
+
+
+def publish_snapshot(warehouse: Warehouse, snapshot: str | os.PathLike) -> Path:
+    """Copy the warehouse to ``snapshot`` atomically (write a temp file, then ``os.replace``).
+
+    Readers that opened the old snapshot keep their file handle; new readers see the new state whole.
+    """
+    snapshot = Path(snapshot)
+    tmp = snapshot.with_suffix(f".tmp-{os.getpid()}")
+    with warehouse.connect() as con:
+        con.execute("CHECKPOINT")  # fold the WAL into the file so the copy is complete on its own
+        shutil.copyfile(warehouse.path, tmp)
+    os.replace(tmp, snapshot)
+    return snapshot
+
+
+def rows_of(records: Iterable[Any]) -> list[dict[str, Any]]:
+    return [r.to_row() for r in records]
