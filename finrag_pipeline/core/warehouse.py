@@ -59,6 +59,34 @@ TABLE_DDL: dict[str, str] = {
     "qa.reviews": """
         qa_id VARCHAR, decision VARCHAR, reviewer VARCHAR, note VARCHAR, before VARCHAR, after VARCHAR,
         reviewed_at TIMESTAMP DEFAULT current_timestamp""",
+    # One row per evaluation run of one configuration on one partition and scope.
+    "eval.runs": """
+        run_id VARCHAR, kind VARCHAR, config_name VARCHAR, config_hash VARCHAR, config VARCHAR,
+        filing_id VARCHAR, scope VARCHAR, code_version VARCHAR, corpus_state VARCHAR,
+        n_filings_in_corpus INTEGER, n_questions INTEGER, status VARCHAR, message VARCHAR,
+        dagster_run_id VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP""",
+    # One row per question x retrieval configuration x scope. status: ok | no_relevant (metrics
+    # NULL: undefined, excluded from means, counted) | error (metrics stored as 0: a failure counts).
+    # A NULL metric on an 'ok' row was not computable; `notes` says why (docs/METRICS.md).
+    "eval.retrieval_results": """
+        run_id VARCHAR, filing_id VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR,
+        k INTEGER, chunking VARCHAR, config_hash VARCHAR, qa_id VARCHAR, question_type VARCHAR,
+        n_retrieved INTEGER, first_relevant_rank_chunk INTEGER, first_relevant_rank_page INTEGER,
+        hit_chunk DOUBLE, mrr_chunk DOUBLE, precision_chunk DOUBLE, recall_chunk DOUBLE,
+        ap_chunk DOUBLE, ndcg_chunk DOUBLE, hit_page DOUBLE, mrr_page DOUBLE, precision_page DOUBLE,
+        recall_page DOUBLE, ap_page DOUBLE, ndcg_page DOUBLE, all_evidence_hit DOUBLE,
+        latency_ms DOUBLE, status VARCHAR, error VARCHAR, notes VARCHAR, corpus_state VARCHAR,
+        n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP""",
+    # One row per question x answer configuration.
+    "eval.answer_results": """
+        run_id VARCHAR, filing_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, model VARCHAR,
+        prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, retriever VARCHAR, k INTEGER,
+        qa_id VARCHAR, question_type VARCHAR, answer VARCHAR, citations VARCHAR,
+        response_state VARCHAR, figure_match DOUBLE, grounded DOUBLE, period_ok DOUBLE,
+        citation_precision DOUBLE, citation_recall DOUBLE, faithfulness DOUBLE,
+        answer_relevancy DOUBLE, state_correct DOUBLE, judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
+        completion_tokens INTEGER, latency_ms DOUBLE, cost_usd DOUBLE, error VARCHAR,
+        evaluated_at TIMESTAMP""",
 }
 
 LOCK_MARKERS = ("Could not set lock", "Conflicting lock", "database is locked", "IO Error")

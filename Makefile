@@ -1,0 +1,56 @@
+# finrag-pipeline: `make demo` runs the main job on the sample corpus, `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.finrag-installed
+
+export FINRAG_HOME ?= $(CURDIR)/.finrag
+export DAGSTER_HOME ?= $(FINRAG_HOME)/dagster_home
+# Offline by default: no model hub, no price-list download at litellm import.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test test-fast test-slow ui lint bench clean
+
+# torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
+# llama-cpp-python (extra local-llm) compiles from source once (~12 min on 2 cores); pip caches the wheel.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,local-llm]'
+	touch $@
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/finrag demo
+
+test: install
+	$(BIN)/pytest -q -ra
+
+test-fast: install
+	$(BIN)/pytest -q -m "not slow and not local_llm"
+
+test-slow: install
+	$(BIN)/pytest -q -m "slow or local_llm"
+
+ui: install
+	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/dagster dev -w workspace.yaml
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/retrieval.py
+	$(BIN)/python benchmarks/qa_generation.py
+	$(BIN)/python benchmarks/evaluation.py
+	$(BIN)/python benchmarks/inbox_to_marts.py
+
+clean:
+	rm -rf $(FINRAG_HOME)

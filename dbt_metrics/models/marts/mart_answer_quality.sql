@@ -1,0 +1,44 @@
+-- Answer quality per model x prompt type x temperature (newest run of every answer config x filing).
+-- Failed answers score 0; a metric NULL on a successful answer is not applicable and left out of
+-- that metric's mean, so every metric carries its `_coverage` (share of answers it was measured on).
+with latest as (
+    select * from {{ ref('int_answer_latest') }}
+),
+states as (
+    select
+        model, prompt_type, temperature, response_state,
+        count(*) / sum(count(*)) over (partition by model, prompt_type, temperature) as share
+    from latest
+    group by model, prompt_type, temperature, response_state
+),
+state_dist as (
+    select
+        model, prompt_type, temperature,
+        -- JSON object {state: share}, e.g. {"answered": 0.8, "refused": 0.2}.
+        cast(json_group_object(response_state, round(share, 4)) as varchar) as response_state_distribution
+    from states
+    group by model, prompt_type, temperature
+)
+select
+    a.model, a.prompt_type, a.temperature,
+    count(distinct a.config_name) as n_configs,
+    count(distinct a.filing_id) as n_filings,
+    count(*) as n_answers,
+    count(*) filter (where a.is_error) as n_errors,
+    avg(case when a.is_error then 1.0 else 0.0 end) as error_rate,
+    any_value(d.response_state_distribution) as response_state_distribution,
+    {% for m in answer_metrics() -%}
+    {{ metric_with_ci('a.' ~ m.name, alias=m.name, binary=m.binary, n='count(a.' ~ m.name ~ ')') }},
+    count(a.{{ m.name }}) / count(*) as {{ m.name }}_coverage,
+    {% endfor -%}
+    quantile_cont(a.latency_ms, 0.5) as latency_p50_ms,
+    quantile_cont(a.latency_ms, 0.95) as latency_p95_ms,
+    avg(a.prompt_tokens) as prompt_tokens_mean,
+    avg(a.completion_tokens) as completion_tokens_mean,
+    sum(a.cost_usd) as cost_usd_total
+from latest a
+left join state_dist d
+  on d.model is not distinct from a.model
+ and d.prompt_type is not distinct from a.prompt_type
+ and d.temperature is not distinct from a.temperature
+group by a.model, a.prompt_type, a.temperature

@@ -1,0 +1,47 @@
+-- The effect of corpus growth on whole-corpus retrieval: one row per configuration and corpus size
+-- (n_filings_in_corpus), over the history of scope='corpus' runs. When a filing was evaluated
+-- several times at the same corpus size, only its newest run counts.
+-- Caveat: each size averages the questions of the filings present at that size, so a new filing's
+-- own questions enter the mean too; n_filings_evaluated says how many filings a point covers.
+with run_pick as (
+    select
+        *,
+        row_number() over (
+            partition by config_name, retriever, k, chunking, filing_id, n_filings_in_corpus
+            order by run_at desc nulls last, run_id desc
+        ) as pick
+    from {{ ref('int_retrieval_run_order') }}
+    where scope = 'corpus' and n_filings_in_corpus is not null
+),
+rows_ as (
+    select r.*, o.n_filings_in_corpus as corpus_size, o.run_at
+    from {{ ref('stg_retrieval_results') }} r
+    join run_pick o
+      on o.pick = 1
+     and o.run_id = r.run_id
+     and {{ null_safe_join('o', 'r', ['config_name', 'retriever', 'k', 'chunking', 'filing_id', 'scope']) }}
+),
+agg as (
+    select
+        config_name, retriever, k, chunking,
+        corpus_size as n_filings_in_corpus,
+        count(distinct run_id) as n_runs,
+        count(distinct filing_id) as n_filings_evaluated,
+        count(*) as n_questions,
+        avg(case when is_ok then 1.0 else 0.0 end) as coverage,
+        {% for m in key_retrieval_metrics() -%}
+        {{ metric_with_ci(m.name, binary=m.binary) }},
+        {% endfor -%}
+        quantile_cont(latency_ms, 0.5) as latency_p50_ms,
+        min(run_at) as first_run_at,
+        max(run_at) as last_run_at
+    from rows_
+    group by config_name, retriever, k, chunking, corpus_size
+)
+select
+    *,
+    -- Change against the smallest corpus this configuration was measured on.
+    ndcg_chunk_mean - first_value(ndcg_chunk_mean) over w as ndcg_chunk_delta_vs_smallest,
+    hit_chunk_mean - first_value(hit_chunk_mean) over w as hit_chunk_delta_vs_smallest
+from agg
+window w as (partition by config_name, retriever, k, chunking order by n_filings_in_corpus)

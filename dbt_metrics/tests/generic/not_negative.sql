@@ -1,0 +1,5 @@
+{% test not_negative(model, column_name) %}
+select {{ column_name }} as bad_value
+from {{ model }}
+where {{ column_name }} < 0
+{% endtest %}

@@ -1,0 +1,63 @@
+"""YAML configuration under ``assets_config/``: load, deep-merge overrides, validate with a typed model.
+
+Each stage owns its pydantic model (chunking, retrieval, QA, evaluation, automation); this module only
+knows how to find a file, apply overrides from the CLI or the Dagster launchpad, and validate.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel
+
+from .paths import ASSETS_CONFIG_DIR
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def config_dir() -> Path:
+    """``FINRAG_CONFIG_DIR`` lets a deployment keep its YAML elsewhere; default is the repo's assets_config/."""
+    return Path(os.environ.get("FINRAG_CONFIG_DIR") or ASSETS_CONFIG_DIR)
+
+
+def load_yaml(name: str, directory: str | os.PathLike | None = None) -> dict[str, Any]:
+    path = Path(directory or config_dir()) / name
+    if not path.exists():
+        raise FileNotFoundError(f"configuration file {path} does not exist")
+    with path.open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Overrides win; nested mappings merge key by key; lists and scalars are replaced whole."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in (overrides or {}).items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """``"retrievers.bm25.k=20"`` -> ``{"retrievers": {"bm25": {"k": 20}}}`` (value parsed as YAML)."""
+    if "=" not in text:
+        raise ValueError(f"override {text!r} must look like dotted.key=value")
+    dotted, raw = text.split("=", 1)
+    value: Any = yaml.safe_load(raw)
+    for part in reversed(dotted.strip().split(".")):
+        value = {part: value}
+    return value
+
+
+def load_model(model: type[M], name: str, overrides: Mapping[str, Any] | None = None,
+               directory: str | os.PathLike | None = None) -> M:
+    return model.model_validate(deep_merge(load_yaml(name, directory), overrides))

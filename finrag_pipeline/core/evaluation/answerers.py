@@ -1,0 +1,366 @@
+"""Answerers: (question, retrieved hits) -> AnswerResult with citations and a response state.
+
+* :class:`ExtractiveAnswerer` (the default, no model): finds the table cell or sentence in the
+  evidence that matches the question's line item and period, quotes it with its unit and cites its
+  page. It abstains rather than guess: ``insufficient_context`` when an asked year is nowhere in the
+  evidence, ``abstained`` when no line matches, ``no_evidence`` when nothing was retrieved.
+* :class:`LLMAnswerer`: an ``LLMClient`` with one of the prompt types (standard, few-shot,
+  chain-of-thought, personas) and strict JSON ``{answer, citations: [page], abstain}``.
+
+Response states: answered, abstained, invalid_output, no_evidence, insufficient_context,
+backend_error (see answer_metrics.score_answer for how each is scored).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from finrag_pipeline.core.evaluation.answer_metrics import years_in
+from finrag_pipeline.core.models import Hit
+
+Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
+
+
+@dataclass
+class AnswerResult:
+    text: str
+    citations: list[Citation]
+    response_state: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Answerer(Protocol):
+    """Anything with a ``name`` and ``answer(question, hits, periods=None) -> AnswerResult``.
+
+    ``periods`` are the asked periods when the caller knows them (QA items do: ["FY2022"]); else
+    the answerer reads years from the question.
+    """
+
+    name: str
+
+    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        ...
+
+
+def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
+    years = set().union(*(years_in(p) for p in periods)) if periods else set()
+    return sorted(years or years_in(question), reverse=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Extractive (offline) answerer
+
+_STOP = frozenset("""a an and are as at be by did does for from had has have how in is it its of on or
+the to was were what which with during year years fiscal fy total amount company company's report
+reported inc corp corporation ended end much many did value""".split())
+_WORD = re.compile(r"[a-z][a-z&'-]+")
+_UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
+_IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
+_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?\d[\d,]*(?:\.\d+)?\)?\s?%?")
+
+
+def _content_words(text: str) -> set[str]:
+    words = {w.strip("'-") for w in _WORD.findall(text.lower())}
+    return {w[:-2] if w.endswith("'s") else w for w in words if w not in _STOP and len(w) > 2}
+
+
+def _unit_of(text: str) -> str | None:
+    m = _UNIT_RE.search(text)
+    if m:
+        return m.group(0)
+    m = _IN_SCALE_RE.search(text)
+    return f"USD {m.group(1).lower()}" if m else None
+
+
+def format_figure(value_text: str, unit: str | None) -> str:
+    """'394,328' + 'USD millions' -> '$394,328 million'; percent -> '12.5%'; shares -> '15,943 million shares'."""
+    v = value_text.strip()
+    if not unit:
+        return v
+    u = unit.lower()
+    scale = next((s for s in ("billion", "million", "thousand") if s in u), "")
+    if "percent" in u:
+        return v if v.endswith("%") else f"{v}%"
+    if "share" in u:
+        return f"{v} {scale} shares".replace("  ", " ")
+    if "usd" in u or "$" in v:
+        return f"${v.lstrip('$')}" + (f" {scale}" if scale else "")
+    return f"{v} {scale}".strip()
+
+
+@dataclass
+class _Candidate:
+    score: float
+    priority: int       # 2 = table cell by header, 1 = sentence
+    hit_rank: int
+    year: int | None
+    value_text: str
+    label: str
+    unit: str | None
+    hit: Hit
+
+
+def _is_value(seg: str) -> bool:
+    s = seg.strip()
+    return bool(s) and bool(re.fullmatch(r"\(?-?\$?\s?\(?[\d,]*\d(?:\.\d+)?\)?\s?%?|[-\u2014\u2013]", s))
+
+
+def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Candidate]:
+    """Rows written 'label | 2022: 394,328 | 2021: 365,817' (row chunks) or a header line of
+    years followed by 'label | v1 | v2' lines (whole-table chunks)."""
+    out: list[_Candidate] = []
+    unit = _unit_of(hit.text)
+    header_years: list[int | None] = []
+    for line in hit.text.splitlines():
+        segs = [s.strip() for s in line.split("|")]
+        # header line: value columns are dates/years, no numbers otherwise
+        if len(segs) > 1 and all(not _is_value(s) for s in segs[1:]) and any(years_in(s) for s in segs[1:]):
+            header_years = [(max(years_in(s)) if years_in(s) else None) for s in segs[1:]]
+            continue
+        label_segs = [s for s in segs if s and not _is_value(s) and ":" not in s]
+        pairs: list[tuple[int | None, str]] = []
+        for s in segs:
+            if ":" in s:
+                left, right = s.rsplit(":", 1)
+                if _is_value(right) and years_in(left):
+                    pairs.append((max(years_in(left)), right.strip()))
+        if not pairs and header_years and len(segs) > 1:
+            values = segs[1:]
+            if len(values) == len(header_years) and all(_is_value(v) for v in values):
+                pairs = list(zip(header_years, values, strict=True))
+                label_segs = [segs[0]]
+        if not pairs:
+            continue
+        label = label_segs[-2] if len(label_segs) >= 3 and unit and label_segs[-1] == unit else (
+            label_segs[-1] if label_segs else "")
+        # score the row label first (the line item), the whole line second (title, context)
+        lw = _content_words(" ".join(s for s in label_segs if s != unit))
+        row_label_words = _content_words(label)
+        score = len(qwords & row_label_words) * 2 + len(qwords & lw)
+        if not row_label_words:
+            continue
+        score -= 0.1 * len(row_label_words - qwords)  # prefer the exact line item over a longer one
+        for year, value in pairs:
+            if not years or year in years:
+                out.append(_Candidate(score, 2, hit.rank, year, value, label, unit, hit))
+    return out
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
+
+
+def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Candidate]:
+    out = []
+    for sent in _SENT_SPLIT.split(hit.text):
+        if "|" in sent:
+            continue
+        s_years = years_in(sent)
+        if years and not (s_years & set(years)):
+            continue
+        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(sent)
+                if "$" in m.group(0) or "%" in m.group(0) or "," in m.group(0)]
+        figs = [f for f in figs if not years_in(f) or "$" in f]
+        if not figs:
+            continue
+        score = len(qwords & _content_words(sent))
+        # "$28.5 billion" carries its scale in the words that follow the number
+        m = re.search(re.escape(figs[0]) + r"\s*(billion|million|thousand)", sent)
+        value = figs[0] + (f" {m.group(1)}" if m else "")
+        year = next((y for y in years if y in s_years), max(s_years) if s_years else None)
+        out.append(_Candidate(score, 1, hit.rank, year, value, sent.strip()[:200], None, hit))
+    return out
+
+
+class ExtractiveAnswerer:
+    """Quote-and-cite answerer with no model. Deterministic: same hits, same answer."""
+
+    name = "extractive"
+
+    def __init__(self, min_overlap: int = 1) -> None:
+        self.min_overlap = min_overlap
+
+    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        t0 = time.perf_counter()
+        if not hits:
+            return AnswerResult("", [], "no_evidence", latency_ms=_ms(t0))
+        years = asked_years(question, periods)
+        evidence_years = set().union(*(years_in(h.text) for h in hits))
+        missing = [y for y in years if y not in evidence_years]
+        if missing:
+            return AnswerResult("", [], "insufficient_context", latency_ms=_ms(t0),
+                                details={"missing_years": missing})
+        qwords = _content_words(re.sub(r"(?:19|20)\d\d", " ", question))
+        candidates: list[_Candidate] = []
+        for hit in hits:
+            candidates += _table_candidates(hit, qwords, years)
+            candidates += _sentence_candidates(hit, qwords, years)
+        candidates = [c for c in candidates if c.score >= self.min_overlap]
+        if not candidates:
+            return AnswerResult("", [], "abstained", latency_ms=_ms(t0),
+                                details={"reason": "no evidence line matches the line item"})
+        wanted = years or [None]
+        chosen: list[_Candidate] = []
+        for y in wanted:
+            pool = [c for c in candidates if y is None or c.year == y]
+            if not pool:
+                return AnswerResult("", [], "abstained", latency_ms=_ms(t0),
+                                    details={"reason": f"no figure for {y}"})
+            # best line-item match, then table cells over sentences, then the better-ranked hit
+            chosen.append(max(pool, key=lambda c: (c.score, c.priority, -c.hit_rank, c.hit.chunk_id)))
+        parts = []
+        for c in chosen:
+            fig = format_figure(c.value_text, c.unit)
+            period = f" in fiscal {c.year}" if c.year else ""
+            label = c.label if c.priority == 2 else "The figure"
+            parts.append(f"{label}{period}: {fig} (source: {c.hit.filing_id}, page {c.hit.page_start})")
+        citations: list[Citation] = []
+        for c in chosen:
+            cit = (c.hit.filing_id, c.hit.page_start, c.hit.chunk_id)
+            if cit not in citations:
+                citations.append(cit)
+        return AnswerResult("; ".join(parts) + ".", citations, "answered", latency_ms=_ms(t0))
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# LLM answerer
+
+JSON_CONTRACT = ('Reply with JSON only: {"answer": "<the answer with its figure, unit and period>", '
+                 '"citations": [<page numbers of the evidence you used>], "abstain": <true|false>}. '
+                 'If the evidence does not contain the answer for the asked period, set "abstain": true '
+                 'and "answer": "". Never use a figure that is not in the evidence.')
+
+PROMPT_TEMPLATES: dict[str, str] = {
+    "standard": "Answer the question about a 10-K filing using only the evidence below. " + JSON_CONTRACT,
+    "few_shot": (
+        "Answer questions about 10-K filings using only the evidence. " + JSON_CONTRACT + "\n\nExamples:\n"
+        "Evidence [page 40]: Total net sales | 2022: 394,328 | 2021: 365,817 | USD millions\n"
+        "Question: What were total net sales in fiscal 2022?\n"
+        '{"answer": "Total net sales were $394,328 million in fiscal 2022.", "citations": [40], "abstain": false}\n'
+        "Evidence [page 12]: Research and development | 2021: 21,914 | USD millions\n"
+        "Question: What was R&D expense in fiscal 2019?\n"
+        '{"answer": "", "citations": [], "abstain": true}'),
+    "chain_of_thought": (
+        "Answer the question about a 10-K filing using only the evidence. First find the line item, "
+        "then the column of the asked period, then the unit; do any arithmetic step by step in a "
+        '"reasoning" field. ' + JSON_CONTRACT.replace('{"answer"', '{"reasoning": "...", "answer"')),
+    "persona_financial_analyst": (
+        "You are a meticulous equity research analyst reading a 10-K. Report figures exactly as filed, "
+        "with units and fiscal period. " + JSON_CONTRACT),
+    "persona_risk_analyst": (
+        "You are a risk analyst reviewing a 10-K. State figures precisely, with units and fiscal period, "
+        "and never extrapolate beyond the evidence. " + JSON_CONTRACT),
+}
+
+_STATE_MAP = {"ok": "answered", "timeout": "backend_error", "backend_error": "backend_error",
+              "invalid_output": "invalid_output", "empty": "invalid_output"}
+
+
+def format_evidence(hits: Sequence[Hit], max_chars: int = 8000) -> str:
+    blocks, used = [], 0
+    for h in hits:
+        pages = f"page {h.page_start}" if h.page_end == h.page_start else f"pages {h.page_start}-{h.page_end}"
+        block = f"[{pages} | {h.filing_id}]\n{h.text.strip()}"
+        if used + len(block) > max_chars and blocks:
+            break
+        blocks.append(block)
+        used += len(block)
+    return "\n\n".join(blocks)
+
+
+class LLMAnswerer:
+    """Answers through an ``LLMClient`` with a prompt type, temperature and top_p.
+
+    The model must return ``{"answer", "citations": [page], "abstain"}``; anything else, or a
+    citation of a page that was not in the evidence, is ``invalid_output`` (the answer is not
+    trusted). A cited page maps back to the best-ranked hit that holds it.
+    """
+
+    def __init__(self, client: Any, *, prompt_type: str = "standard", temperature: float = 0.0,
+                 top_p: float = 1.0, max_context_chars: int = 8000, max_tokens: int = 512,
+                 templates: Mapping[str, str] | None = None, name: str | None = None) -> None:
+        self.templates = {**PROMPT_TEMPLATES, **(templates or {})}
+        if prompt_type not in self.templates:
+            raise ValueError(f"unknown prompt type {prompt_type!r}; known: {sorted(self.templates)}")
+        self.client = client
+        self.prompt_type = prompt_type
+        self.temperature = temperature
+        self.top_p = top_p
+        self.max_context_chars = max_context_chars
+        self.max_tokens = max_tokens
+        self.name = name or f"{getattr(client, 'name', 'llm')}:{prompt_type}"
+
+    def messages(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> list[dict]:
+        period = f" (asked period: {', '.join(periods)})" if periods else ""
+        user = (f"EVIDENCE:\n{format_evidence(hits, self.max_context_chars)}\n\n"
+                f"QUESTION: {question}{period}")
+        return [{"role": "system", "content": self.templates[self.prompt_type]},
+                {"role": "user", "content": user}]
+
+    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        if not hits:
+            return AnswerResult("", [], "no_evidence")
+        resp = self.client.complete(self.messages(question, hits, periods), json=True,
+                                    temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
+        base = dict(prompt_tokens=int(getattr(resp, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(resp, "completion_tokens", 0) or 0),
+                    latency_ms=float(getattr(resp, "latency_ms", 0.0) or 0.0),
+                    cost_usd=float(getattr(resp, "cost_usd", 0.0) or 0.0))
+        state = _STATE_MAP.get(getattr(resp, "state", "backend_error"), "backend_error")
+        if state != "answered":
+            return AnswerResult(getattr(resp, "text", "") or "", [], state,
+                                error=getattr(resp, "error", None) or state, **base)
+        return self._parse(resp.parsed_json, resp.text, hits, base)
+
+    def _parse(self, data: Any, raw: str, hits: Sequence[Hit], base: dict) -> AnswerResult:
+        if not isinstance(data, dict) or "answer" not in data:
+            return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", **base)
+        answer = str(data.get("answer") or "").strip()
+        abstain = data.get("abstain")
+        if abstain is True or str(abstain).lower() == "true":
+            return AnswerResult(answer, [], "abstained", **base)
+        if not answer:
+            return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", **base)
+        cited = data.get("citations")
+        if not isinstance(cited, list) or not cited:
+            return AnswerResult(answer, [], "invalid_output", error="answer without citations", **base)
+        citations: list[Citation] = []
+        for c in cited:
+            cit = _resolve_citation(c, hits)
+            if cit is None:
+                return AnswerResult(answer, [], "invalid_output",
+                                    error=f"citation {c!r} is not a page of the evidence", **base)
+            if cit not in citations:
+                citations.append(cit)
+        return AnswerResult(answer, citations, "answered", details={k: v for k, v in data.items()
+                                                                    if k not in ("answer", "citations")},
+                            **base)
+
+
+def _resolve_citation(c: Any, hits: Sequence[Hit]) -> Citation | None:
+    """A page number (or 'FILING:page' / {'page':..,'filing_id':..}) -> (filing_id, page, chunk_id)."""
+    filing = None
+    if isinstance(c, dict):
+        filing, c = c.get("filing_id"), c.get("page")
+    elif isinstance(c, str) and ":" in c:
+        filing, c = c.rsplit(":", 1)
+    try:
+        page = int(str(c).lower().replace("page", "").replace("p.", "").strip())
+    except (TypeError, ValueError):
+        return None
+    for h in sorted(hits, key=lambda h: h.rank):
+        if h.page_start <= page <= h.page_end and (filing is None or h.filing_id == filing):
+            return (h.filing_id, page, h.chunk_id)
+    return None

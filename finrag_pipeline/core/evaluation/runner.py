@@ -1,0 +1,569 @@
+"""The evaluation matrix and the runs: rows for eval.runs, eval.retrieval_results, eval.answer_results.
+
+* :class:`EvalMatrix` is ``assets_config/eval_matrix.yaml`` (retrievers x top-k x chunking x scope;
+  answer models x prompt types x temperature x top_p); ``narrow(**overrides)`` for CLI/launchpad.
+* :func:`run_retrieval_eval` searches once per question and retriever config at the LARGEST k and
+  computes every k from that one ranking (cheap, and the k=3 list is exactly a prefix of k=10).
+* :func:`run_answer_eval` retrieves, answers and scores every answer config.
+* :func:`aggregate` / :func:`compare_configs` turn result rows into means with bootstrap CIs,
+  coverage and paired differences.
+
+Pure core: the Dagster layer (defs/evaluation) writes the rows with ``Warehouse.replace_rows``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from finrag_pipeline.core.evaluation import metrics as m
+from finrag_pipeline.core.evaluation.answer_metrics import (
+    ANSWER_METRICS,
+    LLMJudge,
+    reference_figures,
+    score_answer,
+)
+from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult, ExtractiveAnswerer, LLMAnswerer
+from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
+from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
+from finrag_pipeline.core.paths import REPO_ROOT
+
+Scope = Literal["filing", "corpus"]
+EVAL_MATRIX_FILE = "eval_matrix.yaml"
+
+RETRIEVAL_METRICS = tuple(f"{name}_{level}" for level in ("chunk", "page")
+                          for name in ("hit", "mrr", "precision", "recall", "ap", "ndcg")) + ("all_evidence_hit",)
+RETRIEVAL_COLUMNS = (
+    "run_id", "filing_id", "scope", "config_name", "retriever", "k", "chunking", "config_hash", "qa_id",
+    "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
+    *RETRIEVAL_METRICS, "latency_ms", "status", "error", "notes", "corpus_state", "n_filings_in_corpus",
+    "evaluated_at")
+RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing_id", "scope", "code_version",
+               "corpus_state", "n_filings_in_corpus", "n_questions", "status", "message", "dagster_run_id",
+               "started_at", "finished_at")
+ANSWER_COLUMNS = (
+    "run_id", "filing_id", "config_name", "config_hash", "model", "prompt_type", "temperature", "top_p",
+    "retriever", "k", "qa_id", "question_type", "answer", "citations", "response_state", *ANSWER_METRICS,
+    "judge_reasons", "notes", "prompt_tokens", "completion_tokens", "latency_ms", "cost_usd", "error",
+    "evaluated_at")
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration
+
+
+def _as_list(v: Any) -> Any:
+    return v if isinstance(v, list | tuple) or v is None else [v]
+
+
+class RetrievalMatrix(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    retrievers: list[str] = Field(min_length=1)           # names in retrievers.yaml
+    top_k: list[int] = Field(default_factory=lambda: [3, 5, 10])
+    chunking: list[str | None] = Field(default_factory=lambda: [None])  # None = the default chunking
+    scopes: list[Scope] = Field(default_factory=lambda: ["filing", "corpus"])
+
+    _lists = field_validator("retrievers", "top_k", "chunking", "scopes", mode="before")(_as_list)
+
+    @field_validator("top_k")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if not v or any(k <= 0 for k in v):
+            raise ValueError("top_k needs positive integers")
+        return sorted(set(v))
+
+
+class AnswerMatrix(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    models: list[str] = Field(default_factory=lambda: ["extractive"])  # "extractive" or names in models.yaml
+    prompt_types: list[str] = Field(default_factory=lambda: ["standard"])
+    temperatures: list[float] = Field(default_factory=lambda: [0.0])
+    top_p: list[float] = Field(default_factory=lambda: [1.0])
+    retriever: str = "bm25"
+    k: int = 5
+    scope: Scope = "filing"
+    judge_model: str | None = None
+    max_questions: int | None = None
+
+    _lists = field_validator("models", "prompt_types", "temperatures", "top_p", mode="before")(_as_list)
+
+
+class StatsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    n_boot: int = 2000
+    n_perm: int = 10000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+class RetrievalConfig(BaseModel):
+    """One retrieval configuration (scope is a separate column: the same config runs in both)."""
+
+    retriever: str
+    k: int
+    chunking: str | None = None
+    spec: dict[str, Any] = Field(default_factory=dict)  # the retriever's definition, for the hash
+
+    @property
+    def name(self) -> str:
+        return f"{self.retriever}@{self.k}" + (f"[{self.chunking}]" if self.chunking else "")
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.model_dump())
+
+
+class AnswerConfig(BaseModel):
+    model: str
+    prompt_type: str
+    temperature: float
+    top_p: float
+    retriever: str
+    k: int
+
+    @property
+    def name(self) -> str:
+        if self.model == "extractive":
+            return f"extractive@{self.retriever}@{self.k}"
+        return f"{self.model}/{self.prompt_type}/t{self.temperature:g}/p{self.top_p:g}@{self.retriever}@{self.k}"
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.model_dump())
+
+
+class EvalMatrix(BaseModel):
+    """``assets_config/eval_matrix.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+    retrieval: RetrievalMatrix
+    answers: AnswerMatrix = Field(default_factory=AnswerMatrix)
+    stats: StatsConfig = Field(default_factory=StatsConfig)
+
+    @classmethod
+    def load(cls, overrides: Mapping[str, Any] | None = None, directory: str | os.PathLike | None = None
+             ) -> EvalMatrix:
+        from finrag_pipeline.core.config import load_model
+
+        return load_model(cls, EVAL_MATRIX_FILE, overrides, directory)
+
+    def narrow(self, **overrides: Any) -> EvalMatrix:
+        """A copy with fields replaced: ``narrow(retrievers=["bm25"], top_k=5, scopes="filing")``.
+
+        Keys are field names of any section (``retrievers``, ``top_k``, ``chunking``, ``scopes``,
+        ``models``, ``prompt_types``, ``temperatures``, ``top_p``, ``judge_model``, ``n_boot`` ...) or
+        ``section__field``; a scalar given for a list field becomes a one-item list. None is ignored,
+        so CLI options that were not given can be passed straight through.
+        """
+        data = self.model_dump()
+        sections = {"retrieval": RetrievalMatrix, "answers": AnswerMatrix, "stats": StatsConfig}
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            if "__" in key:
+                section, name = key.split("__", 1)
+            else:
+                owners = [s for s, model in sections.items() if key in model.model_fields]
+                if len(owners) != 1:
+                    raise ValueError(f"unknown or ambiguous eval matrix field {key!r}")
+                section, name = owners[0], key
+            if section not in sections or name not in sections[section].model_fields:
+                raise ValueError(f"unknown eval matrix field {key!r}")
+            data[section][name] = value
+        return EvalMatrix.model_validate(data)
+
+    def retrieval_configs(self, specs: Mapping[str, Any] | None = None) -> list[RetrievalConfig]:
+        r = self.retrieval
+        return [RetrievalConfig(retriever=name, k=k, chunking=ch, spec=_spec_dict((specs or {}).get(name)))
+                for name, ch, k in itertools.product(r.retrievers, r.chunking, r.top_k)]
+
+    def answer_configs(self) -> list[AnswerConfig]:
+        a = self.answers
+        out: dict[str, AnswerConfig] = {}
+        for model, pt, t, p in itertools.product(a.models, a.prompt_types, a.temperatures, a.top_p):
+            if model == "extractive":  # no prompt and no decoding: one config, not one per combination
+                pt, t, p = "extractive", 0.0, 1.0
+            cfg = AnswerConfig(model=model, prompt_type=pt, temperature=t, top_p=p, retriever=a.retriever, k=a.k)
+            out.setdefault(cfg.name, cfg)
+        return list(out.values())
+
+
+def _spec_dict(spec: Any) -> dict[str, Any]:
+    if spec is None:
+        return {}
+    if hasattr(spec, "model_dump"):
+        return spec.model_dump(mode="json")
+    return json.loads(json.dumps(spec, default=str))
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON (sorted keys, no whitespace) of a configuration."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """``git describe --always --dirty`` of the repo, else the installed package version."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return f"git:{out.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        from importlib.metadata import version
+
+        return f"pkg:{version('finrag-pipeline')}"
+    except Exception:  # noqa: BLE001 - not installed
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Relevance of one QA item
+
+
+def chunk_groups(item: QAItem) -> list[set[str]] | None:
+    """Required groups of chunk ids; None if some group has no chunk id (evidence known by page only)."""
+    groups = [{p.chunk_id for p in g if p.chunk_id} for g in item.evidence if g]
+    return None if any(not g for g in groups) else groups
+
+
+def page_groups(item: QAItem) -> list[set[tuple[str, int]]]:
+    return [{(p.filing_id, int(p.page)) for p in g} for g in item.evidence if g]
+
+
+def ordered_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """Deterministic ranking: (-score, chunk_id), a chunk counted once (its best-scored hit)."""
+    out, seen = [], set()
+    for h in sorted(hits, key=lambda h: (-h.score, h.chunk_id)):
+        if h.chunk_id not in seen:
+            seen.add(h.chunk_id)
+            out.append(h)
+    return out
+
+
+def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *,
+                          chunk_level: bool = True) -> tuple[dict[str, Any], str, list[str]]:
+    """Metric columns of one question at cut-off k from an ordered hit list -> (values, status, notes)."""
+    notes: list[str] = []
+    pgroups = page_groups(item)
+    if not pgroups:
+        return ({c: None for c in (*RETRIEVAL_METRICS, "first_relevant_rank_chunk", "first_relevant_rank_page")},
+                "no_relevant", ["question has no evidence (unanswerable): metrics undefined"])
+    top = list(hits[:k])
+    row: dict[str, Any] = {}
+    cgroups = chunk_groups(item) if chunk_level else None
+    if cgroups is None:
+        notes.append("chunk-level metrics not computable: " + (
+            "evidence chunk ids come from another chunking" if not chunk_level
+            else "some evidence group has no chunk id"))
+        row.update({f"{n}_chunk": None for n in ("hit", "mrr", "precision", "recall", "ap", "ndcg")})
+        row["first_relevant_rank_chunk"] = None
+    else:
+        vals = m.evaluate_ranking([h.chunk_id for h in top], cgroups, k)
+        row["first_relevant_rank_chunk"] = vals.pop("first_relevant_rank")
+        vals.pop("all_evidence_hit")
+        row.update({f"{n}_chunk": v for n, v in vals.items()})
+    pages = m.ranked_pages((h.filing_id, h.pages) for h in top)
+    vals = m.evaluate_ranking(pages, pgroups, k)
+    row["first_relevant_rank_page"] = vals.pop("first_relevant_rank")
+    # all-evidence hit is judged on pages: chunk ids change with chunking, pages do not
+    row["all_evidence_hit"] = vals.pop("all_evidence_hit")
+    row.update({f"{n}_page": v for n, v in vals.items()})
+    return row, "ok", notes
+
+
+# ---------------------------------------------------------------------------------------------
+# Retrieval evaluation
+
+RetrieverFactory = Callable[[str, "str | None"], Any]  # (retriever name, chunking) -> object with .search
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def scope_filters(scope: str, filing_id: str) -> SearchFilters | None:
+    """'filing' searches the filing alone; 'corpus' searches every filing (the others are distractors)."""
+    if scope == "filing":
+        return SearchFilters(filing_ids=(filing_id,))
+    if scope == "corpus":
+        return None
+    raise ValueError(f"unknown scope {scope!r}")
+
+
+def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFactory, matrix: EvalMatrix,
+                       scope: str | None, filing_id: str, corpus_state: str, *,
+                       n_filings_in_corpus: int | None = None, retriever_specs: Mapping[str, Any] | None = None,
+                       evidence_chunking: str | None = None, dagster_run_id: str | None = None,
+                       version: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Evaluate every retrieval config of ``matrix`` on one filing's questions.
+
+    ``scope`` None runs every scope of the matrix. Each (retriever, chunking, scope) searches once
+    per question at max(top_k); every k is a prefix of that ranking. ``evidence_chunking`` is the
+    chunking whose chunk ids the QA evidence uses (None = default): for another chunking variant the
+    chunk-level metrics are NULL with a note and the page-level ones carry the comparison.
+    Returns (eval.runs rows, eval.retrieval_results rows). run_id is deterministic in
+    (config, filing, scope, corpus_state), so a re-run replaces its own rows.
+    """
+    version = version or code_version()
+    scopes = [scope] if scope else list(matrix.retrieval.scopes)
+    max_k = max(matrix.retrieval.top_k)
+    configs = matrix.retrieval_configs(retriever_specs)
+    run_rows: list[dict[str, Any]] = []
+    result_rows: list[dict[str, Any]] = []
+    by_base: dict[tuple[str, str | None], list[RetrievalConfig]] = {}
+    for cfg in configs:
+        by_base.setdefault((cfg.retriever, cfg.chunking), []).append(cfg)
+    for (name, chunking), cfgs in by_base.items():
+        chunk_level = chunking == evidence_chunking or chunking is None and evidence_chunking is None
+        for sc in scopes:
+            filters = scope_filters(sc, filing_id)
+            started = _now()
+            searched = _search_all(qa_items, retriever_factory, name, chunking, max_k, filters)
+            finished = _now()
+            for cfg in cfgs:
+                run_id = stable_id("retrieval", cfg.config_hash, filing_id, sc, corpus_state)
+                counts = {"ok": 0, "no_relevant": 0, "error": 0}
+                for item, (hits, latency, error) in zip(qa_items, searched, strict=True):
+                    row = _retrieval_row(item, hits, latency, error, cfg, chunk_level)
+                    counts[row["status"]] += 1
+                    row.update(run_id=run_id, filing_id=filing_id, scope=sc, config_name=cfg.name,
+                               retriever=cfg.retriever, k=cfg.k, chunking=cfg.chunking,
+                               config_hash=cfg.config_hash, qa_id=item.qa_id, question_type=item.question_type,
+                               corpus_state=corpus_state, n_filings_in_corpus=n_filings_in_corpus,
+                               evaluated_at=finished)
+                    result_rows.append({c: row.get(c) for c in RETRIEVAL_COLUMNS})
+                n = len(qa_items)
+                status = "ok" if not counts["error"] else ("error" if counts["error"] == n else "partial")
+                run_rows.append({
+                    "run_id": run_id, "kind": "retrieval", "config_name": cfg.name,
+                    "config_hash": cfg.config_hash,
+                    "config": json.dumps({**cfg.model_dump(), "scope": sc}, sort_keys=True, default=str),
+                    "filing_id": filing_id, "scope": sc, "code_version": version, "corpus_state": corpus_state,
+                    "n_filings_in_corpus": n_filings_in_corpus, "n_questions": n, "status": status,
+                    "message": json.dumps(counts), "dagster_run_id": dagster_run_id,
+                    "started_at": started, "finished_at": finished})
+    return run_rows, result_rows
+
+
+def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str, chunking: str | None,
+                k: int, filters: SearchFilters | None) -> list[tuple[list[Hit], float | None, str | None]]:
+    try:
+        retriever = factory(name, chunking)
+    except Exception as exc:  # noqa: BLE001 - a broken config is recorded, not fatal for the others
+        err = f"building retriever {name!r}: {type(exc).__name__}: {exc}"[:1000]
+        return [([], None, err)] * len(qa_items)
+    out = []
+    for item in qa_items:
+        t0 = time.perf_counter()
+        try:
+            hits = ordered_hits(retriever.search(item.question, k, filters))
+            out.append((hits, (time.perf_counter() - t0) * 1000.0, None))
+        except Exception as exc:  # noqa: BLE001 - one failing query must not hide the others
+            out.append(([], (time.perf_counter() - t0) * 1000.0, f"{type(exc).__name__}: {exc}"[:1000]))
+    return out
+
+
+def _retrieval_row(item: QAItem, hits: list[Hit], latency: float | None, error: str | None,
+                   cfg: RetrievalConfig, chunk_level: bool) -> dict[str, Any]:
+    if error is not None:
+        # A failed search delivered nothing: it scores 0 (stored, so even a naive AVG counts it).
+        row = dict.fromkeys(RETRIEVAL_METRICS, 0.0)
+        row.update(first_relevant_rank_chunk=None, first_relevant_rank_page=None, n_retrieved=0,
+                   latency_ms=latency, status="error", error=error, notes=None)
+        return row
+    values, status, notes = retrieval_metrics_for(hits, item, cfg.k, chunk_level=chunk_level)
+    return {**values, "n_retrieved": min(len(hits), cfg.k), "latency_ms": latency, "status": status,
+            "error": None, "notes": "; ".join(notes) or None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Answer evaluation
+
+AnswererFactory = Callable[[AnswerConfig], Answerer]
+
+
+def default_answerer_factory(cfg: AnswerConfig) -> Answerer:
+    """'extractive' -> ExtractiveAnswerer; any other model name -> LLMAnswerer over models.yaml."""
+    if cfg.model == "extractive":
+        return ExtractiveAnswerer()
+    from finrag_pipeline.core.llm.client import LLMClient
+
+    return LLMAnswerer(LLMClient.from_registry(cfg.model), prompt_type=cfg.prompt_type,
+                       temperature=cfg.temperature, top_p=cfg.top_p, name=cfg.name)
+
+
+def build_judge(matrix: EvalMatrix) -> LLMJudge | None:
+    if not matrix.answers.judge_model:
+        return None
+    from finrag_pipeline.core.llm.client import LLMClient
+
+    return LLMJudge(LLMClient.from_registry(matrix.answers.judge_model))
+
+
+def cited_texts(result: AnswerResult, hits: Sequence[Hit]) -> list[str]:
+    """Texts of the evidence an answer cites: the cited chunk, else every hit covering the page."""
+    texts: list[str] = []
+    by_id = {h.chunk_id: h for h in hits}
+    for filing, page, chunk_id in result.citations:
+        if chunk_id and chunk_id in by_id:
+            chosen = [by_id[chunk_id]]
+        else:
+            chosen = [h for h in hits if h.filing_id == filing and h.page_start <= page <= h.page_end]
+        texts += [h.text for h in chosen if h.text not in texts]
+    return texts
+
+
+def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFactory, matrix: EvalMatrix,
+                    filing_id: str, corpus_state: str, *,
+                    answerer_factory: AnswererFactory = default_answerer_factory,
+                    judge: LLMJudge | None = None, n_filings_in_corpus: int | None = None,
+                    dagster_run_id: str | None = None, version: str | None = None
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Answer and score every answer config of ``matrix`` -> (eval.runs rows, eval.answer_results rows).
+
+    Retrieval (``answers.retriever`` at ``answers.k`` in ``answers.scope``) runs once per question
+    and is shared by every answer config, so configs differ only in the answerer. A retrieval
+    failure becomes a ``backend_error`` answer (scored 0), never a skipped question.
+    """
+    version = version or code_version()
+    a = matrix.answers
+    items = list(qa_items)[: a.max_questions] if a.max_questions else list(qa_items)
+    searched = _search_all(items, retriever_factory, a.retriever, None, a.k, scope_filters(a.scope, filing_id))
+    run_rows, rows = [], []
+    for cfg in matrix.answer_configs():
+        started = _now()
+        run_id = stable_id("answers", cfg.config_hash, filing_id, a.scope, corpus_state,
+                           judge.name if judge else "")
+        try:
+            answerer: Answerer | None = answerer_factory(cfg)
+            build_error = None
+        except Exception as exc:  # noqa: BLE001
+            answerer, build_error = None, f"building answerer: {type(exc).__name__}: {exc}"[:1000]
+        states: dict[str, int] = {}
+        for item, (hits, _lat, search_error) in zip(items, searched, strict=True):
+            error = build_error or (f"retrieval: {search_error}" if search_error else None)
+            if error or answerer is None:
+                result = AnswerResult("", [], "backend_error", error=error)
+            else:
+                try:
+                    result = answerer.answer(item.question, hits[: a.k], periods=item.periods)
+                except Exception as exc:  # noqa: BLE001 - an answerer bug is a failure, scored 0
+                    result = AnswerResult("", [], "backend_error", error=f"{type(exc).__name__}: {exc}"[:1000])
+            row = _answer_row(item, result, hits, judge)
+            states[result.response_state] = states.get(result.response_state, 0) + 1
+            row.update(run_id=run_id, filing_id=filing_id, config_name=cfg.name, config_hash=cfg.config_hash,
+                       model=cfg.model, prompt_type=cfg.prompt_type, temperature=cfg.temperature,
+                       top_p=cfg.top_p, retriever=cfg.retriever, k=cfg.k, qa_id=item.qa_id,
+                       question_type=item.question_type, evaluated_at=_now())
+            rows.append({c: row.get(c) for c in ANSWER_COLUMNS})
+        failures = sum(v for s, v in states.items() if s in ("backend_error", "invalid_output"))
+        run_rows.append({
+            "run_id": run_id, "kind": "answers", "config_name": cfg.name, "config_hash": cfg.config_hash,
+            "config": json.dumps({**cfg.model_dump(), "scope": a.scope,
+                                  "judge": judge.name if judge else None}, sort_keys=True),
+            "filing_id": filing_id, "scope": a.scope, "code_version": version, "corpus_state": corpus_state,
+            "n_filings_in_corpus": n_filings_in_corpus, "n_questions": len(items),
+            "status": "ok" if not failures else ("error" if failures == len(items) else "partial"),
+            "message": json.dumps(states, sort_keys=True), "dagster_run_id": dagster_run_id,
+            "started_at": started, "finished_at": _now()})
+    return run_rows, rows
+
+
+def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: LLMJudge | None) -> dict:
+    metrics_, notes = score_answer(
+        answer=result.text, response_state=result.response_state, citations=result.citations,
+        cited_texts=cited_texts(result, hits),
+        references=reference_figures(item.answer_figures, item.reference_answer),
+        asked_periods=item.periods, gold_page_groups=page_groups(item), question=item.question, judge=judge)
+    judge_reasons = {k: notes.pop(k) for k in ("faithfulness", "answer_relevancy")
+                     if judge is not None and result.response_state == "answered"}
+    return {
+        **metrics_, "answer": result.text,
+        "citations": json.dumps([list(c) for c in result.citations]),
+        "response_state": result.response_state,
+        "judge_reasons": json.dumps(judge_reasons, default=str) if judge_reasons else None,
+        "notes": json.dumps(notes, default=str), "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens, "latency_ms": result.latency_ms,
+        "cost_usd": result.cost_usd, "error": result.error,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation and comparison
+
+
+def _metric_columns(df: pd.DataFrame) -> list[str]:
+    known = (*RETRIEVAL_METRICS, *ANSWER_METRICS, "latency_ms", "cost_usd")
+    return [c for c in known if c in df.columns]
+
+
+def _prepare(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows that enter a mean: 'no_relevant' excluded (counted apart), 'error' rows forced to 0."""
+    out = df
+    if "status" in out.columns:
+        out = out[out["status"] != "no_relevant"].copy()
+        if metric in RETRIEVAL_METRICS:
+            out.loc[out["status"] == "error", metric] = out.loc[out["status"] == "error", metric].fillna(0.0)
+    return out
+
+
+def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
+              metrics: Sequence[str] | None = None, n_boot: int = 2000, confidence: float = 0.95,
+              seed: int = 0) -> pd.DataFrame:
+    """Long table: one row per group x metric with mean, bootstrap CI, n and coverage.
+
+    Columns: ``*by, metric, mean, ci_low, ci_high, n_rows, n_no_relevant, n_error, n_total, n_scored,
+    coverage``. ``n_total`` = rows that should have a value (all but no_relevant); ``n_scored`` =
+    rows that have one; failures are in both (as 0), so they lower the mean; NULLs (not computable)
+    are only in ``n_total`` and show as coverage < 1.
+    """
+    by = list(by)
+    metrics = list(metrics or _metric_columns(results))
+    out = []
+    if results.empty:
+        return pd.DataFrame(columns=[*by, "metric", "mean", "ci_low", "ci_high", "n_rows", "n_no_relevant",
+                                     "n_error", "n_total", "n_scored", "coverage"])
+    for key, group in results.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        n_rows = len(group)
+        n_nr = int((group["status"] == "no_relevant").sum()) if "status" in group else 0
+        n_err = int((group["status"] == "error").sum()) if "status" in group else int(
+            group.get("response_state", pd.Series(dtype=str)).isin(["backend_error", "invalid_output"]).sum())
+        for metric in metrics:
+            g = _prepare(group, metric)
+            vals = pd.to_numeric(g[metric], errors="coerce").tolist()
+            ci = bootstrap_ci(vals, n_boot=n_boot, confidence=confidence, seed=seed)
+            out.append({**dict(zip(by, key, strict=True)), "metric": metric, "mean": ci.mean,
+                        "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n_rows": n_rows, "n_no_relevant": n_nr,
+                        "n_error": n_err, "n_total": ci.n_total, "n_scored": ci.n_scored,
+                        "coverage": ci.coverage})
+    return pd.DataFrame(out)
+
+
+def compare_configs(results: pd.DataFrame, metric: str, config_a: str, config_b: str, *,
+                    config_col: str = "config_name", pair_on: Sequence[str] = ("filing_id", "scope", "qa_id"),
+                    n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Paired comparison of config B against A on the questions both ran (B - A)."""
+    pair_on = [c for c in pair_on if c in results.columns]
+    a = _prepare(results[results[config_col] == config_a], metric)
+    b = _prepare(results[results[config_col] == config_b], metric)
+    merged = a[[*pair_on, metric]].merge(b[[*pair_on, metric]], on=pair_on, suffixes=("_a", "_b"))
+    res = paired_comparison(pd.to_numeric(merged[f"{metric}_a"], errors="coerce").tolist(),
+                            pd.to_numeric(merged[f"{metric}_b"], errors="coerce").tolist(),
+                            n_boot=n_boot, n_perm=n_perm, seed=seed)
+    return {"metric": metric, "config_a": config_a, "config_b": config_b, **res.as_dict()}

@@ -1,0 +1,185 @@
+"""Dense index of leaf chunks in LanceDB: one table, per-filing atomic replacement, SQL prefilters.
+
+``upsert_filing`` writes a filing's rows with ONE ``merge_insert`` on ``chunk_id``:
+matched rows are updated, new rows inserted, and rows of THAT filing missing from the new set are
+deleted (``when_not_matched_by_source_delete("filing_id = ...")``). It is one Lance commit, so a
+reader sees the old or the new filing, never a mix, and other filings are untouched. Lance
+retries conflicting concurrent commits itself; we add a backoff loop around it.
+
+Only texts never embedded before by this embedder are encoded (:class:`EmbeddingCache`).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from finrag_pipeline.core.indexing.embedder import Embedder
+from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_sha
+from finrag_pipeline.core.models import Chunk, SearchFilters
+
+TABLE_NAME = "chunks"
+_STRING_COLUMNS = ("chunk_id", "filing_id", "ticker", "chunk_type", "section", "parent_id", "table_id")
+_INT_COLUMNS = ("fiscal_year", "page_start", "page_end", "position")
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [pa.field(c, pa.string()) for c in _STRING_COLUMNS]
+        + [pa.field(c, pa.int32()) for c in _INT_COLUMNS]
+        + [pa.field("text", pa.string()), pa.field("text_sha", pa.string()),
+           pa.field("embedder", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))])
+
+
+def sql_literal(value: str | int) -> str:
+    """A SQL literal for a Lance filter (strings quoted, quotes doubled)."""
+    if isinstance(value, bool | int | np.integer):
+        return str(int(value))
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def filters_to_sql(filters: SearchFilters | None) -> str | None:
+    """``SearchFilters`` as a Lance SQL predicate (None when unconstrained)."""
+    if filters is None:
+        return None
+    clauses = []
+    for column, values in (("filing_id", filters.filing_ids), ("ticker", filters.tickers),
+                           ("chunk_type", filters.chunk_types), ("fiscal_year", filters.fiscal_years)):
+        if values is None:
+            continue
+        if not values:
+            clauses.append("FALSE")
+            continue
+        values = [int(v) for v in values] if column == "fiscal_year" else [str(v) for v in values]
+        clauses.append(f"{column} IN ({', '.join(sql_literal(v) for v in values)})")
+    return " AND ".join(clauses) or None
+
+
+class LanceIndex:
+    """Leaf chunks + vectors of one embedder in ``<path>/<table_name>.lance``."""
+
+    def __init__(self, path: str | os.PathLike, embedder: Embedder, *, table_name: str = TABLE_NAME,
+                 cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder
+        self.table_name = table_name
+        self.retry_seconds = retry_seconds
+        self.cache = cache or (EmbeddingCache(self.path / "embedding_cache.sqlite") if use_cache else None)
+        self.db = lancedb.connect(str(self.path))
+        self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
+        self._check_embedder()
+        self.last_encoded = 0  # texts encoded by the last upsert (the rest came from the cache)
+
+    def _check_embedder(self) -> None:
+        vector_type = self.table.schema.field("vector").type
+        if vector_type.list_size != self.embedder.dim:
+            raise ValueError(f"{self.path}/{self.table_name} holds {vector_type.list_size}-d vectors; "
+                             f"embedder {self.embedder.name} gives {self.embedder.dim}-d")
+        if self.table.count_rows() == 0:
+            return
+        sample = self.table.search().select(["embedder"]).limit(1).to_arrow()["embedder"][0].as_py()
+        if sample != self.embedder.name:
+            raise ValueError(f"{self.path}/{self.table_name} was built with {sample}, not {self.embedder.name}: "
+                             "use another table_name per embedder")
+
+    # ---- writes ---------------------------------------------------------------------------
+
+    def upsert_filing(self, filing_id: str, chunks: list[Chunk], *, show_progress: bool = False) -> int:
+        """Replace ``filing_id``'s rows by its leaf ``chunks`` in one commit; returns rows written."""
+        leaves = [c for c in chunks if c.is_leaf]
+        foreign = {c.filing_id for c in leaves} - {filing_id}
+        if foreign:
+            raise ValueError(f"upsert_filing({filing_id!r}) got chunks of other filings: {sorted(foreign)}")
+        if not leaves:
+            self.delete_filing(filing_id)
+            return 0
+        vectors = self._embed([c.text for c in leaves], show_progress)
+        data = self._arrow_rows(leaves, vectors)
+        self._retry(lambda: (
+            self.table.merge_insert("chunk_id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(f"filing_id = {sql_literal(filing_id)}")
+            .execute(data)))
+        return len(leaves)
+
+    def delete_filing(self, filing_id: str) -> None:
+        """Remove every row of ``filing_id`` (one commit)."""
+        self._retry(lambda: self.table.delete(f"filing_id = {sql_literal(filing_id)}"))
+
+    def optimize(self, cleanup_older_than: timedelta | None = None) -> None:
+        """Compact fragments and prune old versions (Lance keeps one version per commit)."""
+        self._retry(lambda: self.table.optimize(cleanup_older_than=cleanup_older_than))
+
+    def _embed(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        def encode(batch: list[str]) -> np.ndarray:
+            return self.embedder.encode(batch, show_progress=show_progress)
+
+        if self.cache is None:
+            self.last_encoded = len(texts)
+            return encode(texts)
+        vectors, self.last_encoded = self.cache.embed(self.embedder.name, texts, encode, self.embedder.dim)
+        return vectors
+
+    def _arrow_rows(self, chunks: list[Chunk], vectors: np.ndarray) -> pa.Table:
+        columns: dict[str, Any] = {c: [getattr(ch, c) for ch in chunks] for c in _STRING_COLUMNS}
+        columns.update({c: [int(getattr(ch, c)) for ch in chunks] for c in _INT_COLUMNS})
+        columns["text"] = [ch.text for ch in chunks]
+        columns["text_sha"] = [text_sha(ch.text) for ch in chunks]
+        columns["embedder"] = [self.embedder.name] * len(chunks)
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.embedder.dim)
+        return pa.table(columns, schema=chunks_schema(self.embedder.dim))
+
+    def _retry(self, op: Any) -> Any:
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.1
+        while True:
+            try:
+                return op()
+            except Exception as exc:  # Lance reports commit conflicts as generic errors
+                if "onflict" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay + random.random() * delay)
+                delay = min(delay * 2, 5.0)
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    def search(self, query: str | np.ndarray | list[float], k: int = 10,
+               filters: SearchFilters | None = None) -> list[tuple[str, float, dict[str, Any]]]:
+        """Top ``k`` by cosine similarity as ``(chunk_id, score, row)``; score = 1 - cosine distance.
+
+        Filters are applied before the vector search (prefilter), so ``k`` results come from the
+        filtered set. ``row`` holds every column except the vector.
+        """
+        if k <= 0:
+            return []
+        vector = self.embedder.encode([query])[0] if isinstance(query, str) else np.asarray(query, np.float32)
+        builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        where = filters_to_sql(filters)
+        if where:
+            builder = builder.where(where, prefilter=True)
+        rows = builder.limit(k).to_arrow().drop_columns(["vector"]).to_pylist()
+        results = [(r["chunk_id"], 1.0 - float(r.pop("_distance")), r) for r in rows]
+        results.sort(key=lambda r: (-r[1], r[0]))
+        return results
+
+    def count(self, filing_id: str | None = None) -> int:
+        """Rows overall or for one filing."""
+        return self.table.count_rows(None if filing_id is None else f"filing_id = {sql_literal(filing_id)}")
+
+    def filing_ids(self) -> list[str]:
+        """Filings present in the table, sorted."""
+        if self.table.count_rows() == 0:
+            return []
+        column = self.table.search().select(["filing_id"]).limit(None).to_arrow()["filing_id"]
+        return sorted(column.unique().to_pylist())

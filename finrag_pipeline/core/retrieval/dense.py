@@ -1,0 +1,36 @@
+"""Dense retrieval: query embedding + LanceDB vector search with SQL prefilters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.retrieval.base import Retriever, Timings, hit_from_fields, merge_filters
+from finrag_pipeline.core.retrieval.registry import register_retriever
+
+
+@register_retriever("dense")
+class DenseRetriever(Retriever):
+    """Cosine similarity between the query embedding and chunk embeddings (the LanceIndex applies
+    SearchFilters as a SQL ``where`` before the vector search, so a scope never starves top-k)."""
+
+    stage_name = "dense"
+
+    def __init__(self, index: Any, resources: Any, filters: SearchFilters | None = None):
+        self.index = index
+        self.resources = resources
+        self.filters = filters
+
+    @classmethod
+    def from_config(cls, config, resources, builder=None) -> DenseRetriever:
+        return cls(resources.get("lance"), resources, config.filters.to_filters())
+
+    def _retrieve(self, query: str, k: int, filters: SearchFilters | None, timings: Timings,
+                  info: dict[str, Any]) -> list[Hit]:
+        if not query or not query.strip():
+            return []
+        with timings.stage("embed"):
+            vector = self.resources.encode_query(query)
+        with timings.stage(self.stage_name):
+            rows = self.index.search(vector, k, merge_filters(self.filters, filters))
+        return [hit_from_fields(cid, score, row or {}, self.stage_name) for cid, score, row in rows]

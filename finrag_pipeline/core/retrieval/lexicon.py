@@ -1,0 +1,155 @@
+"""The financial concept lexicon (assets_config/lexicon.yaml): question words -> statement labels.
+
+A question says "capital expenditure"; Apple's cash-flow statement says "Payments for acquisition of
+property, plant and equipment". Lexical retrieval cannot bridge that; the lexicon does, for
+multi-query expansion and for the line-item feature of the features reranker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+
+DEFAULT_LEXICON_PATH = ASSETS_CONFIG_DIR / "lexicon.yaml"
+
+
+@dataclass
+class Concept:
+    key: str
+    aliases: list[str] = field(default_factory=list)
+    line_items: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+
+    @property
+    def phrases(self) -> list[str]:
+        """Every phrase that names the figure in a passage (aliases and line items)."""
+        return _unique([*self.aliases, *self.line_items, *self.components])
+
+
+@dataclass(frozen=True)
+class ConceptMatch:
+    concept: Concept
+    alias: str       # the alias as it matched
+    start: int
+    end: int
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for x in items:
+        seen.setdefault(x, None)
+    return list(seen)
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    # Whole words, flexible whitespace and optional apostrophes/hyphens ("shareholders' equity" ==
+    # "shareholders equity", "long-term" == "long term").
+    parts = [re.escape(p) for p in re.split(r"[\s\-]+", phrase.lower().replace("'", "").replace("\u2019", "")) if p]
+    body = r"[\s\-]+".join(parts)
+    return re.compile(r"(?<![\w&])" + body + r"(?![\w&])", re.IGNORECASE)
+
+
+def normalize_text(text: str) -> str:
+    return text.lower().replace("'", "").replace("\u2019", "")
+
+
+class Lexicon:
+    def __init__(self, concepts: Iterable[Concept] = ()):
+        self.concepts: dict[str, Concept] = {}
+        for c in concepts:
+            self.add(c)
+        self._patterns: dict[str, re.Pattern[str]] = {}
+
+    def add(self, concept: Concept) -> None:
+        """Add or merge (same key: lists appended, duplicates dropped) so user files extend ours."""
+        old = self.concepts.get(concept.key)
+        if old is None:
+            self.concepts[concept.key] = concept
+        else:
+            old.aliases = _unique([*old.aliases, *concept.aliases])
+            old.line_items = _unique([*old.line_items, *concept.line_items])
+            old.components = _unique([*old.components, *concept.components])
+        self._patterns = {}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Lexicon:
+        concepts = (data or {}).get("concepts", data or {})
+        out = []
+        for key, spec in concepts.items():
+            spec = spec or {}
+            unknown = set(spec) - {"aliases", "line_items", "components"}
+            if unknown:
+                raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
+            out.append(Concept(key, [str(a) for a in spec.get("aliases", [])],
+                               [str(a) for a in spec.get("line_items", [])],
+                               [str(a) for a in spec.get("components", [])]))
+        return cls(out)
+
+    @classmethod
+    def load(cls, *paths: str | Path) -> Lexicon:
+        """Load and merge lexicon files, later files extending earlier ones."""
+        lex = cls()
+        for p in paths:
+            for concept in cls.from_mapping(yaml.safe_load(Path(p).read_text()) or {}).concepts.values():
+                lex.add(concept)
+        return lex
+
+    @classmethod
+    def load_default(cls, extra_paths: Iterable[str | Path] = ()) -> Lexicon:
+        return cls.load(DEFAULT_LEXICON_PATH, *extra_paths)
+
+    def _pattern(self, phrase: str) -> re.Pattern[str]:
+        pat = self._patterns.get(phrase)
+        if pat is None:
+            pat = self._patterns[phrase] = _phrase_pattern(phrase)
+        return pat
+
+    def contains(self, text: str, phrase: str) -> bool:
+        return self._pattern(phrase).search(normalize_text(text)) is not None
+
+    def match(self, text: str) -> list[ConceptMatch]:
+        """Concepts named in a text, longest alias first and non-overlapping ("quick ratio" wins
+        over "ratio"; "net sales" inside "total net sales" counts once)."""
+        norm = normalize_text(text)
+        found: list[ConceptMatch] = []
+        candidates = sorted(((alias, c) for c in self.concepts.values() for alias in c.aliases),
+                            key=lambda ac: (-len(ac[0]), ac[1].key))
+        taken: list[tuple[int, int]] = []
+        for alias, concept in candidates:
+            for m in self._pattern(alias).finditer(norm):
+                if any(m.start() < e and s < m.end() for s, e in taken):
+                    continue
+                if any(f.concept.key == concept.key for f in found):
+                    taken.append((m.start(), m.end()))
+                    continue
+                taken.append((m.start(), m.end()))
+                found.append(ConceptMatch(concept, alias, m.start(), m.end()))
+        return sorted(found, key=lambda f: f.start)
+
+    def expand(self, question: str, max_queries: int = 8) -> list[str]:
+        """Search texts for a question: the question itself, then the question with the concept
+        phrase replaced by each statement line item, then one search per component (with the
+        question's remaining context, e.g. company and year, kept)."""
+        queries = [question]
+        norm = normalize_text(question)
+        for m in self.match(question):
+            head, tail = norm[:m.start], norm[m.end:]
+            for item in m.concept.line_items:
+                if item.lower() != m.alias.lower():
+                    queries.append(f"{head}{item}{tail}".strip())
+            context = (head + " " + tail).strip()
+            for comp in m.concept.components:
+                queries.append(f"{comp} {context}".strip())
+        return _unique(q for q in queries if q)[:max_queries]
+
+    def line_items_for(self, text: str) -> list[str]:
+        """Statement labels a passage should contain to answer a text (for the features reranker)."""
+        return _unique(p for m in self.match(text) for p in [*m.concept.line_items, *m.concept.components,
+                                                              m.alias])

@@ -1,0 +1,139 @@
+"""Registries: a retriever or reranker type is a registered name or an import path.
+
+    @register_retriever("bm25")
+    class BM25Retriever(Retriever): ...
+
+    build_retriever({"type": "my_pkg.mod:MyRetriever", "k": 5}, resources)
+
+A class is built with ``cls.from_config(config, resources, builder)`` when it has that classmethod
+(``builder`` builds referenced base retrievers), else ``cls(config=config, resources=resources)``.
+Query understanding and reranking are wrapped around whatever the type builds, so every type gets
+``period_mode`` and ``reranker`` for free.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from finrag_pipeline.core.retrieval.config import RerankerConfig, RetrieverConfig, load_retrievers_file
+from finrag_pipeline.core.retrieval.resources import RetrievalResources
+
+RETRIEVERS: dict[str, type] = {}
+RERANKERS: dict[str, type] = {}
+
+
+def register_retriever(name: str) -> Callable[[type], type]:
+    def deco(cls: type) -> type:
+        RETRIEVERS[name] = cls
+        cls.type_name = name  # type: ignore[attr-defined]
+        return cls
+    return deco
+
+
+def register_reranker(name: str) -> Callable[[type], type]:
+    def deco(cls: type) -> type:
+        RERANKERS[name] = cls
+        cls.type_name = name  # type: ignore[attr-defined]
+        return cls
+    return deco
+
+
+def resolve_type(type_ref: str, registry: Mapping[str, type], kind: str) -> type:
+    """A registered name, or "package.module:ClassName" (also "package.module.ClassName")."""
+    _ensure_builtins()
+    if type_ref in registry:
+        return registry[type_ref]
+    if ":" in type_ref or "." in type_ref:
+        module_name, _, attr = type_ref.partition(":") if ":" in type_ref else type_ref.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+            return getattr(module, attr)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"cannot import {kind} type {type_ref!r}: {exc}") from exc
+    raise ValueError(f"unknown {kind} type {type_ref!r}; registered: {sorted(registry)} "
+                     "(or give an import path 'package.module:ClassName')")
+
+
+def _ensure_builtins() -> None:
+    # Importing the modules runs their @register_* decorators.
+    from finrag_pipeline.core.retrieval import (  # noqa: F401
+        auto_merging,
+        dense,
+        hybrid,
+        lexical,
+        multi_query,
+        rerank,
+    )
+
+
+class RetrieverBuilder:
+    """Builds named configurations, resolving ``base``/``bases`` references by name."""
+
+    def __init__(self, resources: RetrievalResources, named: Mapping[str, RetrieverConfig] | None = None):
+        self.resources = resources
+        self.named = dict(named or {})
+
+    def config_of(self, ref: str | Mapping[str, Any] | RetrieverConfig) -> RetrieverConfig:
+        if isinstance(ref, RetrieverConfig):
+            return ref
+        if isinstance(ref, str):
+            if ref in self.named:
+                return self.named[ref]
+            _ensure_builtins()
+            if ref in RETRIEVERS or ":" in ref:
+                return RetrieverConfig(name=ref, type=ref)
+            raise KeyError(f"unknown retriever {ref!r}; named: {sorted(self.named)}")
+        data = dict(ref)
+        data.setdefault("name", str(data.get("type", "inline")))
+        return RetrieverConfig.model_validate(data)
+
+    def build(self, ref: str | Mapping[str, Any] | RetrieverConfig) -> Any:
+        from finrag_pipeline.core.retrieval.query_understanding_stage import QueryUnderstandingRetriever
+        from finrag_pipeline.core.retrieval.rerank import RerankingRetriever
+
+        config = self.config_of(ref)
+        cls = resolve_type(config.type, RETRIEVERS, "retriever")
+        if hasattr(cls, "from_config"):
+            retriever = cls.from_config(config, self.resources, self)
+        else:
+            retriever = cls(config=config, resources=self.resources)
+        if config.reranker is not None:
+            retriever = RerankingRetriever(retriever, build_reranker(config.reranker, self.resources),
+                                           depth=config.reranker.depth)
+        if config.period_mode != "none":
+            retriever = QueryUnderstandingRetriever(retriever, self.resources, mode=config.period_mode,
+                                                    boost=config.period_boost,
+                                                    covering_years=config.covering_years)
+        retriever.name = config.name or config.type
+        return retriever
+
+
+def build_retriever(config: str | Mapping[str, Any] | RetrieverConfig, resources: RetrievalResources,
+                    named: Mapping[str, RetrieverConfig] | None = None) -> Any:
+    """Build one retriever. ``config`` is a RetrieverConfig, a dict, or a name in ``named``."""
+    return RetrieverBuilder(resources, named).build(config)
+
+
+def build_named_retrievers(resources: RetrievalResources, names: list[str] | None = None,
+                           path: Any = None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Build (some of) the configurations in retrievers.yaml, e.g. an evaluation matrix row set."""
+    file = load_retrievers_file(path, overrides)
+    named = dict(file.retrievers)
+    if file.lexicon_paths and resources.lexicon is None:
+        from finrag_pipeline.core.retrieval.lexicon import Lexicon
+        resources.lexicon = Lexicon.load_default(file.lexicon_paths)
+    builder = RetrieverBuilder(resources, named)
+    return {n: builder.build(n) for n in (names or list(named))}
+
+
+def build_reranker(config: str | Mapping[str, Any] | RerankerConfig, resources: RetrievalResources) -> Any:
+    if isinstance(config, str):
+        config = RerankerConfig(type=config)
+    elif not isinstance(config, RerankerConfig):
+        config = RerankerConfig.model_validate(dict(config))
+    cls = resolve_type(config.type, RERANKERS, "reranker")
+    if hasattr(cls, "from_config"):
+        return cls.from_config(config, resources)
+    return cls(config=config, resources=resources)

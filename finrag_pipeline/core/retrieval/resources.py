@@ -1,0 +1,281 @@
+"""What retrievers share: opened indexes, the embedder, the chunk store and the corpus catalog.
+
+One :class:`RetrievalResources` is built per process (CLI command, Dagster resource, test session)
+and handed to every retriever, so an index is opened and a model loaded once, never per query.
+Every member may be given directly or as a zero-argument factory that is called on first use,
+so building a BM25-only configuration never loads the embedding model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finrag_pipeline.core.models import Chunk, SearchFilters
+from finrag_pipeline.core.retrieval.base import filters_match
+
+
+class ChunkStore:
+    """All chunks (leaves and parents) by id, plus the lookups the wrappers need: children of a
+    parent, chunks of a page, neighbours in reading order. In memory: a 10-K gives a few thousand
+    chunks, 100 filings a few hundred thousand, well within RAM."""
+
+    def __init__(self, chunks: Iterable[Chunk] = ()):
+        self._by_id: dict[str, Chunk] = {}
+        self._children: dict[str, list[str]] = defaultdict(list)
+        self._by_filing: dict[str, list[Chunk]] = defaultdict(list)
+        self._by_page: dict[tuple[str, int], list[Chunk]] = defaultdict(list)
+        self.add(chunks)
+
+    def add(self, chunks: Iterable[Chunk]) -> None:
+        for c in chunks:
+            self._by_id[c.chunk_id] = c
+        self._reindex()
+
+    def _reindex(self) -> None:
+        self._children.clear()
+        self._by_filing.clear()
+        self._by_page.clear()
+        for c in self._by_id.values():
+            if c.parent_id:
+                self._children[c.parent_id].append(c.chunk_id)
+            if c.is_leaf:
+                self._by_filing[c.filing_id].append(c)
+                for p in range(c.page_start, c.page_end + 1):
+                    self._by_page[(c.filing_id, p)].append(c)
+        for lst in (*self._by_filing.values(), *self._by_page.values()):
+            lst.sort(key=lambda c: (c.position, c.chunk_id))
+
+    @classmethod
+    def from_warehouse(cls, warehouse: Any, filing_ids: Sequence[str] | None = None) -> ChunkStore:
+        """Load ``core.chunks`` (optionally a few filings) from a :class:`Warehouse`."""
+        sql = "SELECT * FROM core.chunks"
+        params: list[Any] = []
+        if filing_ids:
+            sql += " WHERE filing_id IN (" + ",".join("?" * len(filing_ids)) + ")"
+            params = list(filing_ids)
+        df = warehouse.query_df(sql, params)
+        return cls(chunk_from_row(r) for r in df.to_dict("records"))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._by_id
+
+    def get(self, chunk_id: str) -> Chunk | None:
+        return self._by_id.get(chunk_id)
+
+    def all(self) -> list[Chunk]:
+        return list(self._by_id.values())
+
+    def leaves(self) -> list[Chunk]:
+        return [c for c in self._by_id.values() if c.is_leaf]
+
+    def children(self, parent_id: str) -> list[str]:
+        return self._children.get(parent_id, [])
+
+    def on_page(self, filing_id: str, page: int) -> list[Chunk]:
+        """Leaf chunks touching a page, in reading order."""
+        return self._by_page.get((filing_id, page), [])
+
+    def neighbours(self, chunk_id: str, window: int = 1) -> list[Chunk]:
+        """The chunk and up to ``window`` leaves either side of it in its filing's reading order."""
+        c = self._by_id.get(chunk_id)
+        if c is None:
+            return []
+        seq = self._by_filing.get(c.filing_id, [])
+        idx = next((i for i, x in enumerate(seq) if x.chunk_id == chunk_id), None)
+        if idx is None:
+            return [c]
+        return seq[max(0, idx - window): idx + window + 1]
+
+
+def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
+    """A Chunk from a ``core.chunks`` row (metadata is JSON text there)."""
+    values = {k: row.get(k) for k in Chunk.__dataclass_fields__ if k in row}
+    meta = values.get("metadata")
+    if isinstance(meta, str):
+        values["metadata"] = json.loads(meta) if meta else {}
+    for key in ("parent_id", "table_id", "section", "ticker"):
+        if values.get(key) != values.get(key):  # pandas NaN
+            values[key] = None
+    return Chunk(**values)
+
+
+@dataclass(frozen=True)
+class CatalogFiling:
+    filing_id: str
+    ticker: str | None
+    company: str
+    fiscal_year: int
+    period_end_date: date | None
+
+
+class CorpusCatalog:
+    """The filings in the corpus: what query understanding maps companies and periods onto."""
+
+    def __init__(self, filings: Iterable[CatalogFiling | Mapping[str, Any]] = ()):
+        self.filings: list[CatalogFiling] = []
+        for f in filings:
+            if isinstance(f, Mapping):
+                ped = f.get("period_end_date")
+                if isinstance(ped, str):
+                    ped = date.fromisoformat(ped[:10])
+                elif ped is not None and hasattr(ped, "date") and not isinstance(ped, date):
+                    ped = ped.date()
+                elif ped is not None and ped != ped:  # NaT / NaN
+                    ped = None
+                f = CatalogFiling(str(f["filing_id"]), f.get("ticker") or None, str(f.get("company") or ""),
+                                  int(f["fiscal_year"]), ped)
+            self.filings.append(f)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[Chunk]) -> CorpusCatalog:
+        """A catalog without period end dates (fiscal-calendar mapping then falls back to labels)."""
+        seen: dict[str, CatalogFiling] = {}
+        for c in chunks:
+            seen.setdefault(c.filing_id, CatalogFiling(c.filing_id, c.ticker, c.company, c.fiscal_year, None))
+        return cls(seen.values())
+
+    @classmethod
+    def from_warehouse(cls, warehouse: Any) -> CorpusCatalog:
+        df = warehouse.query_df(
+            "SELECT filing_id, ticker, company, fiscal_year, period_end_date FROM core.filings "
+            "WHERE NOT coalesce(removed, false)")
+        return cls(df.to_dict("records"))
+
+    def __iter__(self):
+        return iter(self.filings)
+
+    def __len__(self) -> int:
+        return len(self.filings)
+
+    def by_id(self, filing_id: str) -> CatalogFiling | None:
+        return next((f for f in self.filings if f.filing_id == filing_id), None)
+
+    def in_scope(self, filters: SearchFilters | None) -> list[CatalogFiling]:
+        return [f for f in self.filings
+                if filters_match(filters, filing_id=f.filing_id, ticker=f.ticker, fiscal_year=f.fiscal_year,
+                                 chunk_type=None)]
+
+
+Factory = Callable[[], Any]
+
+
+@dataclass
+class RetrievalResources:
+    """Shared, lazily created members. Pass objects or zero-argument factories.
+
+    tantivy: ``TantivyIndex``; lance: ``LanceIndex``; embedder: ``Embedder`` (``encode(texts)``);
+    chunk_store: :class:`ChunkStore`; catalog: :class:`CorpusCatalog`; lexicon: a ``Lexicon``;
+    score_pairs: ``(query, passages) -> list[float]`` for the LLM reranker.
+    """
+
+    tantivy: Any = None
+    lance: Any = None
+    embedder: Any = None
+    chunk_store: Any = None
+    catalog: Any = None
+    lexicon: Any = None
+    score_pairs: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    query_cache_size: int = 1024
+    _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _query_vectors: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False)
+
+    def get(self, name: str, required: bool = True) -> Any:
+        """The member, created on first use. Raises a clear error when a retriever needs a member
+        that was not provided (e.g. ``dense`` without a LanceIndex)."""
+        with self._lock:
+            if name in self._resolved:
+                return self._resolved[name]
+            value = getattr(self, name) if hasattr(self, name) and name != "extras" else self.extras.get(name)
+            if callable(value) and _is_factory(value):
+                value = value()
+            if value is None and name == "lexicon":
+                from finrag_pipeline.core.retrieval.lexicon import Lexicon
+                value = Lexicon.load_default()
+            if value is None and name == "catalog":
+                store = self._resolved.get("chunk_store") or (
+                    None if callable(self.chunk_store) and _is_factory(self.chunk_store) else self.chunk_store)
+                if store is not None:
+                    value = CorpusCatalog.from_chunks(store.all())
+            if value is None and required:
+                raise LookupError(f"RetrievalResources has no {name!r}: pass it (or a factory) when building")
+            self._resolved[name] = value
+            return value
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Query embedding with a small LRU cache: hybrids, multi-query and an evaluation matrix
+        embed the same question many times; the model call is the slowest part of dense search."""
+        vec = self._query_vectors.get(text)
+        if vec is not None:
+            self._query_vectors.move_to_end(text)
+            return vec
+        vec = np.asarray(self.get("embedder").encode([text]), dtype=np.float32)[0]
+        self._query_vectors[text] = vec
+        if len(self._query_vectors) > self.query_cache_size:
+            self._query_vectors.popitem(last=False)
+        return vec
+
+    @classmethod
+    def from_paths(cls, paths: Any = None, warehouse: Any = None, **overrides: Any) -> RetrievalResources:
+        """Resources over a FINRAG_HOME layout: indexes opened lazily with the index engineer's
+        classes, chunks and catalog read from the warehouse on first use."""
+        from finrag_pipeline.core.paths import FinragPaths
+
+        paths = paths or FinragPaths.from_env()
+
+        def open_embedder():
+            from finrag_pipeline.core.indexing.embedder import load_embedder_config
+            return load_embedder_config().build()
+
+        res = cls()
+
+        def open_tantivy():
+            from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+            return TantivyIndex(Path(paths.tantivy_dir))
+
+        def open_lance():
+            from finrag_pipeline.core.indexing.lance_index import LanceIndex
+            return LanceIndex(Path(paths.lancedb_dir), res.get("embedder"))
+
+        def open_warehouse():
+            if warehouse is not None:
+                return warehouse
+            from finrag_pipeline.core.warehouse import Warehouse
+            return Warehouse(paths.warehouse_snapshot if Path(paths.warehouse_snapshot).exists()
+                             else paths.warehouse)
+
+        res.tantivy = open_tantivy
+        res.lance = open_lance
+        res.embedder = open_embedder
+        res.chunk_store = lambda: ChunkStore.from_warehouse(open_warehouse())
+        res.catalog = lambda: CorpusCatalog.from_warehouse(open_warehouse())
+        for key, value in overrides.items():
+            setattr(res, key, value)
+        return res
+
+
+def _is_factory(value: Any) -> bool:
+    """A zero-argument plain function/lambda is a factory; objects with methods are members."""
+    import inspect
+
+    if not (inspect.isfunction(value) or inspect.ismethod(value)):
+        return False
+    try:
+        params = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in params)

@@ -1,0 +1,171 @@
+"""A small warehouse with hand-checkable evaluation rows, for the dbt marts and the report tests.
+
+Numbers the tests assert (failed questions count as 0):
+  * dense-k5 / filing / AAPL: hit_chunk [1, 0, 1, error] -> mean 0.5, coverage 0.75,
+    mrr_chunk [1, 0, 0.5, error] -> 0.375, latency [10, 20, 30] -> p50 20, p95 29.
+  * bm25-k5 / filing / AAPL: run A1 hits [1, 1, 1, 1], then run A2 hits [1, 0, 1, error] (0.5): a
+    regression outside A1's Wilson interval [0.51, 1]. MSFT run A3 hits [1, 1] -> leaderboard
+    mean over AAPL A2 + MSFT A3 = 4/6.
+  * bm25-k5 / corpus: AAPL at 1 filing [1, 1, 1, 1]; at 2 filings AAPL [1, 1, 0, 0] + MSFT [1, 0]
+    -> corpus growth 1.0 then 0.5.
+  * answers qwen-0.5b / cite / 0.0: states answered, answered, refused, error; figure_match
+    [1, 0, NULL, error] -> 1/3 with coverage 0.75. qwen-1.5b: figure_match [1, 1] -> 1.0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from finrag_pipeline.core.paths import REPO_ROOT
+from finrag_pipeline.core.warehouse import Warehouse
+
+DBT_PROJECT_DIR = REPO_ROOT / "dbt_metrics"
+T0 = dt.datetime(2026, 1, 1, 3, 0)
+T1 = dt.datetime(2026, 2, 1, 3, 0)
+
+FILINGS = [
+    dict(filing_id="AAPL-2022-10K", content_sha256="a" * 64, company="Apple Inc.", ticker="AAPL",
+         cik="0000320193", form_type="10-K", fiscal_year=2022, source_format="html", n_pages=80),
+    dict(filing_id="MSFT-2022-10K", content_sha256="b" * 64, company="Microsoft Corporation",
+         ticker="MSFT", cik="0000789019", form_type="10-K", fiscal_year=2022, source_format="pdf",
+         n_pages=120),
+]
+
+QA = [
+    ("AAPL-2022-10K", "q1", "What were Apple's total net sales in FY2022?", "numerical"),
+    ("AAPL-2022-10K", "q2", "Where is Apple headquartered?", "factual"),
+    ("AAPL-2022-10K", "q3", "What was Apple's gross margin in FY2022?", "numerical"),
+    ("AAPL-2022-10K", "q4", "Did services revenue grow faster than products?", "comparative"),
+    ("MSFT-2022-10K", "m1", "What was Microsoft's revenue in FY2022?", "numerical"),
+    ("MSFT-2022-10K", "m2", "How many employees did Microsoft have?", "factual"),
+]
+QTYPE = {qa_id: qt for _, qa_id, _, qt in QA}
+
+ERR = None  # marks a failed question in the hit lists below
+
+
+def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, mrrs=None,
+                    latencies=None, n_filings=1, at=T1, k=5):
+    rows = []
+    for i, (qa_id, hit) in enumerate(zip(qa_ids, hits, strict=True)):
+        ok = hit is not ERR
+        mrr = (mrrs[i] if mrrs else hit) if ok else None
+        rows.append(dict(
+            run_id=run_id, filing_id=filing_id, scope=scope, config_name=config, retriever=retriever,
+            k=k, chunking="window-512", config_hash=f"h-{config}", qa_id=qa_id,
+            question_type=QTYPE[qa_id], n_retrieved=k if ok else 0,
+            hit_chunk=hit, mrr_chunk=mrr, precision_chunk=(hit / k if ok else None),
+            recall_chunk=hit, ap_chunk=mrr, ndcg_chunk=mrr,
+            hit_page=hit, mrr_page=mrr, precision_page=(hit / k if ok else None), recall_page=hit,
+            ap_page=mrr, ndcg_page=mrr, all_evidence_hit=hit,
+            latency_ms=(latencies[i] if latencies else 15.0) if ok else None,
+            status="ok" if ok else "error", error=None if ok else "TimeoutError: retriever",
+            corpus_state=f"corpus-{n_filings}", n_filings_in_corpus=n_filings, evaluated_at=at,
+        ))
+    return rows
+
+
+def _run(run_id, config, filing_id, scope, n_questions, n_filings, at):
+    return dict(run_id=run_id, kind="retrieval", config_name=config, config_hash=f"h-{config}",
+                filing_id=filing_id, scope=scope, code_version="test", corpus_state=f"corpus-{n_filings}",
+                n_filings_in_corpus=n_filings, n_questions=n_questions, status="ok",
+                started_at=at - dt.timedelta(minutes=5), finished_at=at)
+
+
+AAPL_Q = ["q1", "q2", "q3", "q4"]
+MSFT_Q = ["m1", "m2"]
+
+
+def retrieval_rows() -> tuple[list[dict], list[dict]]:
+    """(eval.retrieval_results rows, eval.runs rows)."""
+    a = "AAPL-2022-10K"
+    m = "MSFT-2022-10K"
+    results, runs = [], []
+
+    def add(run_id, config, retriever, filing_id, scope, qa_ids, hits, n_filings, at, **kw):
+        results.extend(_retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits,
+                                       n_filings=n_filings, at=at, **kw))
+        runs.append(_run(run_id, config, filing_id, scope, len(qa_ids), n_filings, at))
+
+    add("B1", "dense-k5", "dense", a, "filing", AAPL_Q, [1, 0, 1, ERR], 2, T1,
+        mrrs=[1, 0, 0.5, None], latencies=[10.0, 20.0, 30.0, None])
+    add("A1", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 1, 1, 1], 1, T0)
+    add("A2", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 0, 1, ERR], 2, T1)
+    add("A3", "bm25-k5", "bm25", m, "filing", MSFT_Q, [1, 1], 2, T1)
+    add("A4", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 1, 1], 1, T0)
+    add("A5", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 0, 0], 2, T1)
+    add("A6", "bm25-k5", "bm25", m, "corpus", MSFT_Q, [1, 0], 2, T1)
+    return results, runs
+
+
+def answer_rows() -> list[dict]:
+    def row(run_id, model, qa_id, state, figure, faith, error=None, latency=900.0):
+        return dict(run_id=run_id, filing_id="AAPL-2022-10K", config_name=f"{model}-cite",
+                    config_hash=f"h-{model}", model=model, prompt_type="cite", temperature=0.0,
+                    top_p=1.0, retriever="bm25", k=5, qa_id=qa_id, question_type=QTYPE[qa_id],
+                    answer="..." if state != "error" else None, citations="[]", response_state=state,
+                    figure_match=figure, grounded=faith, period_ok=figure, citation_precision=faith,
+                    citation_recall=faith, faithfulness=faith, answer_relevancy=faith,
+                    prompt_tokens=800, completion_tokens=60, latency_ms=latency, cost_usd=0.0,
+                    error=error, evaluated_at=T1)
+
+    small = "qwen-0.5b"
+    large = "qwen-1.5b"
+    return [
+        row("X1", small, "q1", "answered", 1.0, 0.9),
+        row("X1", small, "q2", "answered", 0.0, 0.5),
+        row("X1", small, "q3", "refused", None, None),
+        row("X1", small, "q4", "error", None, None, error="TimeoutError: llm", latency=None),
+        row("X2", large, "q1", "answered", 1.0, 1.0),
+        row("X2", large, "q2", "answered", 1.0, 0.8),
+    ]
+
+
+def build_synthetic_warehouse(path: Path, *, with_answers: bool = True) -> Warehouse:
+    """Fill a fresh warehouse file at ``path`` with the rows above, through the pipeline's own writer."""
+    wh = Warehouse(path)
+    fids = [f["filing_id"] for f in FILINGS]
+    wh.replace_rows("core.filings", FILINGS, where={"filing_id": fids})
+    wh.replace_rows("core.chunks", [
+        dict(chunk_id=f"{fid}-c{i}", filing_id=fid, company="x", fiscal_year=2022, form_type="10-K",
+             page_start=i, page_end=i, chunk_type="prose", text="lorem ipsum " * 10, is_leaf=True)
+        for fid in fids for i in range(3)
+    ], where={"filing_id": fids})
+    wh.replace_rows("qa.items", [
+        dict(qa_id=qa_id, filing_id=fid, question=q, reference_answer="42", question_type=qt,
+             status="accepted", source="synthetic")
+        for fid, qa_id, q, qt in QA
+    ], where={"filing_id": fids})
+    results, runs = retrieval_rows()
+    wh.replace_rows("eval.retrieval_results", results, where={"filing_id": fids})
+    wh.replace_rows("eval.runs", runs, where={"filing_id": fids})
+    if with_answers:
+        wh.replace_rows("eval.answer_results", answer_rows(), where={"filing_id": fids})
+    else:
+        with wh.connect():  # still create the (empty) tables
+            pass
+    return wh
+
+
+def dbt_executable() -> str:
+    candidate = Path(sys.executable).parent / "dbt"
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+def run_dbt_build(warehouse_path: Path, scratch: Path) -> subprocess.CompletedProcess:
+    """``dbt build`` of the metrics project into ``warehouse_path``; target/ and logs/ go to scratch
+    so the test never races a dagster-dbt run over the repo's own dbt_metrics/target."""
+    env = {**os.environ,
+           "FINRAG_WAREHOUSE": str(warehouse_path),
+           "DBT_TARGET_PATH": str(scratch / "dbt_target"),
+           "DBT_LOG_PATH": str(scratch / "dbt_logs"),
+           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    return subprocess.run(
+        [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR),
+         "--profiles-dir", str(DBT_PROJECT_DIR)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )

@@ -1,0 +1,147 @@
+"""`dbt build` of dbt_metrics/ over a synthetic warehouse, and the marts' numbers checked by hand.
+
+The rows and the expected numbers are described in _synthetic_warehouse.py.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import duckdb
+import pytest
+from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_dbt_build
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(dbt_executable()) is None, reason="dbt is not installed in this environment"
+)
+
+Z = 1.96
+
+
+def wilson(p: float, n: int) -> tuple[float, float]:
+    centre = p + Z**2 / (2 * n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z**2 / (4 * n**2))
+    denom = 1 + Z**2 / n
+    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
+
+
+@pytest.fixture(scope="module")
+def marts(tmp_path_factory):
+    """Build the warehouse, run dbt build once, and hand the tests a read-only connection."""
+    tmp = tmp_path_factory.mktemp("marts")
+    wh_path = tmp / "warehouse.duckdb"
+    build_synthetic_warehouse(wh_path)
+    result = run_dbt_build(wh_path, tmp)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "ERROR=0" in result.stdout and "WARN=0" in result.stdout
+    con = duckdb.connect(str(wh_path), read_only=True)
+    yield con
+    con.close()
+
+
+def one(con, sql, *params):
+    rows = con.execute(sql, list(params)).fetchall()
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_leaderboard_counts_failed_questions_as_zero(marts):
+    n_q, n_ok, n_failed, coverage, hit, lo, hi, mrr = one(marts, """
+        select n_questions, n_ok, n_failed, coverage, hit_chunk_mean, hit_chunk_ci_low,
+               hit_chunk_ci_high, mrr_chunk_mean
+        from marts.mart_retriever_leaderboard where config_name = 'dense-k5' and scope = 'filing'""")
+    assert (n_q, n_ok, n_failed) == (4, 3, 1)
+    assert coverage == pytest.approx(0.75)
+    assert hit == pytest.approx(0.5)             # [1, 0, 1, 0(error)]
+    assert (lo, hi) == pytest.approx(wilson(0.5, 4))
+    assert mrr == pytest.approx(0.375)           # [1, 0, 0.5, 0(error)]
+
+
+def test_leaderboard_mrr_normal_interval_and_latency(marts):
+    lo, hi, p50, p95 = one(marts, """
+        select mrr_chunk_ci_low, mrr_chunk_ci_high, latency_p50_ms, latency_p95_ms
+        from marts.mart_retriever_leaderboard where config_name = 'dense-k5'""")
+    values = [1, 0, 0.5, 0]
+    mean = sum(values) / 4
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / 3)
+    assert lo == pytest.approx(max(0.0, mean - Z * sd / 2))
+    assert hi == pytest.approx(min(1.0, mean + Z * sd / 2))
+    assert p50 == pytest.approx(20.0)            # failures have no latency: [10, 20, 30]
+    assert p95 == pytest.approx(29.0)
+
+
+def test_leaderboard_uses_only_the_newest_run_per_filing(marts):
+    n_filings, n_q, hit, rank = one(marts, """
+        select n_filings, n_questions, hit_chunk_mean, rank_in_scope_k
+        from marts.mart_retriever_leaderboard where config_name = 'bm25-k5' and scope = 'filing'""")
+    # AAPL's newer run A2 [1, 0, 1, err] replaces A1 [1, 1, 1, 1]; MSFT A3 [1, 1].
+    assert (n_filings, n_q) == (2, 6)
+    assert hit == pytest.approx(4 / 6)
+    assert rank == 1
+    assert marts.execute("select count(*) from marts.mart_retriever_leaderboard").fetchone()[0] == 3
+
+
+def test_breakdowns_by_question_type_company_and_year(marts):
+    by_type = dict(marts.execute("""
+        select question_type, hit_chunk_mean from marts.mart_metrics_by_question_type
+        where config_name = 'dense-k5'""").fetchall())
+    assert by_type == pytest.approx({"numerical": 1.0, "factual": 0.0, "comparative": 0.0})
+    by_company = {r[0]: r[1:] for r in marts.execute("""
+        select company, tickers, n_questions, hit_chunk_mean from marts.mart_metrics_by_company
+        where config_name = 'bm25-k5' and scope = 'filing'""").fetchall()}
+    assert by_company["Apple Inc."] == ("AAPL", 4, pytest.approx(0.5))
+    assert by_company["Microsoft Corporation"] == ("MSFT", 2, pytest.approx(1.0))
+    year, n_q, hit = one(marts, """
+        select fiscal_year, n_questions, hit_chunk_mean from marts.mart_metrics_by_fiscal_year
+        where config_name = 'bm25-k5' and scope = 'filing'""")
+    assert (year, n_q, hit) == (2022, 6, pytest.approx(4 / 6))
+
+
+def test_corpus_growth_curve(marts):
+    rows = marts.execute("""
+        select n_filings_in_corpus, n_filings_evaluated, n_questions, hit_chunk_mean,
+               hit_chunk_delta_vs_smallest
+        from marts.mart_corpus_growth where config_name = 'bm25-k5' order by n_filings_in_corpus
+    """).fetchall()
+    assert rows == [(1, 1, 4, 1.0, 0.0), (2, 2, 6, 0.5, -0.5)]
+
+
+def test_regressions_flag_a_drop_outside_the_previous_interval(marts):
+    latest, prev, delta, lo, outside, direction, n_paired, run_ids = one(marts, """
+        select latest_mean, previous_mean, delta, previous_ci_low, outside_interval, direction,
+               n_paired, latest_run_id || '<' || previous_run_id
+        from marts.mart_regressions
+        where config_name = 'bm25-k5' and filing_id = 'AAPL-2022-10K' and scope = 'filing'
+          and metric = 'hit_chunk'""")
+    assert (latest, prev, delta) == pytest.approx((0.5, 1.0, -0.5))
+    assert lo == pytest.approx(wilson(1.0, 4)[0])   # 0.51: 0.5 falls below it
+    assert outside and direction == "regression"
+    assert n_paired == 4 and run_ids == "A2<A1"
+    # A configuration or filing with a single run has nothing to compare against.
+    assert marts.execute("""select count(*) from marts.mart_regressions
+        where config_name = 'dense-k5' or filing_id = 'MSFT-2022-10K'""").fetchone()[0] == 0
+
+
+def test_question_difficulty_lists_the_worst_questions_first(marts):
+    worst = marts.execute("""
+        select qa_id from marts.mart_question_difficulty
+        where scope = 'filing' and worst_rank = 1 order by qa_id""").fetchall()
+    assert worst == [("q2",), ("q4",)]   # missed (or failed) by both configurations
+
+
+def test_answer_quality_with_coverage_and_states(marts):
+    rows = {r[0]: r[1:] for r in marts.execute("""
+        select model, n_answers, n_errors, figure_match_mean, figure_match_coverage,
+               faithfulness_mean, response_state_distribution
+        from marts.mart_answer_quality""").fetchall()}
+    n, n_err, fig, fig_cov, faith, dist = rows["qwen-0.5b"]
+    assert (n, n_err) == (4, 1)
+    assert fig == pytest.approx(1 / 3)     # [1, 0, error->0]; the refusal's NULL is not applicable
+    assert fig_cov == pytest.approx(0.75)
+    assert faith == pytest.approx((0.9 + 0.5 + 0) / 3)
+    assert '"refused":0.25' in dist and '"error":0.25' in dist
+    assert rows["qwen-1.5b"][2] == pytest.approx(1.0)
+    shares = dict(marts.execute("""select response_state, share from marts.mart_answer_response_states
+        where model = 'qwen-0.5b'""").fetchall())
+    assert shares == pytest.approx({"answered": 0.5, "refused": 0.25, "error": 0.25})
