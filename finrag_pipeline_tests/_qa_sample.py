@@ -79,14 +79,19 @@ def _chunks(sample: Sample) -> list[Chunk]:
 
 
 @functools.cache
-def load_sample(name: str) -> Sample:
-    """A sample filing by file name ("APPLE_2022_10K.pdf") or stem, parsed and chunked once per session."""
+def load_sample(name: str, use_ingest: bool = False) -> Sample:
+    """A sample filing by file name ("APPLE_2022_10K.pdf") or stem, parsed and chunked once per session.
+
+    ``use_ingest``: parse with the ingest stage (pdfplumber tables: slower); otherwise the fast
+    pypdfium2 fallback, which only reads PDFs."""
     if "." not in name:
         name = next(n for n in ALL_SAMPLES if Path(n).stem == name)
-    try:
-        from finrag_pipeline.core.ingest.parse import parse_filing
-    except ImportError:
-        parse_filing = None
+    parse_filing = None
+    if use_ingest or not name.lower().endswith(".pdf"):
+        try:
+            from finrag_pipeline.core.ingest.parse import parse_filing
+        except ImportError:
+            parse_filing = None
     if parse_filing is not None:
         parsed = parse_filing(SAMPLE_FILINGS_DIR / name)
         sample = Sample(parsed.meta, parsed.pages, parsed.table_rows, list(getattr(parsed, "facts", None)

@@ -95,8 +95,9 @@ class ListRetriever(Retriever):
 
     def _retrieve(self, query, k, filters, timings, info):
         self.calls.append((query, k, filters))
-        return [h for h in self.hits if filters_match(filters, filing_id=h.filing_id, ticker=None,
-                                                      fiscal_year=h.fiscal_year, chunk_type=h.chunk_type)][:k]
+        with timings.stage(self.stage_name):
+            return [h for h in self.hits if filters_match(filters, filing_id=h.filing_id, ticker=None,
+                                                          fiscal_year=h.fiscal_year, chunk_type=h.chunk_type)][:k]
 
 
 def chunk(cid: str, filing: str, text: str, *, fy: int, page: int = 1, ctype: str = "prose", parent: str | None = None,

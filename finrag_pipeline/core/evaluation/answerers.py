@@ -59,9 +59,14 @@ def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 # Extractive (offline) answerer
 
-_STOP = frozenset("""a an and are as at be by did does for from had has have how in is it its of on or
-the to was were what which with during year years fiscal fy total amount company company's report
-reported inc corp corporation ended end much many did value""".split())
+# words that name no line item: left out when matching a question to a row label
+_STOP = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "by", "did", "does", "for", "from", "had", "has",
+    "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "to", "was", "were", "what",
+    "which", "with", "during", "year", "years", "fiscal", "fy", "total", "amount", "company",
+    "company's", "report", "reported", "inc", "corp", "corporation", "ended", "end", "much", "many",
+    "did", "value",
+])
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 _UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
@@ -123,7 +128,8 @@ def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Can
     for line in hit.text.splitlines():
         segs = [s.strip() for s in line.split("|")]
         # header line: value columns are dates/years, no numbers otherwise
-        if len(segs) > 1 and all(not _is_value(s) for s in segs[1:]) and any(years_in(s) for s in segs[1:]):
+        if (len(segs) > 1 and all(not _is_value(s) and ":" not in s for s in segs[1:])
+                and any(years_in(s) for s in segs[1:])):
             header_years = [(max(years_in(s)) if years_in(s) else None) for s in segs[1:]]
             continue
         label_segs = [s for s in segs if s and not _is_value(s) and ":" not in s]

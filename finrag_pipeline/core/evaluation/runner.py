@@ -320,6 +320,8 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
     (config, filing, scope, corpus_state), so a re-run replaces its own rows.
     """
     version = version or code_version()
+    if retriever_specs is None:
+        retriever_specs = _retrievers_yaml_specs()
     scopes = [scope] if scope else list(matrix.retrieval.scopes)
     max_k = max(matrix.retrieval.top_k)
     configs = matrix.retrieval_configs(retriever_specs)
@@ -358,6 +360,17 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
                     "message": json.dumps(counts), "dagster_run_id": dagster_run_id,
                     "started_at": started, "finished_at": finished})
     return run_rows, result_rows
+
+
+def _retrievers_yaml_specs() -> dict[str, Any]:
+    """Retriever definitions from retrievers.yaml, so editing a retriever changes its config hash.
+    Unreadable or missing file -> {} (names alone are hashed; the run still records the names)."""
+    try:
+        from finrag_pipeline.core.retrieval.config import load_retrievers
+
+        return dict(load_retrievers())
+    except Exception:  # noqa: BLE001 - the hash degrades to names, it must not stop an evaluation
+        return {}
 
 
 def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str, chunking: str | None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,11 @@ def filters_to_sql(filters: SearchFilters | None) -> str | None:
         values = [int(v) for v in values] if column == "fiscal_year" else [str(v) for v in values]
         clauses.append(f"{column} IN ({', '.join(sql_literal(v) for v in values)})")
     return " AND ".join(clauses) or None
+
+
+def _is_commit_conflict(exc: Exception) -> bool:
+    """Lance reports a concurrent writer's commit as a generic error whose message says "conflict"."""
+    return "conflict" in str(exc).lower()
 
 
 class LanceIndex:
@@ -140,14 +146,14 @@ class LanceIndex:
         columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, self.embedder.dim)
         return pa.table(columns, schema=chunks_schema(self.embedder.dim))
 
-    def _retry(self, op: Any) -> Any:
+    def _retry(self, op: Callable[[], Any]) -> Any:
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.1
         while True:
             try:
                 return op()
-            except Exception as exc:  # Lance reports commit conflicts as generic errors
-                if "onflict" not in str(exc) or time.monotonic() > deadline:
+            except Exception as exc:
+                if not _is_commit_conflict(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(delay + random.random() * delay)
                 delay = min(delay * 2, 5.0)

@@ -20,6 +20,7 @@ from finrag_pipeline.core.ingest.tables import (
     clean_text,
     find_unit_text,
     is_numeric_text,
+    is_title_candidate,
     looks_like_period_header,
 )
 
@@ -271,8 +272,11 @@ def _value_columns(header_rows: list[list[tuple[int, int, str]]], data_rows: lis
     """Column spans: the most specific (lowest) header row when it covers the values, else the spans of
     the value cells themselves."""
     value_cells = sorted({(s, e) for r in data_rows for s, e, t in r[1:] if is_numeric_text(t)})
+    n_value_starts = len({s for s, _ in value_cells})
     for hr in reversed(header_rows):
-        spans = [(s, e) for s, e, _ in hr]
+        spans = [(s, e) for s, e, t in hr if find_unit_text(t) is None]
+        if n_value_starts > 1 and len(spans) < 2:
+            continue  # a caption or "Year Ended" spanning every column, not the column headers
         covered = sum(1 for v in value_cells if any(s < v[1] and v[0] < e for s, e in spans))
         if spans and covered >= 0.8 * len(value_cells):
             return spans
@@ -309,7 +313,7 @@ def _title_from(lines: list[tuple[str, bool]]) -> str | None:
     for text, bold in reversed(lines[-6:]):
         if find_unit_text(text) and len(text) < 120 and text.startswith("("):
             continue
-        if (bold or text.isupper()) and 3 <= len(text) <= 160 and not re.fullmatch(r"[\d\s|]+", text):
+        if (bold or text.isupper()) and is_title_candidate(text):
             return text
     return None
 

@@ -63,22 +63,8 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
     ``<file>.meta.yaml`` next to the file is used if present. Raises IngestError (status
     needs_ocr / corrupt / empty / unsupported / not_a_filing) for input that is not a usable filing.
     """
-    path = Path(path)
     timer = _Timer()
-    with timer.step("hash"):
-        if not path.is_file():
-            raise FileNotFoundError(path)
-        sha = sha256_file(path)
-        fmt = detect_format(path)
-    with timer.step("sidecar"):
-        sidecar_src = sidecar if sidecar is not None else find_sidecar(path)
-        overrides = load_sidecar(sidecar_src) if sidecar_src is not None else {}
-    if fmt == "pdf":
-        cover, page_texts, raw_tables, facts_fn = _parse_pdf(path, timer)
-    else:
-        cover, page_texts, raw_tables, facts_fn = _parse_html(path, timer)
-
-    meta = _build_meta(path, sha, fmt, cover, len(page_texts), overrides)
+    path, meta, cover, page_texts, raw_tables, facts_fn = _read(path, sidecar, timer, with_tables=True)
     fid = meta.filing_id
     with timer.step("sections"):
         sections = assign_sections([text for text, _ in page_texts])
@@ -92,12 +78,36 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
         table_rows = _table_rows(raw_tables, fid, pages)
     with timer.step("xbrl_facts"):
         facts = facts_fn(fid)
-    timer.timings["total"] = round(sum(v for k, v in timer.timings.items()), 4)
+    timer.timings["total"] = round(sum(timer.timings.values()), 4)
     return ParsedFiling(meta=meta, pages=pages, table_rows=table_rows, facts=facts,
                         timings=timer.timings, notes=list(cover.notes))
 
 
-def _parse_pdf(path: Path, timer: _Timer):
+def read_filing_meta(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | None = None) -> FilingMeta:
+    """Only the FilingMeta of a file (registration): same identity as ``parse_filing`` gives, without
+    table extraction or facts. Reads every page's text so scans fail here (needs_ocr), not later."""
+    return _read(path, sidecar, _Timer(), with_tables=False)[1]
+
+
+def _read(path: str | Path, sidecar, timer: _Timer, *, with_tables: bool):
+    path = Path(path)
+    with timer.step("hash"):
+        if not path.is_file():
+            raise FileNotFoundError(path)
+        sha = sha256_file(path)
+        fmt = detect_format(path)
+    with timer.step("sidecar"):
+        sidecar_src = sidecar if sidecar is not None else find_sidecar(path)
+        overrides = load_sidecar(sidecar_src) if sidecar_src is not None else {}
+    if fmt == "pdf":
+        cover, page_texts, raw_tables, facts_fn = _parse_pdf(path, timer, with_tables)
+    else:
+        cover, page_texts, raw_tables, facts_fn = _parse_html(path, timer)
+    meta = _build_meta(path, sha, fmt, cover, len(page_texts), overrides)
+    return path, meta, cover, page_texts, raw_tables, facts_fn
+
+
+def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
     with timer.step("pdf_text"):
         texts = pdf_mod.read_page_texts(path)
     with timer.step("metadata"):
@@ -107,7 +117,7 @@ def _parse_pdf(path: Path, timer: _Timer):
                               "marker in its first pages)", path=str(path))
         cover = parse_pdf_cover(cover_text)
     with timer.step("table_detect"):
-        candidates = [i for i, t in enumerate(texts, start=1) if pdf_mod.page_has_tables(t)]
+        candidates = [i for i, t in enumerate(texts, start=1) if with_tables and pdf_mod.page_has_tables(t)]
     with timer.step("pdf_tables"):
         raw_tables = pdf_mod.extract_tables(path, candidates)
     page_texts = [(t, find_printed_label(t)) for t in texts]

@@ -136,6 +136,15 @@ def normalize_period(header: str | None) -> str | None:
     return None
 
 
+_NOT_A_TITLE_RE = re.compile(r"^(table of contents|index|[_\-\s=]+|page|\d+)$", re.IGNORECASE)
+
+
+def is_title_candidate(text: str) -> bool:
+    """Running headers ("Table of Contents" links on every EDGAR page) and rules are never titles."""
+    t = clean_text(text)
+    return 3 <= len(t) <= 160 and not _NOT_A_TITLE_RE.match(t) and not re.fullmatch(r"[\d\s|]+", t)
+
+
 def looks_like_period_header(text: str) -> bool:
     """Header cells name years or dates ("2022", "September 24, 2022", "Year Ended June 30,")."""
     t = clean_text(text)

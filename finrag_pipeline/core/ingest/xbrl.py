@@ -114,10 +114,13 @@ def _decimals(raw: str | None) -> int | None:
         return None
 
 
-def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, int] | None = None
-                  ) -> list[XbrlFact]:
+def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, int] | None = None,
+                  *, include_nil: bool = False) -> list[XbrlFact]:
     """Every ix:nonFraction in the document as an XbrlFact (value = displayed number x 10^scale,
-    negated for sign="-"). ``fact_pages`` (from html.parse_html_document) gives page numbers."""
+    negated for sign="-"). ``fact_pages`` (from html.parse_html_document) gives page numbers.
+
+    xsi:nil facts (e.g. the empty "Commitments and contingencies" balance-sheet line) state that no
+    value exists; they are left out unless ``include_nil`` (then their value is None)."""
     contexts = parse_contexts(root)
     units = parse_units(root)
     pages = fact_pages or {}
@@ -129,6 +132,8 @@ def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, in
         text = clean_text("".join(el.itertext()))
         scale = int(el.get("scale") or 0)
         value: float | None = None
+        if el.get(_XSI_NIL) == "true" and not include_nil:
+            continue
         if el.get(_XSI_NIL) != "true":
             value = parse_ix_number(text, el.get("format"))
             if value is not None:

@@ -24,7 +24,9 @@ PASSAGE_DEPENDENT_RE = re.compile(
     r"(table|passage|text|excerpt|context|paragraph|chart|document above|section above|above)\b"
     r"|\bthe (table|passage|text|excerpt|paragraph|figure|chart) (above|below|provided|given)\b"
     r"|\b(the|this) (above|following) (table|passage|text|excerpt)\b|\bmentioned above\b|\bthe above\b"
-    r"|\b(in|from) the (given|provided) (context|passage|text|table)\b",
+    r"|\b(in|from) the (given|provided) (context|passage|text|table)\b"
+    r"|\bthis (passage|excerpt|text|paragraph|table|context|snippet|chunk)\b"
+    r"|\b(context|information|data) (provided|given|above|shown)\b",
     re.IGNORECASE)
 
 

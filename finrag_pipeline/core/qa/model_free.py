@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, QAItem, TableRow, XbrlFact, stable_id
+from finrag_pipeline.core.models import (
+    Chunk,
+    EvidencePlace,
+    FilingMeta,
+    Page,
+    QAItem,
+    TableRow,
+    XbrlFact,
+    stable_id,
+)
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
 from finrag_pipeline.core.qa.numbers import UNIT_SCALE, digits_key, format_amount

@@ -57,7 +57,7 @@ class RerankerConfig(BaseModel):
     batch_size: int = Field(16, ge=1)
     max_length: int = Field(512, ge=16)
     weights: dict[str, float] | None = None   # features: feature -> weight
-    base_weight: float = 1.0                  # features: weight of the base retriever's normalised score
+    base_weight: float = 0.5                  # features: weight of the base retriever's normalised score
     max_passage_chars: int = Field(2000, ge=100)  # llm: passage is cut to this many characters
 
 

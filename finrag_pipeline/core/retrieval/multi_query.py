@@ -83,7 +83,9 @@ class MultiQueryRetriever(Retriever):
             if i < self.top_pages and self.chunk_store is not None and self.neighbour_window > 0:
                 for h in hits:
                     for c in self.chunk_store.neighbours(h.chunk_id, self.neighbour_window):
-                        if c.chunk_id not in chunks and filters_match(
+                        # neighbours on the same page only: the page is the unit that was ranked
+                        on_page = c.page_start <= h.page_start <= c.page_end
+                        if on_page and c.chunk_id not in chunks and filters_match(
                                 filters, filing_id=c.filing_id, ticker=c.ticker, fiscal_year=c.fiscal_year,
                                 chunk_type=c.chunk_type):
                             chunks[c.chunk_id] = hit_from_chunk(c, score, self.stage_name,

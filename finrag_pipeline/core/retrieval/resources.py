@@ -279,3 +279,35 @@ def _is_factory(value: Any) -> bool:
         return False
     return all(p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                for p in params)
+
+
+def build_resources_from_filings(paths: Sequence[str | Path], index_dir: str | Path,
+                                 embedder: Any = None) -> RetrievalResources:
+    """Parse, chunk and index a few filings into ``index_dir`` and return resources over them.
+
+    For tests, benchmarks and ad-hoc corpora; the pipeline builds its indexes in Dagster assets.
+    """
+    from finrag_pipeline.core.chunking.chunker import chunk_filing
+    from finrag_pipeline.core.indexing.lance_index import LanceIndex
+    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+    from finrag_pipeline.core.ingest.parse import parse_filing
+
+    if embedder is None:
+        from finrag_pipeline.core.indexing.embedder import load_embedder_config
+        embedder = load_embedder_config().build()
+    index_dir = Path(index_dir)
+    tantivy_index = TantivyIndex(index_dir / "tantivy")
+    lance_index = LanceIndex(index_dir / "lancedb", embedder)
+    chunks: list[Chunk] = []
+    metas = []
+    for p in paths:
+        parsed = parse_filing(p)
+        filing_chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
+        tantivy_index.upsert_filing(parsed.meta.filing_id, filing_chunks)
+        lance_index.upsert_filing(parsed.meta.filing_id, filing_chunks)
+        chunks.extend(filing_chunks)
+        metas.append(parsed.meta)
+    catalog = CorpusCatalog({"filing_id": m.filing_id, "ticker": m.ticker, "company": m.company,
+                             "fiscal_year": m.fiscal_year, "period_end_date": m.period_end_date} for m in metas)
+    return RetrievalResources(tantivy=tantivy_index, lance=lance_index, embedder=embedder,
+                              chunk_store=ChunkStore(chunks), catalog=catalog)

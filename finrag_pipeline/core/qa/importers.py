@@ -1,0 +1,169 @@
+"""External QA sets as qa.items: FinanceBench JSONL and a plain JSONL/CSV schema.
+
+FinanceBench ``evidence_page_num`` is the 0-INDEXED page of the PDF; our ``Page.page_number`` is
+1-based, so page = evidence_page_num + 1. Each evidence entry becomes one required group whose
+alternatives are the chunks on that page that overlap the evidence text best (all chunks on the
+page when none overlaps, a page-only place when the filing has no chunks).
+
+Plain schema (JSONL objects or CSV columns): question, answer, filing_id or doc_name,
+evidence_pages ("32" or "32;52", 1-indexed), question_type (optional), qa_id (optional).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, QAItem, stable_id
+
+_TOKEN_RE = re.compile(r"[a-z]+|\d[\d,.]*")
+
+
+@dataclass
+class FilingContext:
+    """What an importer needs of one ingested filing."""
+
+    meta: FilingMeta
+    pages: list[Page]
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+@dataclass
+class ImportResult:
+    items: list[QAItem]
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _tokens(text: str) -> set[str]:
+    return {t.replace(",", "").rstrip(".") for t in _TOKEN_RE.findall((text or "").lower())}
+
+
+def overlap(evidence_text: str, text: str) -> float:
+    """Share of the evidence text's tokens found in ``text`` (recall of the evidence)."""
+    ev = _tokens(evidence_text)
+    return len(ev & _tokens(text)) / len(ev) if ev else 0.0
+
+
+def map_evidence(ctx: FilingContext, page: int, evidence_text: str, min_overlap: float = 0.3) -> list[EvidencePlace]:
+    """Alternative places for one evidence entry: best-overlapping leaf chunks on ``page`` (1-based)."""
+    fid = ctx.meta.filing_id
+    on_page = [c for c in ctx.chunks if c.is_leaf and c.page_start <= page <= c.page_end]
+    if not on_page:
+        return [EvidencePlace(None, page, fid)]
+    if evidence_text:
+        scored = sorted(((overlap(evidence_text, c.text), c) for c in on_page), key=lambda sc: -sc[0])
+        best = scored[0][0]
+        if best >= min_overlap:
+            # near-ties too: the same figure is often both in a table-row chunk and a prose window
+            return [EvidencePlace(c.chunk_id, page, fid) for s, c in scored if s >= 0.8 * best]
+    return [EvidencePlace(c.chunk_id, page, fid) for c in on_page]
+
+
+def _index_filings(filings: Mapping[str, FilingContext] | Iterable[FilingContext]) -> dict[str, FilingContext]:
+    """Look-up by filing_id, original file name and its stem ("APPLE_2022_10K")."""
+    values = filings.values() if isinstance(filings, Mapping) else filings
+    out: dict[str, FilingContext] = dict(filings) if isinstance(filings, Mapping) else {}
+    for ctx in values:
+        out[ctx.meta.filing_id] = ctx
+        if ctx.meta.original_name:
+            out[ctx.meta.original_name] = ctx
+            out[Path(ctx.meta.original_name).stem] = ctx
+    return out
+
+
+def _page_in_range(ctx: FilingContext, page: int) -> bool:
+    return any(p.page_number == page for p in ctx.pages)
+
+
+def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] | Iterable[FilingContext]
+                        ) -> ImportResult:
+    """FinanceBench JSONL -> QAItems (source="financebench"); unknown documents are counted, not raised."""
+    index = _index_filings(filings)
+    items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0, "bad_record": 0}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            ctx = index.get(rec["doc_name"])
+        except (ValueError, KeyError):
+            counts["bad_record"] += 1
+            continue
+        if ctx is None:
+            counts["filing_not_ingested"] += 1
+            continue
+        groups, meta_ev = [], []
+        for ev in rec.get("evidence") or []:
+            page = int(ev["evidence_page_num"]) + 1          # 0-indexed PDF page -> our 1-based page_number
+            if not _page_in_range(ctx, page):
+                counts["page_out_of_range"] += 1
+                continue
+            groups.append(map_evidence(ctx, page, ev.get("evidence_text", "")))
+            page_text = next(p.text for p in ctx.pages if p.page_number == page)
+            meta_ev.append({"page": page, "overlap": round(overlap(ev.get("evidence_text", ""), page_text), 3)})
+        fid = ctx.meta.filing_id
+        items.append(QAItem(
+            qa_id=stable_id(fid, "financebench", rec.get("financebench_id") or rec["question"]), filing_id=fid,
+            question=rec["question"], reference_answer=str(rec.get("answer", "")),
+            question_type=_map_fb_type(rec.get("question_type")), evidence=groups,
+            generator="financebench", generator_version="", source="financebench",
+            metadata={"financebench_id": rec.get("financebench_id"), "company": rec.get("company"),
+                      "doc_name": rec.get("doc_name"), "fb_question_type": rec.get("question_type"),
+                      "evidence_pages": meta_ev}))
+        counts["imported"] += 1
+    return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])
+
+
+def _map_fb_type(fb_type: str | None) -> str:
+    return {"metrics-generated": "numerical", "domain-relevant": "factual",
+            "novel-generated": "factual"}.get(fb_type or "", "factual")
+
+
+def _pages_field(value: Any) -> list[int]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, list):
+        return [int(v) for v in value]
+    return [int(v) for v in re.split(r"[;,\s]+", str(value).strip()) if v]
+
+
+def _plain_records(path: Path, fmt: str) -> list[dict[str, Any]]:
+    if fmt == "csv":
+        with path.open(newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterable[FilingContext],
+                 fmt: str | None = None) -> ImportResult:
+    """Plain JSONL or CSV (evidence_pages 1-indexed) -> QAItems with source "jsonl"/"csv"."""
+    path = Path(path)
+    fmt = fmt or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
+    index = _index_filings(filings)
+    items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0}
+    for rec in _plain_records(path, fmt):
+        ctx = index.get(rec.get("filing_id") or "") or index.get(rec.get("doc_name") or "")
+        if ctx is None:
+            counts["filing_not_ingested"] += 1
+            continue
+        groups = []
+        for page in _pages_field(rec.get("evidence_pages")):
+            if _page_in_range(ctx, page):
+                groups.append(map_evidence(ctx, page, rec.get("evidence_text") or rec.get("answer", "")))
+            else:
+                counts["page_out_of_range"] += 1
+        fid = ctx.meta.filing_id
+        qtype = rec.get("question_type") or ("unanswerable" if not groups else "factual")
+        items.append(QAItem(
+            qa_id=rec.get("qa_id") or stable_id(fid, fmt, rec["question"]), filing_id=fid,
+            question=rec["question"], reference_answer=str(rec.get("answer", "")), question_type=qtype,
+            evidence=groups, generator=fmt, source=fmt, metadata={"imported_from": path.name}))
+        counts["imported"] += 1
+    return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])

@@ -1,0 +1,93 @@
+"""Read warehouse rows back into the core dataclasses (the inverse of ``to_row``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from finrag_pipeline.core.models import Chunk, EvidencePlace, Page, QAItem, TableCell, TableRow, XbrlFact
+from finrag_pipeline.core.warehouse import Warehouse
+
+T = TypeVar("T")
+
+
+def _clean(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    if value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp | datetime):
+        return value.date()
+    if hasattr(value, "item") and not isinstance(value, str | bytes | date):
+        return value.item()  # numpy scalar -> python
+    return value
+
+
+def from_row(cls: type[T], row: dict[str, Any]) -> T:
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    json_fields = getattr(cls, "json_fields", ())
+    values = {}
+    for key in names & row.keys():
+        value = _clean(row[key])
+        if key in json_fields and isinstance(value, str):
+            value = json.loads(value)
+        values[key] = value
+    return cls(**values)
+
+
+def table_row_from_row(row: dict[str, Any]) -> TableRow:
+    tr = from_row(TableRow, row)
+    tr.cells = [TableCell(**c) if isinstance(c, dict) else c for c in tr.cells]
+    return tr
+
+
+def qa_item_from_row(row: dict[str, Any]) -> QAItem:
+    item = from_row(QAItem, row)
+    item.evidence = [[EvidencePlace(**p) if isinstance(p, dict) else p for p in group] for group in item.evidence]
+    return item
+
+
+def load_pages(wh: Warehouse, filing_id: str) -> list[Page]:
+    df = wh.query_df("SELECT * FROM core.pages WHERE filing_id = ? ORDER BY page_number", [filing_id])
+    return [from_row(Page, r) for r in df.to_dict("records")]
+
+
+def load_table_rows(wh: Warehouse, filing_id: str) -> list[TableRow]:
+    df = wh.query_df("SELECT * FROM core.table_rows WHERE filing_id = ? ORDER BY page_number, table_id, row_index",
+                     [filing_id])
+    return [table_row_from_row(r) for r in df.to_dict("records")]
+
+
+def load_facts(wh: Warehouse, filing_id: str) -> list[XbrlFact]:
+    df = wh.query_df("SELECT * FROM core.xbrl_facts WHERE filing_id = ? ORDER BY fact_id", [filing_id])
+    return [from_row(XbrlFact, r) for r in df.to_dict("records")]
+
+
+def load_chunks(wh: Warehouse, filing_id: str | None = None, *, leaves_only: bool = False) -> list[Chunk]:
+    clauses, params = [], []
+    if filing_id is not None:
+        clauses.append("filing_id = ?")
+        params.append(filing_id)
+    if leaves_only:
+        clauses.append("is_leaf")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    df = wh.query_df(f"SELECT * FROM core.chunks {where} ORDER BY filing_id, position", params)
+    return [from_row(Chunk, r) for r in df.to_dict("records")]
+
+
+def load_qa_items(wh: Warehouse, filing_id: str | None = None, *, accepted_only: bool = True) -> list[QAItem]:
+    clauses, params = [], []
+    if filing_id is not None:
+        clauses.append("filing_id = ?")
+        params.append(filing_id)
+    if accepted_only:
+        clauses.append("status IN ('accepted', 'edited')")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    df = wh.query_df(f"SELECT * FROM qa.items {where} ORDER BY filing_id, qa_id", params)
+    return [qa_item_from_row(r) for r in df.to_dict("records")]

@@ -1,0 +1,457 @@
+"""One self-contained HTML report of the evaluation results, with plotly charts.
+
+``build_report(warehouse, out_path)`` reads the dbt marts (schema ``marts``) when they exist, and
+otherwise recomputes the same numbers from the ``eval.*`` tables, so the report also works before
+the first ``dbt build``. The file embeds plotly.js once (no CDN): it opens offline, from an email
+attachment or from the Dagster UI's metadata link.
+
+Numbers follow the marts' rules: the newest run of each configuration x filing x scope, failed
+questions scored 0, 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import html
+import math
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+Z = 1.96
+RETRIEVAL_KEYS = ["config_name", "retriever", "k", "chunking", "scope"]
+BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "figure_match"}
+CHART_METRICS = ["hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page", "all_evidence_hit"]
+ALL_RETRIEVAL_METRICS = [
+    "hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "precision_chunk", "ap_chunk",
+    "hit_page", "mrr_page", "ndcg_page", "recall_page", "precision_page", "ap_page", "all_evidence_hit",
+]
+ANSWER_METRICS = ["figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
+                  "faithfulness", "answer_relevancy"]
+LEADERBOARD_ROWS = 10
+WORST_QUESTIONS = 15
+
+
+# ----------------------------------------------------------------------------------------------
+# Connection and table helpers
+
+
+@contextlib.contextmanager
+def _open(source: str | os.PathLike | duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Use a caller's connection as-is; open a path read-only (a report never writes)."""
+    if isinstance(source, duckdb.DuckDBPyConnection):
+        yield source
+        return
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+    n = con.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+        [schema, name],
+    ).fetchall()[0][0]
+    return n > 0
+
+
+def _df(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
+    return con.execute(sql).df()
+
+
+# ----------------------------------------------------------------------------------------------
+# Interval maths (the Python twin of dbt_metrics/macros/stats.sql)
+
+
+def wilson_interval(p: float, n: int, z: float = Z) -> tuple[float, float]:
+    if n <= 0 or p is None or math.isnan(p):
+        return (math.nan, math.nan)
+    centre = p + z * z / (2 * n)
+    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n)))
+    denom = 1 + z * z / n
+    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
+
+
+def normal_interval(values: pd.Series, z: float = Z) -> tuple[float, float]:
+    v = values.dropna()
+    if len(v) < 2:
+        return (math.nan, math.nan)
+    half = z * float(v.std(ddof=1)) / math.sqrt(len(v))
+    return max(0.0, float(v.mean()) - half), min(1.0, float(v.mean()) + half)
+
+
+def summarise(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """Mean and 95% interval of each metric per group: ``<m>_mean``, ``<m>_ci_low``, ``<m>_ci_high``.
+
+    NULLs are left out of a metric's mean (callers zero failures first, as the marts do).
+    """
+    rows = []
+    for key, g in df.groupby(list(by), dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        row["n_questions"] = len(g)
+        for m in metrics:
+            vals = pd.to_numeric(g[m], errors="coerce")
+            mean = float(vals.mean()) if vals.notna().any() else math.nan
+            lo, hi = (wilson_interval(mean, int(vals.notna().sum())) if m in BINARY_METRICS
+                      else normal_interval(vals))
+            row.update({f"{m}_mean": mean, f"{m}_ci_low": lo, f"{m}_ci_high": hi})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# Data: marts first, eval tables as the fallback
+
+
+def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: bool = False) -> pd.DataFrame:
+    """Rows of the newest run per configuration x filing x scope (x corpus size), failures zeroed."""
+    part = "config_name, retriever, k, chunking, filing_id, scope"
+    if per_corpus_size:
+        part += ", n_filings_in_corpus"
+    keys = [c.strip() for c in part.split(",")]
+    join = " and ".join(f"x.{c} is not distinct from r.{c}" for c in keys)
+    df = _df(con, f"""
+        with runs as (
+            select {part}, run_id, max(evaluated_at) as last_at
+            from eval.retrieval_results group by {part}, run_id
+        ), ranked as (
+            select *, row_number() over (partition by {part} order by last_at desc nulls last, run_id desc) as rn
+            from runs
+        )
+        select r.* from eval.retrieval_results r
+        join ranked x on x.rn = 1 and x.run_id = r.run_id and {join}""")
+    failed = df["status"].ne("ok")
+    for m in ALL_RETRIEVAL_METRICS:
+        df[m] = pd.to_numeric(df[m], errors="coerce").where(~failed, 0.0).fillna(0.0)
+    df["latency_ms"] = pd.to_numeric(df["latency_ms"], errors="coerce").where(~failed)
+    df["is_ok"] = ~failed
+    return df
+
+
+def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    if _has_table(con, "marts", "mart_retriever_leaderboard"):
+        return _df(con, "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
+    rows = _latest_retrieval_rows(con)
+    if rows.empty:
+        return pd.DataFrame()
+    out = summarise(rows, RETRIEVAL_KEYS, ALL_RETRIEVAL_METRICS)
+    g = rows.groupby(RETRIEVAL_KEYS, dropna=False, sort=True)
+    out["coverage"] = g["is_ok"].mean().to_numpy()
+    out["n_filings"] = g["filing_id"].nunique().to_numpy()
+    out["latency_p50_ms"] = g["latency_ms"].quantile(0.5).to_numpy()
+    out["latency_p95_ms"] = g["latency_ms"].quantile(0.95).to_numpy()
+    out["rank_in_scope_k"] = out.groupby(["scope", "k"])["ndcg_chunk_mean"].rank(ascending=False, method="min")
+    return out.sort_values(["scope", "rank_in_scope_k"]).reset_index(drop=True)
+
+
+def load_by_question_type(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    if _has_table(con, "marts", "mart_metrics_by_question_type"):
+        return _df(con, "select * from marts.mart_metrics_by_question_type")
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
+    rows = _latest_retrieval_rows(con)
+    if rows.empty:
+        return pd.DataFrame()
+    rows["question_type"] = rows["question_type"].fillna("unknown")
+    return summarise(rows, [*RETRIEVAL_KEYS, "question_type"], CHART_METRICS)
+
+
+def load_corpus_growth(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    if _has_table(con, "marts", "mart_corpus_growth"):
+        return _df(con, "select * from marts.mart_corpus_growth order by n_filings_in_corpus")
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
+    rows = _latest_retrieval_rows(con, per_corpus_size=True)
+    rows = rows[(rows["scope"] == "corpus") & rows["n_filings_in_corpus"].notna()]
+    if rows.empty:
+        return pd.DataFrame()
+    keys = ["config_name", "retriever", "k", "chunking", "n_filings_in_corpus"]
+    return summarise(rows, keys, CHART_METRICS).sort_values("n_filings_in_corpus")
+
+
+def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    if _has_table(con, "marts", "mart_question_difficulty"):
+        return _df(con, f"""select * from marts.mart_question_difficulty
+                            qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
+                            order by scope, worst_rank, qa_id""")
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
+    rows = _latest_retrieval_rows(con)
+    if rows.empty:
+        return pd.DataFrame()
+    agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
+           .agg(n_configs=("config_name", "size"), n_failed=("is_ok", lambda s: int((~s).sum())),
+                hit_chunk_mean=("hit_chunk", "mean"), ndcg_chunk_mean=("ndcg_chunk", "mean"),
+                question_type=("question_type", "first"))
+           .reset_index())
+    if _has_table(con, "qa", "items"):
+        questions = _df(con, "select qa_id, any_value(question) as question from qa.items group by qa_id")
+        agg = agg.merge(questions, on="qa_id", how="left")
+    agg = agg.sort_values(["scope", "ndcg_chunk_mean", "hit_chunk_mean", "qa_id"])
+    return agg.groupby("scope", group_keys=False).head(WORST_QUESTIONS)
+
+
+def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
+    """Flagged changes from marts.mart_regressions; None when the mart is not built (no fallback:
+    the run-pairing logic lives in dbt only)."""
+    if not _has_table(con, "marts", "mart_regressions"):
+        return None
+    df = _df(con, """select * from marts.mart_regressions where outside_interval
+                     order by direction, delta, config_name, filing_id, metric limit 50""")
+    # Pick what exists: the mart may be a version older or newer than this code.
+    cols = [c for c in ["scope", "config_name", "filing_id", "metric", "previous_mean", "latest_mean", "delta",
+                        "previous_ci_low", "previous_ci_high", "paired_significant", "direction"] if c in df]
+    return df[cols]
+
+
+def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(quality per model x prompt x temperature, response-state shares)."""
+    if _has_table(con, "marts", "mart_answer_quality"):
+        quality = _df(con, "select * from marts.mart_answer_quality order by model, prompt_type, temperature")
+        states = (_df(con, "select * from marts.mart_answer_response_states")
+                  if _has_table(con, "marts", "mart_answer_response_states") else pd.DataFrame())
+        return quality, states
+    if not _has_table(con, "eval", "answer_results"):
+        return pd.DataFrame(), pd.DataFrame()
+    df = _df(con, """
+        with runs as (select config_name, filing_id, run_id, max(evaluated_at) as last_at
+                      from eval.answer_results group by all),
+        ranked as (select *, row_number() over (partition by config_name, filing_id
+                                                 order by last_at desc nulls last, run_id desc) as rn from runs)
+        select a.* from eval.answer_results a
+        join ranked x on x.rn = 1 and x.run_id = a.run_id
+         and x.config_name is not distinct from a.config_name and x.filing_id is not distinct from a.filing_id""")
+    if df.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    is_error = df["error"].fillna("").str.strip().ne("") | df["response_state"].fillna("").str.lower().eq("error")
+    df["response_state"] = df["response_state"].fillna("unknown").where(~is_error, "error")
+    for m in ANSWER_METRICS:
+        df[m] = pd.to_numeric(df[m], errors="coerce").mask(is_error, 0.0)
+    keys = ["model", "prompt_type", "temperature"]
+    quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
+    states = df.groupby([*keys, "response_state"], dropna=False).size().rename("n_answers").reset_index()
+    states["share"] = states["n_answers"] / states.groupby(keys, dropna=False)["n_answers"].transform("sum")
+    return quality, states
+
+
+# ----------------------------------------------------------------------------------------------
+# Charts
+
+
+def _config_label(row: pd.Series) -> str:
+    label = f"{row['retriever']} k={row['k']}"
+    return label if row["config_name"] in (None, "", label) else f"{label} ({row['config_name']})"
+
+
+def _bar_with_ci(df: pd.DataFrame, x: list[str], metric: str, name: str) -> go.Bar:
+    mean = df[f"{metric}_mean"]
+    upper = (df[f"{metric}_ci_high"] - mean).clip(lower=0) if f"{metric}_ci_high" in df else None
+    lower = (mean - df[f"{metric}_ci_low"]).clip(lower=0) if f"{metric}_ci_low" in df else None
+    error = None if upper is None else dict(type="data", array=upper.fillna(0).tolist(),
+                                             arrayminus=lower.fillna(0).tolist(), visible=True)
+    return go.Bar(x=x, y=mean.tolist(), name=name, error_y=error)
+
+
+def _figure_html(fig: go.Figure, div_id: str) -> str:
+    # plotly.js is embedded once in <head>; each figure only carries its data.
+    fig.update_layout(template="plotly_white", margin=dict(l=50, r=20, t=50, b=80), height=420)
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id)
+
+
+def leaderboard_charts(board: pd.DataFrame) -> list[str]:
+    """One grouped bar chart per scope: metrics per retriever and k, with 95% interval bars."""
+    charts = []
+    for scope, g in board.groupby("scope", sort=True):
+        g = g.sort_values(["retriever", "k", "config_name"])
+        x = [_config_label(r) for _, r in g.iterrows()]
+        fig = go.Figure([_bar_with_ci(g, x, m, m) for m in CHART_METRICS if f"{m}_mean" in g])
+        fig.update_layout(title=f"Retrieval metrics per retriever and k, scope={scope} (95% CI)",
+                          barmode="group", yaxis=dict(range=[0, 1.05], title="mean (failures = 0)"))
+        charts.append(_figure_html(fig, f"chart-leaderboard-{scope}"))
+    return charts
+
+
+def question_type_chart(by_type: pd.DataFrame, metric: str = "hit_chunk") -> str:
+    fig = go.Figure()
+    for (cfg, retriever, k, scope), g in by_type.groupby(["config_name", "retriever", "k", "scope"], sort=True):
+        fig.add_trace(_bar_with_ci(g.sort_values("question_type"), g.sort_values("question_type")["question_type"].tolist(),
+                                   metric, f"{retriever} k={k} ({cfg}) [{scope}]"))
+    fig.update_layout(title=f"{metric} per question type (95% CI)", barmode="group",
+                      yaxis=dict(range=[0, 1.05], title=metric))
+    return _figure_html(fig, "chart-question-type")
+
+
+def corpus_growth_chart(growth: pd.DataFrame, metric: str = "ndcg_chunk") -> str:
+    fig = go.Figure()
+    for (cfg, retriever, k), g in growth.groupby(["config_name", "retriever", "k"], sort=True):
+        g = g.sort_values("n_filings_in_corpus")
+        mean = g[f"{metric}_mean"]
+        fig.add_trace(go.Scatter(
+            x=g["n_filings_in_corpus"].tolist(), y=mean.tolist(), mode="lines+markers",
+            name=f"{retriever} k={k} ({cfg})",
+            error_y=dict(type="data", array=(g[f"{metric}_ci_high"] - mean).clip(lower=0).fillna(0).tolist(),
+                         arrayminus=(mean - g[f"{metric}_ci_low"]).clip(lower=0).fillna(0).tolist())))
+    fig.update_layout(title=f"Corpus growth: whole-corpus {metric} vs number of filings",
+                      xaxis=dict(title="filings in the corpus", dtick=1),
+                      yaxis=dict(range=[0, 1.05], title=metric))
+    return _figure_html(fig, "chart-corpus-growth")
+
+
+def answer_quality_charts(quality: pd.DataFrame, states: pd.DataFrame) -> list[str]:
+    x = [f"{r['model']} / {r['prompt_type']} / T={r['temperature']}" for _, r in quality.iterrows()]
+    fig = go.Figure([_bar_with_ci(quality, x, m, m) for m in ANSWER_METRICS if f"{m}_mean" in quality])
+    fig.update_layout(title="Answer quality by model / prompt / temperature (95% CI)", barmode="group",
+                      yaxis=dict(range=[0, 1.05]))
+    charts = [_figure_html(fig, "chart-answer-quality")]
+    if not states.empty:
+        sfig = go.Figure()
+        states = states.assign(label=[f"{r['model']} / {r['prompt_type']} / T={r['temperature']}"
+                                      for _, r in states.iterrows()])
+        for state, g in states.groupby("response_state", sort=True):
+            sfig.add_trace(go.Bar(x=g["label"].tolist(), y=g["share"].tolist(), name=str(state)))
+        sfig.update_layout(title="Response states", barmode="stack", yaxis=dict(range=[0, 1], title="share"))
+        charts.append(_figure_html(sfig, "chart-response-states"))
+    return charts
+
+
+# ----------------------------------------------------------------------------------------------
+# Tables
+
+
+def _fmt_ci(row: pd.Series, metric: str) -> str:
+    mean, lo, hi = row.get(f"{metric}_mean"), row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    if mean is None or pd.isna(mean):
+        return ""
+    if lo is None or pd.isna(lo) or hi is None or pd.isna(hi):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _fmt(v: object, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def _fmt_ms(v: object) -> str:
+    return "" if v is None or pd.isna(v) else f"{float(v):.0f}"
+
+
+def _html_table(df: pd.DataFrame, css_class: str) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
+                   for row in df.itertuples(index=False))
+    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def leaderboard_table(board: pd.DataFrame) -> str:
+    top = board.sort_values(["scope", "rank_in_scope_k"]).groupby("scope", sort=True).head(LEADERBOARD_ROWS)
+    view = pd.DataFrame({
+        "scope": top["scope"], "rank": top["rank_in_scope_k"].astype(int), "config": top["config_name"],
+        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"],
+        "questions": top["n_questions"], "coverage": top["coverage"].map(lambda v: f"{v:.1%}"),
+        **{name: [_fmt_ci(r, m) for _, r in top.iterrows()] for name, m in [
+            ("hit@k chunk", "hit_chunk"), ("MRR chunk", "mrr_chunk"), ("nDCG chunk", "ndcg_chunk"),
+            ("recall chunk", "recall_chunk"), ("hit@k page", "hit_page"), ("all evidence", "all_evidence_hit")]},
+        "latency p50 ms": top["latency_p50_ms"].map(_fmt_ms), "latency p95 ms": top["latency_p95_ms"].map(_fmt_ms),
+    })
+    return _html_table(view, "leaderboard")
+
+
+def worst_questions_table(worst: pd.DataFrame) -> str:
+    cols = [c for c in ["scope", "qa_id", "filing_id", "question_type", "question", "n_configs", "n_failed",
+                        "hit_chunk_mean", "ndcg_chunk_mean", "best_config_name"] if c in worst]
+    return _html_table(worst[cols], "worst-questions")
+
+
+def answer_quality_table(quality: pd.DataFrame) -> str:
+    view = pd.DataFrame({
+        "model": quality["model"], "prompt": quality["prompt_type"], "temperature": quality["temperature"],
+        "answers": quality["n_answers"],
+        **{m: [_fmt_ci(r, m) for _, r in quality.iterrows()] for m in ANSWER_METRICS if f"{m}_mean" in quality},
+    })
+    for m in ANSWER_METRICS:
+        if f"{m}_coverage" in quality:
+            view[f"{m} coverage"] = quality[f"{m}_coverage"].map(lambda v: "" if pd.isna(v) else f"{v:.0%}")
+    return _html_table(view, "answer-quality")
+
+
+# ----------------------------------------------------------------------------------------------
+# Page
+
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
+h1 { margin-bottom: .2rem; } .meta { color: #666; margin-top: 0; }
+table { border-collapse: collapse; font-size: .85rem; margin: 1rem 0; }
+th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } .empty { color: #888; font-style: italic; }
+"""
+
+
+def _section(title: str, parts: Sequence[str], empty_message: str) -> str:
+    body = "\n".join(parts) if parts else f'<p class="empty">{html.escape(empty_message)}</p>'
+    return f"<section><h2>{html.escape(title)}</h2>\n{body}\n</section>"
+
+
+def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_path: str | os.PathLike) -> Path:
+    """Write the HTML report for ``warehouse`` (a path or an open connection) to ``out_path``.
+
+    Written to a temp file and renamed, so a browser or the Dagster UI never opens half a report.
+    """
+    out = Path(out_path)
+    with _open(warehouse) as con:
+        board = load_leaderboard(con)
+        by_type = load_by_question_type(con)
+        growth = load_corpus_growth(con)
+        worst = load_worst_questions(con)
+        quality, states = load_answer_quality(con)
+        regressions = load_flagged_regressions(con)
+        source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
+
+    sections = [
+        _section("Retriever leaderboard",
+                 [leaderboard_table(board), *leaderboard_charts(board)] if not board.empty else [],
+                 "No retrieval evaluation yet."),
+        _section("Metrics per question type", [question_type_chart(by_type)] if not by_type.empty else [],
+                 "No retrieval evaluation yet."),
+        _section("Corpus growth", [corpus_growth_chart(growth)] if not growth.empty else [],
+                 "No whole-corpus (scope=corpus) evaluation yet."),
+        _section("Answer quality",
+                 [answer_quality_table(quality), *answer_quality_charts(quality, states)] if not quality.empty else [],
+                 "No answer evaluation yet."),
+        _section("Regressions (latest vs previous run, outside the previous 95% interval)",
+                 [_html_table(regressions, "regressions")] if regressions is not None and not regressions.empty else [],
+                 "No regressions flagged." if regressions is not None else
+                 "Regressions need the dbt marts (dbt build of dbt_metrics/)."),
+        _section("Worst questions", [worst_questions_table(worst)] if not worst.empty else [],
+                 "No retrieval evaluation yet."),
+    ]
+    generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>finrag evaluation report</title>
+<style>{CSS}</style>
+<script type="text/javascript">{get_plotlyjs()}</script>
+</head><body>
+<h1>finrag evaluation report</h1>
+<p class="meta">Generated {generated} from the {source}. Means count failed questions as 0; bars show
+95% intervals (Wilson for hit rates, normal approximation for graded metrics).</p>
+{chr(10).join(sections)}
+</body></html>
+"""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, out)
+    return out

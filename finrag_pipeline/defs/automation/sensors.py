@@ -1,0 +1,59 @@
+"""Sensors: the inbox (a new 10-K lands -> it is registered and ingested) and declarative automation."""
+
+import dagster as dg
+
+from finrag_pipeline.core.edgar import load_automation_config
+from finrag_pipeline.core.inbox import InboxCursor, pending_files, process_inbox_file
+from finrag_pipeline.defs.automation.jobs import ingest_filing_job
+from finrag_pipeline.defs.partitions import filings_partitions
+from finrag_pipeline.defs.resources import FinragResource
+
+QUARANTINE_ASSET = dg.AssetKey("inbox_quarantine")
+MAX_FILES_PER_TICK = 10  # a tick must finish well within Dagster's sensor timeout
+
+
+@dg.sensor(
+    job=ingest_filing_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Watches the inbox folder (assets_config/automation.yaml, default FINRAG_HOME/inbox). A new "
+                "file is registered (deduplicated by content hash), its partition added and the ingest job "
+                "requested; a file that cannot be a filing goes to quarantine with its reason.",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) -> dg.SensorResult:
+    paths = finrag.paths
+    automation = load_automation_config()
+    inbox = automation.inbox.path or paths.inbox
+    quarantine = automation.inbox.quarantine or paths.quarantine
+    cursor = InboxCursor.from_json(context.cursor)
+    new_partitions: list[str] = []
+    run_requests: list[dg.RunRequest] = []
+    events: list[dg.AssetObservation] = []
+
+    for path in pending_files(inbox)[:MAX_FILES_PER_TICK]:
+        reg = process_inbox_file(path, paths, finrag.warehouse, quarantine)
+        cursor.handled[reg.sha256 or path.name] = reg.status
+        context.log.info(f"{path.name}: {reg.status} ({reg.message})")
+        if reg.ok:
+            new_partitions.append(reg.filing_id)
+            # The run key makes a re-request after a crash between registration and cursor update a no-op.
+            run_requests.append(dg.RunRequest(partition_key=reg.filing_id,
+                                              run_key=f"{reg.filing_id}:{reg.sha256[:16]}",
+                                              tags={"finrag/source_file": path.name}))
+        elif reg.status != "duplicate":
+            events.append(dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
+                "file": path.name, "status": reg.status, "reason": reg.message,
+                "folder": dg.MetadataValue.path(str(quarantine))}))
+
+    return dg.SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=[filings_partitions.build_add_request(new_partitions)] if new_partitions else [],
+        asset_events=events,
+        cursor=cursor.to_json(),
+        skip_reason=None if run_requests or events else dg.SkipReason(f"nothing new in {inbox}"),
+    )
+
+
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "finrag_automation", target=dg.AssetSelection.all(), default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Evaluates the named automation conditions (defs/automation/conditions.py).",
+)

@@ -1,0 +1,80 @@
+"""Indexes: each filing's leaf chunks into Tantivy (BM25) and LanceDB (vectors); the corpus they form."""
+
+import json
+import time
+
+import dagster as dg
+
+from finrag_pipeline.core.catalog import active_filings
+from finrag_pipeline.core.models import stable_id
+from finrag_pipeline.core.records import load_chunks
+from finrag_pipeline.defs.automation.conditions import CORPUS_CHANGED
+from finrag_pipeline.defs.partitions import filings_partitions
+from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+
+GROUP = "index"
+
+
+@dg.asset(
+    partitions_def=filings_partitions, group_name=GROUP, deps=["chunks"], kinds={"tantivy"},
+    description="The filing's leaf chunks in the Tantivy BM25 index (words stemmed, financial tokens such "
+                "as $4.2B, FY2024, 10-K kept whole). Replaced in one commit: a dying run leaves the old state.",
+)
+def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.MaterializeResult:
+    fid = context.partition_key
+    leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
+    t0 = time.perf_counter()
+    index = finrag.tantivy()
+    n = index.upsert_filing(fid, leaves)
+    return dg.MaterializeResult(metadata={
+        "documents": n, "documents_in_index": index.count(), "seconds": round(time.perf_counter() - t0, 2),
+        "path": dg.MetadataValue.path(str(finrag.paths.tantivy_dir)),
+    })
+
+
+@dg.asset(
+    partitions_def=filings_partitions, group_name=GROUP, deps=["chunks"], kinds={"lancedb"},
+    description="The filing's leaf chunks embedded (MiniLM by default; the embedder is a resource) in "
+                "LanceDB. Only this filing is embedded; unchanged texts come from the embedding cache.",
+)
+def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
+                 embedder: EmbedderResource) -> dg.MaterializeResult:
+    fid = context.partition_key
+    leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
+    t0 = time.perf_counter()
+    index = finrag.lance(embedder.get())
+    n = index.upsert_filing(fid, leaves, show_progress=False)
+    seconds = time.perf_counter() - t0
+    return dg.MaterializeResult(metadata={
+        "rows": n, "newly_embedded": index.last_encoded, "rows_in_index": index.count(),
+        "embedder": index.embedder.name, "seconds": round(seconds, 2),
+        "chunks_per_second": round(index.last_encoded / seconds, 1) if seconds and index.last_encoded else 0.0,
+    })
+
+
+@dg.asset(
+    group_name=GROUP, deps=["bm25_index", "vector_index"], kinds={"duckdb"},
+    automation_condition=CORPUS_CHANGED,
+    description="The searchable corpus as a whole: which filings are in both indexes, and a hash of that "
+                "state. Filings removed from the catalog are dropped from both indexes here. Whole-corpus "
+                "evaluations depend on it, so a new or removed filing re-evaluates every QA set.",
+)
+def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
+                 embedder: EmbedderResource) -> dg.MaterializeResult:
+    wh = finrag.warehouse
+    active = set(active_filings(wh))
+    bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get())
+    for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
+        context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
+        bm25.delete_filing(stale)
+        vectors.delete_filing(stale)
+    indexed = sorted(active & set(bm25.filing_ids()) & set(vectors.filing_ids()))
+    counts = {fid: bm25.count(fid) for fid in indexed}
+    state = stable_id(json.dumps(counts, sort_keys=True), vectors.embedder.name)
+    wh.replace_rows("core.corpus_versions", [{
+        "corpus_state": state, "filing_ids": json.dumps(indexed), "n_filings": len(indexed),
+        "n_chunks": sum(counts.values()), "embedder": vectors.embedder.name}], where={"corpus_state": state})
+    return dg.MaterializeResult(metadata={
+        "corpus_state": state, "filings": len(indexed), "chunks": sum(counts.values()),
+        "per_filing": dg.MetadataValue.json(counts),
+    })

@@ -1,0 +1,100 @@
+"""Asset checks on what ingest writes, backed by great-expectations. Blocking checks stop what follows:
+an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation."""
+
+import dagster as dg
+
+from finrag_pipeline.core.catalog import load_filing
+from finrag_pipeline.core.quality import ValidationOutcome, validate
+from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+
+
+def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=outcome.success, metadata={
+        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata})
+
+
+@dg.asset_check(asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
+                "(at least 90%), and every page number lies within the document.")
+def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
+    fid = context.partition_key
+    meta = load_filing(finrag.warehouse, fid)
+    df = finrag.warehouse.query_df("SELECT page_number, char_count FROM core.pages WHERE filing_id = ?", [fid])
+    outcome = validate(df, [
+        ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "char_count", "min_value": 1, "mostly": 0.9}),
+        ("ExpectColumnValuesToBeBetween", {"column": "page_number", "min_value": 1, "max_value": max(meta.n_pages, 1)}),
+        ("ExpectColumnValuesToBeUnique", {"column": "page_number"}),
+    ], name="pages")
+    return _result(outcome, pages=len(df))
+
+
+@dg.asset_check(asset="table_rows", blocking=False, description="Every table row has a label and column "
+                "headers; most rows know the period of their columns.")
+def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
+                                        finrag: FinragResource) -> dg.AssetCheckResult:
+    fid = context.partition_key
+    df = finrag.warehouse.query_df(
+        "SELECT row_label, json_array_length(headers::JSON) AS n_headers, "
+        "  list_count(list_filter(json_extract_string(cells::JSON, '$[*].period'), x -> x IS NOT NULL)) AS n_periods "
+        "FROM core.table_rows WHERE filing_id = ?", [fid])
+    outcome = validate(df, [
+        ("ExpectColumnValuesToNotBeNull", {"column": "row_label"}),
+        ("ExpectColumnValuesToBeBetween", {"column": "n_headers", "min_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "n_periods", "min_value": 1, "mostly": 0.7}),
+    ], name="table_rows")
+    return _result(outcome, rows=len(df))
+
+
+@dg.asset_check(asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
+                "a period end and a value.")
+def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
+                                 finrag: FinragResource) -> dg.AssetCheckResult:
+    fid = context.partition_key
+    df = finrag.warehouse.query_df(
+        "SELECT concept, unit, period_end, value FROM core.xbrl_facts WHERE filing_id = ?", [fid])
+    if df.empty:  # PDFs carry no XBRL: nothing to check is a pass, said so
+        return dg.AssetCheckResult(passed=True, metadata={"facts": 0, "note": "no inline XBRL in this filing"})
+    outcome = validate(df, [
+        ("ExpectColumnValuesToNotBeNull", {"column": c}) for c in ("concept", "unit", "period_end", "value")
+    ], name="facts")
+    return _result(outcome, facts=len(df))
+
+
+@dg.asset_check(asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
+                "has a parent table; pages lie within the document.")
+def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
+    fid = context.partition_key
+    meta = load_filing(finrag.warehouse, fid)
+    df = finrag.warehouse.query_df(
+        "SELECT chunk_id, chunk_type, parent_id, page_start, page_end, length(text) AS n_chars "
+        "FROM core.chunks WHERE filing_id = ?", [fid])
+    rows = df[df["chunk_type"] == "table_row"]
+    outcome = validate(df, [
+        ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
+        ("ExpectColumnValuesToBeUnique", {"column": "chunk_id"}),
+        ("ExpectColumnValuesToBeBetween", {"column": "page_start", "min_value": 1, "max_value": max(meta.n_pages, 1)}),
+        ("ExpectColumnValuesToBeBetween", {"column": "n_chars", "min_value": 1}),
+    ], name="chunks")
+    orphan_rows = int(rows["parent_id"].isna().sum())
+    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata={
+        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "chunks": len(df),
+        "table_row_chunks_without_parent": orphan_rows})
+
+
+def _index_count_check(asset: str, count_fn_name: str):
+    @dg.asset_check(asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
+                    description=f"The {asset} holds exactly the filing's leaf chunks (no duplicates, none missing).")
+    def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
+               embedder: EmbedderResource) -> dg.AssetCheckResult:
+        fid = context.partition_key
+        expected = int(finrag.warehouse.query_df(
+            "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
+        index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get())
+        actual = index.count(fid)
+        return dg.AssetCheckResult(passed=actual == expected, metadata={"index_rows": actual, "leaf_chunks": expected})
+
+    return _check
+
+
+bm25_rows_equal_chunks = _index_count_check("bm25_index", "tantivy")
+vector_rows_equal_chunks = _index_count_check("vector_index", "lance")

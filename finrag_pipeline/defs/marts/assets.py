@@ -1,0 +1,82 @@
+"""Marts for analysts: dbt models over the eval tables, a read-only snapshot, and an HTML report."""
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+
+from finrag_pipeline.core.paths import REPO_ROOT
+from finrag_pipeline.core.reporting.report import build_report
+from finrag_pipeline.core.warehouse import publish_snapshot
+from finrag_pipeline.defs.automation.conditions import REFRESH_MARTS
+from finrag_pipeline.defs.resources import FinragResource
+
+DBT_PROJECT_DIR = REPO_ROOT / "dbt_metrics"
+# dbt is installed beside this interpreter (the project's venv), which need not be on PATH.
+_VENV_BIN = str(Path(sys.executable).parent)
+if _VENV_BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _VENV_BIN + os.pathsep + os.environ.get("PATH", "")
+dbt_project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
+
+
+def _manifest_is_stale() -> bool:
+    """A fresh clone has no target/ (git-ignored), and an edited model outdates the manifest."""
+    if not dbt_project.manifest_path.exists():
+        return True
+    built = dbt_project.manifest_path.stat().st_mtime
+    sources = [p for pattern in ("*.sql", "*.yml") for p in DBT_PROJECT_DIR.rglob(pattern)
+               if "target" not in p.parts and "logs" not in p.parts]
+    return any(p.stat().st_mtime > built for p in sources)
+
+
+if _manifest_is_stale():
+    dbt_project.preparer.prepare(dbt_project)  # dbt parse, ~6 s
+
+
+class MartsTranslator(DagsterDbtTranslator):
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return "marts"
+
+    def get_automation_condition(self, dbt_resource_props: Mapping[str, Any]):
+        return REFRESH_MARTS
+
+
+@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=MartsTranslator())
+def dbt_metric_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource, finrag: FinragResource):
+    """dbt build: staging views and metric marts (leaderboard with intervals, by question type, company,
+    fiscal year, corpus growth, regressions, answer quality) in schema ``marts``, with the project's tests."""
+    os.environ["FINRAG_WAREHOUSE"] = str(finrag.paths.warehouse)  # the profile reads it
+    yield from dbt.cli(["build"], context=context).stream()
+
+
+@dg.asset(
+    group_name="marts", kinds={"duckdb"}, deps=[dbt_metric_marts], automation_condition=REFRESH_MARTS,
+    description="warehouse_read.duckdb: a copy of the warehouse swapped in atomically after each "
+                "successful marts build. Analysts open it read-only; an open session never blocks the "
+                "pipeline and never sees a half-written state.",
+)
+def analyst_snapshot(finrag: FinragResource) -> dg.MaterializeResult:
+    path = publish_snapshot(finrag.warehouse, finrag.paths.warehouse_snapshot)
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(path)), "bytes": path.stat().st_size,
+        "connect": dg.MetadataValue.md(f"`duckdb -readonly {path}`"),
+    })
+
+
+@dg.asset(
+    group_name="marts", kinds={"html"}, deps=[analyst_snapshot], automation_condition=REFRESH_MARTS,
+    description="Self-contained HTML report: metrics per retriever and k with interval bars, per question "
+                "type, the corpus growth curve and answer quality; one click from the UI.",
+)
+def eval_report(finrag: FinragResource) -> dg.MaterializeResult:
+    out = build_report(finrag.paths.warehouse_snapshot, finrag.paths.reports_dir / "finrag_report.html")
+    return dg.MaterializeResult(metadata={
+        "report": dg.MetadataValue.url(out.resolve().as_uri()), "path": dg.MetadataValue.path(str(out)),
+    })
+
+
+dbt_resource = DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR))

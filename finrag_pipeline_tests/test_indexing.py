@@ -1,0 +1,283 @@
+"""Indexing: financial tokens, tantivy BM25 index, LanceDB dense index, embedders."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from finrag_pipeline.core.indexing import (  # noqa: E402
+    BM25_B,
+    BM25_K1,
+    EmbedderConfig,
+    LanceIndex,
+    TantivyIndex,
+    filters_to_sql,
+    financial_terms,
+    load_embedder_config,
+    tokenize_for_bm25,
+)
+from finrag_pipeline.core.indexing.tantivy_index import IndexBusy  # noqa: E402
+from finrag_pipeline.core.models import Chunk, SearchFilters  # noqa: E402
+
+
+def make_chunk(filing_id: str, n: int, text: str, *, fiscal_year: int = 2022, chunk_type: str = "prose",
+               is_leaf: bool = True) -> Chunk:
+    return Chunk(chunk_id=f"{filing_id}-{n}", filing_id=filing_id, ticker=filing_id.split("-")[0],
+                 company="X", fiscal_year=fiscal_year, form_type="10-K", section="Item 7", page_start=n,
+                 page_end=n, chunk_type=chunk_type, text=text, position=n, is_leaf=is_leaf)
+
+
+TEXTS = [
+    "Adjusted EBITDA increased to $4.2B in fiscal 2024.",
+    "Operating income grew to $4.3 billion while margins held at 42 percent.",
+    "The 10-K filing for FY2024 lists risk factors in Item 1A.",
+    "Total net sales were 2,345.6 million dollars, up from 2,100.1 million.",
+    "Research and development expense rose with headcount in the U.S. and abroad.",
+    "The company repurchased 4 2 thousand shares; K was not relevant.",
+    "Cash and cash equivalents totaled $1.2 billion at year end.",
+]
+
+
+def filing_chunks(filing_id: str = "AAA-2024-10K", fiscal_year: int = 2024) -> list[Chunk]:
+    return [make_chunk(filing_id, i, t, fiscal_year=fiscal_year) for i, t in enumerate(TEXTS)]
+
+
+# ---- financial tokens ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("$4.2B", ["4.2b", "4.2"]),
+    ("$4.2 billion", ["4.2b", "4.2"]),
+    ("2,345.6", ["2345.6"]),
+    ("(1,234)", ["1234"]),
+    ("12%", ["12%", "12"]),
+    ("FY2024", ["fy2024"]),
+    ("10-K", ["10-k"]),
+    ("R&D", ["r&d"]),
+    ("EBITDA", ["ebitda"]),
+    ("Item 1A", ["1a"]),
+    ("net sales grew", []),
+])
+def test_financial_terms(text, expected):
+    assert financial_terms(text) == expected
+
+
+# ---- tantivy ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def tantivy_index(tmp_path):
+    index = TantivyIndex(tmp_path / "tantivy")
+    index.upsert_filing("AAA-2024-10K", filing_chunks())
+    index.upsert_filing("BBB-2023-10K", filing_chunks("BBB-2023-10K", 2023))
+    return index
+
+
+@pytest.mark.parametrize(("query", "expected_n"), [
+    ("$4.2B", 0), ("$4.2 billion", 0), ("EBITDA", 0), ("FY2024", 2), ("10-K", 2), ("2,345.6", 3),
+    ("2345.6 million", 3), ("research & development", 4),
+])
+def test_tantivy_finds_financial_tokens(tantivy_index, query, expected_n):
+    hits = tantivy_index.search(query, 3, SearchFilters(filing_ids=("AAA-2024-10K",)))
+    assert hits[0][0] == f"AAA-2024-10K-{expected_n}"
+
+
+@pytest.mark.parametrize("query", [
+    'EBITDA "unclosed', "title:foo AND (bar", "((()))", "revenue: $4.2B (FY2024) 'quoted'",
+    "Umsatzerlöse – 営業利益 ₿ 🙂", "", "   ", "-", "*", "AND OR NOT", "\\", "a" * 500, "field:[1 TO 2]",
+])
+def test_tantivy_user_text_never_raises(tantivy_index, query):
+    assert isinstance(tantivy_index.search(query, 5), list)
+
+
+def test_tantivy_upsert_is_idempotent_and_replaces(tantivy_index):
+    assert tantivy_index.count("AAA-2024-10K") == len(TEXTS)
+    tantivy_index.upsert_filing("AAA-2024-10K", filing_chunks())
+    assert tantivy_index.count("AAA-2024-10K") == len(TEXTS)
+    assert tantivy_index.count() == 2 * len(TEXTS)
+    tantivy_index.upsert_filing("AAA-2024-10K", filing_chunks()[:2])
+    assert tantivy_index.count("AAA-2024-10K") == 2
+    assert tantivy_index.count("BBB-2023-10K") == len(TEXTS)
+
+
+def test_tantivy_skips_parents_and_rejects_foreign_chunks(tmp_path):
+    index = TantivyIndex(tmp_path / "t")
+    chunks = [*filing_chunks(), make_chunk("AAA-2024-10K", 99, "a parent", is_leaf=False, chunk_type="section")]
+    assert index.upsert_filing("AAA-2024-10K", chunks) == len(TEXTS)
+    with pytest.raises(ValueError, match="other filings"):
+        index.upsert_filing("AAA-2024-10K", filing_chunks("CCC-2024-10K"))
+    assert index.count() == len(TEXTS)  # the failed call changed nothing
+
+
+def test_tantivy_delete(tantivy_index):
+    tantivy_index.delete_filing("AAA-2024-10K")
+    assert tantivy_index.count("AAA-2024-10K") == 0
+    assert tantivy_index.filing_ids() == ["BBB-2023-10K"]
+    assert all(h[2]["filing_id"] == "BBB-2023-10K" for h in tantivy_index.search("EBITDA", 10))
+
+
+def test_tantivy_filters_restrict_without_changing_scores(tantivy_index):
+    assert tantivy_index.filing_ids() == ["AAA-2024-10K", "BBB-2023-10K"]
+    unfiltered = tantivy_index.search("EBITDA net sales", 20)
+    assert {h[2]["filing_id"] for h in unfiltered} == {"AAA-2024-10K", "BBB-2023-10K"}
+    by_year = tantivy_index.search("EBITDA net sales", 20, SearchFilters(fiscal_years=(2023,)))
+    assert by_year and all(h[2]["fiscal_year"] == 2023 for h in by_year)
+    scores = {h[0]: h[1] for h in unfiltered}
+    assert all(math.isclose(h[1], scores[h[0]], rel_tol=1e-6) for h in by_year)
+    by_ticker = tantivy_index.search("EBITDA", 20, SearchFilters(tickers=("AAA",), chunk_types=("prose",)))
+    assert by_ticker and all(h[2]["ticker"] == "AAA" for h in by_ticker)
+    assert tantivy_index.search("EBITDA", 20, SearchFilters(chunk_types=("table_row",))) == []
+
+
+def test_tantivy_stored_fields(tantivy_index):
+    _, _, row = tantivy_index.search("EBITDA", 1)[0]
+    assert row["text"] == TEXTS[0]
+    assert row["page_start"] == 0 and row["section"] == "Item 7" and row["parent_id"] is None
+
+
+def test_tantivy_scores_match_reference_bm25(tmp_path):
+    """Scores on the word field equal a hand BM25 over tokenize_for_bm25 tokens (short docs:
+    tantivy's field-norm encoding is exact for small lengths)."""
+    index = TantivyIndex(tmp_path / "t")
+    index.upsert_filing("AAA-2024-10K", filing_chunks())
+    docs = [tokenize_for_bm25(t) for t in TEXTS]
+    avgdl = sum(map(len, docs)) / len(docs)
+    query = "net sales million EBITDA"
+    terms = list(dict.fromkeys(tokenize_for_bm25(query)))
+
+    def bm25(doc: list[str]) -> float:
+        score = 0.0
+        for term in terms:
+            n = sum(term in d for d in docs)
+            tf = doc.count(term)
+            if tf:
+                idf = math.log(1 + (len(docs) - n + 0.5) / (n + 0.5))
+                score += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avgdl))
+        return score
+
+    hits = index.search(query, 10, fields=("text",))
+    assert hits
+    for chunk_id, score, _ in hits:
+        expected = bm25(docs[int(chunk_id.rsplit("-", 1)[1])])
+        assert math.isclose(score, expected, rel_tol=1e-3), (chunk_id, score, expected)
+
+
+def test_tantivy_waits_for_another_writer(tmp_path):
+    index = TantivyIndex(tmp_path / "t")
+    other = TantivyIndex(tmp_path / "t")
+    writer = other.index.writer(heap_size=15_000_000, num_threads=1)  # holds the lock
+
+    def release():
+        time.sleep(0.5)
+        writer.rollback()
+        writer.wait_merging_threads()
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    index.upsert_filing("AAA-2024-10K", filing_chunks())
+    thread.join()
+    assert index.count() == len(TEXTS)
+
+
+def test_tantivy_gives_up_when_lock_is_held(tmp_path):
+    index = TantivyIndex(tmp_path / "t", lock_timeout=0.3)
+    writer = TantivyIndex(tmp_path / "t").index.writer(heap_size=15_000_000, num_threads=1)
+    try:
+        with pytest.raises(IndexBusy):
+            index.upsert_filing("AAA-2024-10K", filing_chunks())
+    finally:
+        writer.wait_merging_threads()
+
+
+# ---- embedders and LanceDB ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def embedder():
+    return load_embedder_config().build()
+
+
+@pytest.fixture
+def lance_index(tmp_path, embedder):
+    index = LanceIndex(tmp_path / "lance", embedder)
+    index.upsert_filing("AAA-2024-10K", filing_chunks())
+    index.upsert_filing("BBB-2023-10K", filing_chunks("BBB-2023-10K", 2023))
+    return index
+
+
+def test_embedders_agree(embedder):
+    flag = EmbedderConfig(kind="flag_embedding").build()
+    texts = [*TEXTS, "word " * 400]  # the last one is truncated by both at 256 word pieces
+    a, b = embedder.encode(texts), flag.encode(texts)
+    assert a.dtype == np.float32 and a.shape == (len(texts), embedder.dim) == b.shape
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(axis=1).min() > 0.999
+    assert embedder.encode([]).shape == (0, embedder.dim)
+    assert load_embedder_config().build().model is embedder.model  # loaded once per process
+
+
+def test_lance_upsert_idempotent(lance_index):
+    assert lance_index.count("AAA-2024-10K") == len(TEXTS)
+    version = lance_index.table.version
+    lance_index.upsert_filing("AAA-2024-10K", filing_chunks())
+    assert lance_index.count("AAA-2024-10K") == len(TEXTS) and lance_index.count() == 2 * len(TEXTS)
+    assert lance_index.table.version == version + 1  # one commit per upsert
+    assert lance_index.last_encoded == 0  # every text came from the embedding cache
+
+
+def test_lance_upsert_replaces_only_that_filing(lance_index):
+    changed = filing_chunks()[:3]
+    changed[0].text = "A brand new sentence about dividends."
+    lance_index.upsert_filing("AAA-2024-10K", changed)
+    assert lance_index.last_encoded == 1
+    assert lance_index.count("AAA-2024-10K") == 3
+    assert lance_index.count("BBB-2023-10K") == len(TEXTS)
+    top = lance_index.search("dividends", 1, SearchFilters(filing_ids=("AAA-2024-10K",)))[0]
+    assert top[0] == "AAA-2024-10K-0" and top[2]["text"] == changed[0].text
+
+
+def test_lance_prefilter_by_year(lance_index):
+    for year in (2023, 2024):
+        hits = lance_index.search(TEXTS[0], 50, SearchFilters(fiscal_years=(year,)))
+        assert len(hits) == len(TEXTS)
+        assert {h[2]["fiscal_year"] for h in hits} == {year}
+    assert lance_index.search(TEXTS[0], 5, SearchFilters(fiscal_years=(1999,))) == []
+
+
+def test_lance_nearest_neighbour_is_itself(lance_index):
+    for i, text in enumerate(TEXTS):
+        chunk_id, score, row = lance_index.search(text, 1, SearchFilters(filing_ids=("AAA-2024-10K",)))[0]
+        assert chunk_id == f"AAA-2024-10K-{i}" and score > 0.999
+        assert "vector" not in row and row["text"] == text
+
+
+def test_lance_search_by_vector(lance_index, embedder):
+    vector = embedder.encode([TEXTS[3]])[0]
+    assert lance_index.search(vector, 1, SearchFilters(tickers=("BBB",)))[0][0] == "BBB-2023-10K-3"
+
+
+def test_lance_delete_and_filing_ids(lance_index):
+    assert lance_index.filing_ids() == ["AAA-2024-10K", "BBB-2023-10K"]
+    lance_index.delete_filing("AAA-2024-10K")
+    assert lance_index.count("AAA-2024-10K") == 0
+    assert lance_index.filing_ids() == ["BBB-2023-10K"]
+    lance_index.optimize()
+    assert lance_index.count() == len(TEXTS)
+
+
+def test_lance_rejects_other_embedder(lance_index, tmp_path):
+    flag = EmbedderConfig(kind="flag_embedding").build()
+    with pytest.raises(ValueError, match="built with"):
+        LanceIndex(tmp_path / "lance", flag)
+    assert LanceIndex(tmp_path / "lance", flag, table_name="chunks_flag").count() == 0
+
+
+def test_filters_to_sql_quotes_values():
+    sql = filters_to_sql(SearchFilters(filing_ids=("O'NEIL-2022-10K",), fiscal_years=(2022, 2023)))
+    assert sql == "filing_id IN ('O''NEIL-2022-10K') AND fiscal_year IN (2022, 2023)"
+    assert filters_to_sql(None) is None and filters_to_sql(SearchFilters()) is None
+    assert filters_to_sql(SearchFilters(tickers=())) == "FALSE"

@@ -1,0 +1,123 @@
+"""Model-free QA on real sample filings: dozens of questions, all types, every figure on its evidence page."""
+
+import re
+from collections import Counter
+
+import pytest
+from _qa_sample import ALL_SAMPLES, load_sample
+
+from finrag_pipeline.core.qa import QAConfig, generate_qa_set
+from finrag_pipeline.core.qa.filters import source_figures
+from finrag_pipeline.core.qa.model_free import generate_model_free
+from finrag_pipeline.core.qa.numbers import figure_in_text
+
+ALL_TYPES = {"factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
+NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})
+
+
+def assert_figures_on_evidence_pages(items, sample):
+    pages = {p.page_number: p.text for p in sample.pages}
+    chunks = {c.chunk_id: c for c in sample.chunks}
+    for item in items:
+        if item.question_type == "unanswerable":
+            assert item.evidence == [] and "not report" in item.reference_answer
+            continue
+        figs = source_figures(item)
+        assert len(figs) == len(item.evidence) >= 1, item.question
+        for fig, group in zip(figs, item.evidence, strict=True):
+            assert group, item.question
+            for place in group:
+                assert figure_in_text(fig["value"], pages[place.page], fig["scale"], fig["text"]), \
+                    (item.question, fig["text"], place.page)
+                if place.chunk_id is not None:
+                    assert place.page in chunks[place.chunk_id].pages
+
+
+@pytest.fixture(scope="module")
+def apple():
+    return load_sample("APPLE_2022_10K")
+
+
+@pytest.fixture(scope="module")
+def apple_items(apple):
+    return generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, QAConfig())
+
+
+def test_dozens_of_questions_of_every_type(apple_items):
+    items, _ = apple_items
+    assert len(items) >= 36
+    assert set(Counter(i.question_type for i in items)) == ALL_TYPES
+
+
+def test_every_reference_figure_is_on_its_evidence_page(apple_items, apple):
+    assert_figures_on_evidence_pages(apple_items[0], apple)
+
+
+def test_known_apple_figure_maps_to_all_its_places(apple_items):
+    items, _ = apple_items
+    net_sales = [i for i in items if i.question_type == "factual" and i.reference_answer == "$394,328 million"]
+    for item in net_sales:
+        pages = {p.page for p in item.evidence[0]}
+        assert 32 in pages  # the income statement; other places (MD&A, segment note) are alternatives
+
+
+def test_computations_are_correct(apple_items):
+    items, _ = apple_items
+    checked = 0
+    for item in items:
+        if item.computation and "=" in item.computation and item.question_type in ("numerical", "multi-page"):
+            lhs, rhs = item.computation.rsplit("=", 1)
+            assert eval(lhs.replace("--", "+"), {}) == pytest.approx(float(rhs), abs=0.01), item.computation  # noqa: S307
+            checked += 1
+        if item.metadata.get("template") == "change_abs":
+            a, b = (f["value"] for f in source_figures(item))
+            assert f"{abs(a - b):,.0f}" in item.reference_answer
+    assert checked >= 5
+
+
+def test_stable_ids_and_determinism(apple):
+    run = [generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks,
+                               QAConfig())[0] for _ in range(2)]
+    assert [i.qa_id for i in run[0]] == [i.qa_id for i in run[1]]
+    assert len({i.qa_id for i in run[0]}) == len(run[0])
+    other_seed = generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks,
+                                     QAConfig(seed=99))[0]
+    assert [i.question for i in other_seed] != [i.question for i in run[0]]
+
+
+def test_unanswerable_questions_name_absent_periods(apple_items, apple):
+    items, _ = apple_items
+    text = "\n".join(p.text for p in apple.pages)
+    for item in (i for i in items if i.question_type == "unanswerable"):
+        year = re.search(r"fiscal (\d{4})", item.question)
+        if item.metadata["template"] == "absent_period":
+            assert int(year.group(1)) < 2018
+        else:
+            assert item.question.split("'s ")[1].split(" in fiscal")[0].lower() not in text.lower()
+
+
+def test_generation_log_counts_skips(apple_items):
+    _, log = apple_items
+    reasons = {e["reason"] for e in log}
+    assert "ambiguous_label" in reasons  # segment "Net sales" rows are ambiguous and skipped
+    assert all(e["count"] > 0 for e in log)
+
+
+def test_generate_qa_set_filters_and_logs(apple):
+    result = generate_qa_set(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, NO_DEDUP)
+    assert len(result.items) >= 36
+    assert {"generate", "final"} <= {e["stage"] for e in result.log}
+    rows = result.log_rows(apple.meta.filing_id)
+    assert rows and set(rows[0]) == {"filing_id", "generator", "stage", "reason", "count"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ALL_SAMPLES)
+def test_every_sample_filing_parsed_by_ingest(name):
+    pytest.importorskip("finrag_pipeline.core.ingest.parse")
+    sample = load_sample(name, use_ingest=True)
+    result = generate_qa_set(sample.meta, sample.pages, sample.table_rows, sample.facts, sample.chunks, QAConfig())
+    counts = Counter(i.question_type for i in result.items)
+    assert len(result.items) >= 24, counts
+    assert set(counts) == ALL_TYPES, counts
+    assert_figures_on_evidence_pages(result.items, sample)

@@ -1,0 +1,82 @@
+"""The HTML report: from the eval tables alone, from the dbt marts, and from an empty warehouse."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_dbt_build
+from plotly.offline import get_plotlyjs
+
+from finrag_pipeline.core.reporting import build_report
+from finrag_pipeline.core.warehouse import Warehouse
+
+CHART_DIVS = ['id="chart-leaderboard-filing"', 'id="chart-leaderboard-corpus"', 'id="chart-question-type"',
+              'id="chart-corpus-growth"', 'id="chart-answer-quality"', 'id="chart-response-states"']
+
+
+def assert_full_report(text: str) -> None:
+    for div in CHART_DIVS:
+        assert div in text, div
+    # Leaderboard numbers: dense-k5 hit 0.5 with its Wilson interval, bm25-k5 (filing) 4/6.
+    assert "0.500 [0.150, 0.850]" in text
+    assert "0.667 [0.300, 0.903]" in text
+    assert "75.0%" in text                          # dense-k5 coverage: one of four questions failed
+    assert "Where is Apple headquartered?" in text   # among the worst questions
+    assert "qwen-0.5b" in text and "No answer evaluation yet" not in text
+    # Self-contained: plotly.js inlined exactly once, nothing loaded from a CDN.
+    assert text.count(get_plotlyjs()[:400]) == 1
+    assert "<script src=" not in text
+
+
+def test_report_from_eval_tables(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    out = build_report(wh, tmp_path / "reports" / "report.html")
+    assert out.exists()
+    text = out.read_text()
+    assert "from the eval tables" in text
+    assert_full_report(text)
+
+
+@pytest.mark.skipif(shutil.which(dbt_executable()) is None, reason="dbt is not installed")
+def test_report_from_marts_with_an_open_connection(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    result = run_dbt_build(wh, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]
+    con = duckdb.connect(str(wh), read_only=True)
+    try:
+        out = build_report(con, tmp_path / "report.html")
+    finally:
+        con.close()
+    text = out.read_text()
+    assert "from the dbt marts" in text
+    assert 'class="regressions"' in text and "AAPL-2022-10K" in text   # bm25-k5's flagged drop
+    assert_full_report(text)
+
+
+def test_report_on_an_empty_warehouse(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    with Warehouse(wh).connect():   # tables exist, no rows
+        pass
+    text = build_report(wh, tmp_path / "report.html").read_text()
+    assert "No retrieval evaluation yet." in text
+    assert "No answer evaluation yet." in text
+    assert "chart-leaderboard" not in text
+
+
+def test_report_on_a_warehouse_without_eval_tables(tmp_path):
+    wh = tmp_path / "bare.duckdb"
+    duckdb.connect(str(wh)).close()
+    text = build_report(wh, tmp_path / "report.html").read_text()
+    assert "No answer evaluation yet." in text
+
+
+def test_report_with_retrieval_but_no_answers(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh, with_answers=False)
+    text = build_report(wh, tmp_path / "report.html").read_text()
+    assert "No answer evaluation yet." in text
+    assert 'id="chart-leaderboard-filing"' in text
