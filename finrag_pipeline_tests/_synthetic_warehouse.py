@@ -1,15 +1,18 @@
 """A small warehouse with hand-checkable evaluation rows, for the dbt marts and the report tests.
 
-Numbers the tests assert (failed questions count as 0):
-  * dense-k5 / filing / AAPL: hit_chunk [1, 0, 1, error] -> mean 0.5, coverage 0.75,
-    mrr_chunk [1, 0, 0.5, error] -> 0.375, latency [10, 20, 30] -> p50 20, p95 29.
+Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are left out):
+  * dense-k5 / filing / AAPL: hit_chunk [1, 0, 1, error, no_relevant] -> mean 0.5, coverage 0.75,
+    mrr_chunk [1, 0, 0.5, error, -] -> 0.375, latency [10, 20, 30] -> p50 20, p95 29.
+  * bm25-k5-w256 (a chunking variant): chunk-level metrics NULL (not computable), hit_page
+    [1, 1, 0, 1] -> 0.75, chunk_metrics_coverage 0.
   * bm25-k5 / filing / AAPL: run A1 hits [1, 1, 1, 1], then run A2 hits [1, 0, 1, error] (0.5): a
     regression outside A1's Wilson interval [0.51, 1]. MSFT run A3 hits [1, 1] -> leaderboard
     mean over AAPL A2 + MSFT A3 = 4/6.
   * bm25-k5 / corpus: AAPL at 1 filing [1, 1, 1, 1]; at 2 filings AAPL [1, 1, 0, 0] + MSFT [1, 0]
     -> corpus growth 1.0 then 0.5.
-  * answers qwen-0.5b / cite / 0.0: states answered, answered, refused, error; figure_match
-    [1, 0, NULL, error] -> 1/3 with coverage 0.75. qwen-1.5b: figure_match [1, 1] -> 1.0.
+  * answers qwen-0.5b / cite / 0.0: states answered, answered, abstained (unanswerable q5),
+    backend_error; figure_match [1, 0, NULL, error] -> 1/3 with coverage 0.75; state_correct
+    [1, 1, 1, 0] -> 0.75. qwen-1.5b: figure_match [1, 1] -> 1.0.
 """
 
 from __future__ import annotations
@@ -40,30 +43,38 @@ QA = [
     ("AAPL-2022-10K", "q2", "Where is Apple headquartered?", "factual"),
     ("AAPL-2022-10K", "q3", "What was Apple's gross margin in FY2022?", "numerical"),
     ("AAPL-2022-10K", "q4", "Did services revenue grow faster than products?", "comparative"),
+    ("AAPL-2022-10K", "q5", "What was Apple's revenue from its Mars segment?", "unanswerable"),
     ("MSFT-2022-10K", "m1", "What was Microsoft's revenue in FY2022?", "numerical"),
     ("MSFT-2022-10K", "m2", "How many employees did Microsoft have?", "factual"),
 ]
 QTYPE = {qa_id: qt for _, qa_id, _, qt in QA}
 
-ERR = None  # marks a failed question in the hit lists below
+ERR = "error"       # a failed question in the hit lists below
+NR = "no_relevant"  # a question without relevant evidence (metrics NULL, left out of means)
 
 
 def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, mrrs=None,
-                    latencies=None, n_filings=1, at=T1, k=5):
+                    latencies=None, n_filings=1, at=T1, k=5, chunking="window-512", chunk_level=True):
     rows = []
     for i, (qa_id, hit) in enumerate(zip(qa_ids, hits, strict=True)):
-        ok = hit is not ERR
+        status = hit if hit in (ERR, NR) else "ok"
+        ok = status == "ok"
+        hit = hit if ok else None
         mrr = (mrrs[i] if mrrs else hit) if ok else None
+        page = dict(hit_page=hit, mrr_page=mrr, precision_page=(hit / k if ok else None), recall_page=hit,
+                    ap_page=mrr, ndcg_page=mrr, all_evidence_hit=hit)
+        chunk = dict(hit_chunk=hit, mrr_chunk=mrr, precision_chunk=(hit / k if ok else None),
+                     recall_chunk=hit, ap_chunk=mrr, ndcg_chunk=mrr)
+        if not chunk_level:  # evidence chunk ids belong to another chunking: not computable
+            chunk = dict.fromkeys(chunk)
+        if status == ERR:    # as the evaluation engine stores failures: every metric 0
+            chunk, page = dict.fromkeys(chunk, 0.0), dict.fromkeys(page, 0.0)
         rows.append(dict(
             run_id=run_id, filing_id=filing_id, scope=scope, config_name=config, retriever=retriever,
-            k=k, chunking="window-512", config_hash=f"h-{config}", qa_id=qa_id,
-            question_type=QTYPE[qa_id], n_retrieved=k if ok else 0,
-            hit_chunk=hit, mrr_chunk=mrr, precision_chunk=(hit / k if ok else None),
-            recall_chunk=hit, ap_chunk=mrr, ndcg_chunk=mrr,
-            hit_page=hit, mrr_page=mrr, precision_page=(hit / k if ok else None), recall_page=hit,
-            ap_page=mrr, ndcg_page=mrr, all_evidence_hit=hit,
-            latency_ms=(latencies[i] if latencies else 15.0) if ok else None,
-            status="ok" if ok else "error", error=None if ok else "TimeoutError: retriever",
+            k=k, chunking=chunking, config_hash=f"h-{config}", qa_id=qa_id,
+            question_type=QTYPE[qa_id], n_retrieved=k if ok else 0, **chunk, **page,
+            latency_ms=(latencies[i] if latencies and latencies[i] is not None else 15.0),
+            status=status, error="TimeoutError: retriever" if status == ERR else None,
             corpus_state=f"corpus-{n_filings}", n_filings_in_corpus=n_filings, evaluated_at=at,
         ))
     return rows
@@ -91,8 +102,10 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
                                        n_filings=n_filings, at=at, **kw))
         runs.append(_run(run_id, config, filing_id, scope, len(qa_ids), n_filings, at))
 
-    add("B1", "dense-k5", "dense", a, "filing", AAPL_Q, [1, 0, 1, ERR], 2, T1,
-        mrrs=[1, 0, 0.5, None], latencies=[10.0, 20.0, 30.0, None])
+    add("B1", "dense-k5", "dense", a, "filing", [*AAPL_Q, "q5"], [1, 0, 1, ERR, NR], 2, T1,
+        mrrs=[1, 0, 0.5, None, None], latencies=[10.0, 20.0, 30.0, 500.0, 12.0])
+    add("C1", "bm25-k5-w256", "bm25", a, "filing", AAPL_Q, [1, 1, 0, 1], 2, T1,
+        chunking="window-256", chunk_level=False)
     add("A1", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 1, 1, 1], 1, T0)
     add("A2", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 0, 1, ERR], 2, T1)
     add("A3", "bm25-k5", "bm25", m, "filing", MSFT_Q, [1, 1], 2, T1)
@@ -103,25 +116,26 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
 
 
 def answer_rows() -> list[dict]:
-    def row(run_id, model, qa_id, state, figure, faith, error=None, latency=900.0):
+    def row(run_id, model, qa_id, state, figure, faith, correct, error=None, latency=900.0):
         return dict(run_id=run_id, filing_id="AAPL-2022-10K", config_name=f"{model}-cite",
                     config_hash=f"h-{model}", model=model, prompt_type="cite", temperature=0.0,
                     top_p=1.0, retriever="bm25", k=5, qa_id=qa_id, question_type=QTYPE[qa_id],
-                    answer="..." if state != "error" else None, citations="[]", response_state=state,
+                    answer="..." if state != "backend_error" else None, citations="[]", response_state=state,
                     figure_match=figure, grounded=faith, period_ok=figure, citation_precision=faith,
-                    citation_recall=faith, faithfulness=faith, answer_relevancy=faith,
+                    citation_recall=faith, faithfulness=faith, answer_relevancy=faith, state_correct=correct,
                     prompt_tokens=800, completion_tokens=60, latency_ms=latency, cost_usd=0.0,
                     error=error, evaluated_at=T1)
 
     small = "qwen-0.5b"
     large = "qwen-1.5b"
     return [
-        row("X1", small, "q1", "answered", 1.0, 0.9),
-        row("X1", small, "q2", "answered", 0.0, 0.5),
-        row("X1", small, "q3", "refused", None, None),
-        row("X1", small, "q4", "error", None, None, error="TimeoutError: llm", latency=None),
-        row("X2", large, "q1", "answered", 1.0, 1.0),
-        row("X2", large, "q2", "answered", 1.0, 0.8),
+        row("X1", small, "q1", "answered", 1.0, 0.9, 1.0),
+        row("X1", small, "q2", "answered", 0.0, 0.5, 1.0),
+        row("X1", small, "q5", "abstained", None, None, 1.0),
+        # Stored with NULL metrics on purpose: the marts must still score a failure as 0.
+        row("X1", small, "q4", "backend_error", None, None, None, error="TimeoutError: llm"),
+        row("X2", large, "q1", "answered", 1.0, 1.0, 1.0),
+        row("X2", large, "q2", "answered", 1.0, 0.8, 1.0),
     ]
 
 

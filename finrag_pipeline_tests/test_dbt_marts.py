@@ -47,13 +47,13 @@ def one(con, sql, *params):
 
 
 def test_leaderboard_counts_failed_questions_as_zero(marts):
-    n_q, n_ok, n_failed, coverage, hit, lo, hi, mrr = one(marts, """
-        select n_questions, n_ok, n_failed, coverage, hit_chunk_mean, hit_chunk_ci_low,
+    n_q, n_ok, n_failed, n_nr, coverage, hit, lo, hi, mrr = one(marts, """
+        select n_questions, n_ok, n_failed, n_no_relevant, coverage, hit_chunk_mean, hit_chunk_ci_low,
                hit_chunk_ci_high, mrr_chunk_mean
         from marts.mart_retriever_leaderboard where config_name = 'dense-k5' and scope = 'filing'""")
-    assert (n_q, n_ok, n_failed) == (4, 3, 1)
+    assert (n_q, n_ok, n_failed, n_nr) == (5, 3, 1, 1)
     assert coverage == pytest.approx(0.75)
-    assert hit == pytest.approx(0.5)             # [1, 0, 1, 0(error)]
+    assert hit == pytest.approx(0.5)             # [1, 0, 1, 0(error)]; no_relevant left out
     assert (lo, hi) == pytest.approx(wilson(0.5, 4))
     assert mrr == pytest.approx(0.375)           # [1, 0, 0.5, 0(error)]
 
@@ -67,8 +67,9 @@ def test_leaderboard_mrr_normal_interval_and_latency(marts):
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / 3)
     assert lo == pytest.approx(max(0.0, mean - Z * sd / 2))
     assert hi == pytest.approx(min(1.0, mean + Z * sd / 2))
-    assert p50 == pytest.approx(20.0)            # failures have no latency: [10, 20, 30]
-    assert p95 == pytest.approx(29.0)
+    # Failures have no latency; the no_relevant question ran: [10, 20, 30, 12].
+    assert p50 == pytest.approx(16.0)
+    assert p95 == pytest.approx(28.5)
 
 
 def test_leaderboard_uses_only_the_newest_run_per_filing(marts):
@@ -79,13 +80,23 @@ def test_leaderboard_uses_only_the_newest_run_per_filing(marts):
     assert (n_filings, n_q) == (2, 6)
     assert hit == pytest.approx(4 / 6)
     assert rank == 1
-    assert marts.execute("select count(*) from marts.mart_retriever_leaderboard").fetchone()[0] == 3
+    assert marts.execute("select count(*) from marts.mart_retriever_leaderboard").fetchone()[0] == 4
+
+
+def test_chunking_variant_without_chunk_level_scores(marts):
+    hit_chunk, hit_page, chunk_cov, page_cov, rank = one(marts, """
+        select hit_chunk_mean, hit_page_mean, chunk_metrics_coverage, page_metrics_coverage, rank_in_scope_k
+        from marts.mart_retriever_leaderboard where config_name = 'bm25-k5-w256'""")
+    assert hit_chunk is None and chunk_cov == 0.0      # not computable is not 0
+    assert hit_page == pytest.approx(0.75) and page_cov == 1.0
+    assert rank >= 1
 
 
 def test_breakdowns_by_question_type_company_and_year(marts):
     by_type = dict(marts.execute("""
         select question_type, hit_chunk_mean from marts.mart_metrics_by_question_type
         where config_name = 'dense-k5'""").fetchall())
+    assert by_type.pop("unanswerable") is None      # only a no_relevant question: no mean
     assert by_type == pytest.approx({"numerical": 1.0, "factual": 0.0, "comparative": 0.0})
     by_company = {r[0]: r[1:] for r in marts.execute("""
         select company, tickers, n_questions, hit_chunk_mean from marts.mart_metrics_by_company
@@ -120,7 +131,7 @@ def test_regressions_flag_a_drop_outside_the_previous_interval(marts):
     assert n_paired == 4 and run_ids == "A2<A1"
     # A configuration or filing with a single run has nothing to compare against.
     assert marts.execute("""select count(*) from marts.mart_regressions
-        where config_name = 'dense-k5' or filing_id = 'MSFT-2022-10K'""").fetchone()[0] == 0
+        where config_name <> 'bm25-k5' or filing_id = 'MSFT-2022-10K'""").fetchone()[0] == 0
 
 
 def test_question_difficulty_lists_the_worst_questions_first(marts):
@@ -133,15 +144,16 @@ def test_question_difficulty_lists_the_worst_questions_first(marts):
 def test_answer_quality_with_coverage_and_states(marts):
     rows = {r[0]: r[1:] for r in marts.execute("""
         select model, n_answers, n_errors, figure_match_mean, figure_match_coverage,
-               faithfulness_mean, response_state_distribution
+               faithfulness_mean, response_state_distribution, state_correct_mean
         from marts.mart_answer_quality""").fetchall()}
-    n, n_err, fig, fig_cov, faith, dist = rows["qwen-0.5b"]
+    n, n_err, fig, fig_cov, faith, dist, correct = rows["qwen-0.5b"]
     assert (n, n_err) == (4, 1)
-    assert fig == pytest.approx(1 / 3)     # [1, 0, error->0]; the refusal's NULL is not applicable
+    assert fig == pytest.approx(1 / 3)     # [1, 0, error->0]; the abstention's NULL is not applicable
     assert fig_cov == pytest.approx(0.75)
     assert faith == pytest.approx((0.9 + 0.5 + 0) / 3)
-    assert '"refused":0.25' in dist and '"error":0.25' in dist
+    assert '"abstained":0.25' in dist and '"backend_error":0.25' in dist
+    assert correct == pytest.approx(0.75)
     assert rows["qwen-1.5b"][2] == pytest.approx(1.0)
     shares = dict(marts.execute("""select response_state, share from marts.mart_answer_response_states
         where model = 'qwen-0.5b'""").fetchall())
-    assert shares == pytest.approx({"answered": 0.5, "refused": 0.25, "error": 0.25})
+    assert shares == pytest.approx({"answered": 0.5, "abstained": 0.25, "backend_error": 0.25})

@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 
 import duckdb
+import pandas as pd
 import pytest
 from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_dbt_build
 from plotly.offline import get_plotlyjs
 
 from finrag_pipeline.core.reporting import build_report
+from finrag_pipeline.core.reporting.report import load_answer_quality, load_leaderboard
 from finrag_pipeline.core.warehouse import Warehouse
 
 CHART_DIVS = ['id="chart-leaderboard-filing"', 'id="chart-leaderboard-corpus"', 'id="chart-question-type"',
@@ -44,6 +46,7 @@ def test_report_from_eval_tables(tmp_path):
 def test_report_from_marts_with_an_open_connection(tmp_path):
     wh = tmp_path / "warehouse.duckdb"
     build_synthetic_warehouse(wh)
+    shutil.copyfile(wh, tmp_path / "no_marts.duckdb")
     result = run_dbt_build(wh, tmp_path)
     assert result.returncode == 0, result.stdout[-3000:]
     con = duckdb.connect(str(wh), read_only=True)
@@ -55,6 +58,29 @@ def test_report_from_marts_with_an_open_connection(tmp_path):
     assert "from the dbt marts" in text
     assert 'class="regressions"' in text and "AAPL-2022-10K" in text   # bm25-k5's flagged drop
     assert_full_report(text)
+    assert_fallback_matches_marts(wh, tmp_path / "no_marts.duckdb")
+
+
+def assert_fallback_matches_marts(with_marts, without_marts) -> None:
+    """The report's Python fallback computes the same leaderboard and answer numbers as dbt."""
+    keys = ["config_name", "scope"]
+    cols = ["n_questions", "n_no_relevant", "coverage", "hit_chunk_mean", "hit_chunk_ci_low", "mrr_chunk_mean",
+            "mrr_chunk_ci_high", "hit_page_mean", "ndcg_page_ci_low", "latency_p50_ms", "rank_in_scope_k"]
+    frames = []
+    for path in (with_marts, without_marts):
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            board = load_leaderboard(con).sort_values(keys).reset_index(drop=True)
+            quality, _ = load_answer_quality(con)
+        finally:
+            con.close()
+        frames.append((board[keys + cols].astype({c: "float64" for c in cols}),
+                       quality.sort_values("model").reset_index(drop=True)))
+    pd.testing.assert_frame_equal(frames[0][0], frames[1][0], check_dtype=False)
+    answer_cols = ["figure_match_mean", "figure_match_ci_low", "faithfulness_mean", "faithfulness_coverage",
+                   "state_correct_mean"]
+    pd.testing.assert_frame_equal(frames[0][1][answer_cols].astype("float64"),
+                                  frames[1][1][answer_cols].astype("float64"))
 
 
 def test_report_on_an_empty_warehouse(tmp_path):

@@ -31,7 +31,7 @@
     ]) }}
 {%- endmacro %}
 
-{#- Answer metrics: figure match is 0/1; the others are graded scores in [0, 1]. -#}
+{#- Answer metrics: figure match and state_correct are 0/1; the others are graded scores in [0, 1]. -#}
 {% macro answer_metrics() -%}
     {{ return([
         {'name': 'figure_match', 'binary': true},
@@ -41,6 +41,7 @@
         {'name': 'citation_recall', 'binary': false},
         {'name': 'faithfulness', 'binary': false},
         {'name': 'answer_relevancy', 'binary': false},
+        {'name': 'state_correct', 'binary': true},
     ]) }}
 {%- endmacro %}
 

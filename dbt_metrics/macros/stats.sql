@@ -29,9 +29,11 @@
 {%- endmacro %}
 
 {#- mean, ci_low, ci_high of one metric column, named <alias>_mean / _ci_low / _ci_high.
-    `binary` picks Wilson; otherwise the normal approximation. Use inside a GROUP BY select. -#}
-{% macro metric_with_ci(col, alias=none, binary=false, n='count(*)') -%}
+    `binary` picks Wilson; otherwise the normal approximation. n defaults to the rows that have a
+    value (NULL = not applicable / no relevant evidence). Use inside a GROUP BY select. -#}
+{% macro metric_with_ci(col, alias=none, binary=false, n=none) -%}
     {%- set a = alias or col -%}
+    {%- set n = n or ('count(' ~ col ~ ')') -%}
     avg({{ col }}) as {{ a }}_mean,
     {% if binary -%}
     {{ wilson_low('avg(' ~ col ~ ')', n) }} as {{ a }}_ci_low,

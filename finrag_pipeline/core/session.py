@@ -74,3 +74,38 @@ class FinragSession:
             return CorpusState.empty()
         row = df.iloc[0]
         return CorpusState(row["corpus_state"], json.loads(row["filing_ids"]), int(row["n_filings"]))
+
+    # ---- evaluation: shared by the Dagster assets and `finrag eval` -----------------------------
+
+    def evaluate_retrieval(self, filing_id: str, matrix: Any = None, *, scope: str | None = None,
+                           dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        """Run the retrieval matrix on one filing's accepted questions and write the rows idempotently."""
+        from finrag_pipeline.core.evaluation.runner import EvalMatrix, run_retrieval_eval
+        from finrag_pipeline.core.records import load_qa_items
+
+        state = self.corpus_state()
+        runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
+                                        matrix or EvalMatrix.load(), scope, filing_id, state.corpus_state,
+                                        n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+        self._replace_runs(runs, "eval.retrieval_results", rows)
+        return runs, rows
+
+    def evaluate_answers(self, filing_id: str, matrix: Any = None, *,
+                         dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge, run_answer_eval
+        from finrag_pipeline.core.records import load_qa_items
+
+        matrix = matrix or EvalMatrix.load()
+        state = self.corpus_state()
+        runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
+                                     filing_id, state.corpus_state, judge=build_judge(matrix),
+                                     n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+        self._replace_runs(runs, "eval.answer_results", rows)
+        return runs, rows
+
+    def _replace_runs(self, run_rows: list[dict], result_table: str, result_rows: list[dict]) -> None:
+        """Rows are keyed by run_id (config x filing x scope x corpus state): a re-run replaces its own rows,
+        and earlier corpus states stay as history (the corpus-growth and regression marts read them)."""
+        run_ids = sorted({r["run_id"] for r in run_rows})
+        self.warehouse.replace_rows(result_table, result_rows, where={"run_id": run_ids})
+        self.warehouse.replace_rows("eval.runs", run_rows, where={"run_id": run_ids})

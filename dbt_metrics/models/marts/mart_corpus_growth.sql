@@ -28,7 +28,7 @@ agg as (
         count(distinct run_id) as n_runs,
         count(distinct filing_id) as n_filings_evaluated,
         count(*) as n_questions,
-        avg(case when is_ok then 1.0 else 0.0 end) as coverage,
+        count(*) filter (where is_ok) / nullif(count(*) filter (where not is_no_relevant), 0) as coverage,
         {% for m in key_retrieval_metrics() -%}
         {{ metric_with_ci(m.name, binary=m.binary) }},
         {% endfor -%}

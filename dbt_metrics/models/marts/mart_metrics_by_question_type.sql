@@ -13,7 +13,7 @@ select
     config_name, retriever, k, chunking, scope,
     qtype as question_type,
     count(*) as n_questions,
-    avg(case when is_ok then 1.0 else 0.0 end) as coverage,
+    count(*) filter (where is_ok) / nullif(count(*) filter (where not is_no_relevant), 0) as coverage,
     {% for m in key_retrieval_metrics() -%}
     {{ metric_with_ci(m.name, binary=m.binary) }},
     {% endfor -%}

@@ -7,14 +7,14 @@ agg as (
     select
         qa_id, filing_id, scope,
         count(*) as n_configs,
-        count(*) filter (where not is_ok) as n_failed,
+        count(*) filter (where is_failed) as n_failed,
         avg(hit_chunk) as hit_chunk_mean,
         avg(mrr_chunk) as mrr_chunk_mean,
         avg(ndcg_chunk) as ndcg_chunk_mean,
         avg(recall_chunk) as recall_chunk_mean,
         avg(hit_page) as hit_page_mean,
         avg(all_evidence_hit) as all_evidence_hit_mean,
-        arg_max(config_name, ndcg_chunk) as best_config_name,
+        arg_max(config_name, coalesce(ndcg_chunk, -1)) as best_config_name,
         max(ndcg_chunk) as best_ndcg_chunk,
         any_value(question_type) as result_question_type
     from latest
@@ -28,7 +28,8 @@ select
     a.hit_chunk_mean, a.mrr_chunk_mean, a.ndcg_chunk_mean, a.recall_chunk_mean,
     a.hit_page_mean, a.all_evidence_hit_mean,
     a.best_config_name, a.best_ndcg_chunk,
-    rank() over (partition by a.scope order by a.ndcg_chunk_mean asc, a.hit_chunk_mean asc) as worst_rank
+    rank() over (partition by a.scope order by coalesce(a.ndcg_chunk_mean, a.hit_page_mean) asc nulls last,
+                                            a.hit_chunk_mean asc nulls last) as worst_rank
 from agg a
 left join (
     select qa_id, any_value(question) as question, any_value(reference_answer) as reference_answer,

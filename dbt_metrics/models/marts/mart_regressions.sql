@@ -22,8 +22,8 @@ rows_ as (
 run_stats as (
     select
         {{ keys | join(', ') }}, run_recency,
-        count(*) as n,
         {% for m in key_retrieval_metrics() -%}
+        count({{ m.name }}) as {{ m.name }}_n,
         avg({{ m.name }}) as {{ m.name }}_mean,
         stddev_samp({{ m.name }}) as {{ m.name }}_sd{% if not loop.last %},{% endif %}
         {% endfor %}
@@ -33,8 +33,8 @@ run_stats as (
 paired as (
     select
         {% for c in keys %}l.{{ c }}, {% endfor %}
-        count(*) as n_paired,
         {% for m in key_retrieval_metrics() -%}
+        count(l.{{ m.name }} - p.{{ m.name }}) as {{ m.name }}_dn,
         avg(l.{{ m.name }} - p.{{ m.name }}) as {{ m.name }}_dmean,
         stddev_samp(l.{{ m.name }} - p.{{ m.name }}) as {{ m.name }}_dsd{% if not loop.last %},{% endif %}
         {% endfor %}
@@ -53,13 +53,13 @@ pairs as (
         ol.n_filings_in_corpus as latest_n_filings_in_corpus,
         op.n_filings_in_corpus as previous_n_filings_in_corpus,
         ol.config_hash is distinct from op.config_hash as config_changed,
-        l.n as latest_n, p.n as previous_n,
         {% for m in key_retrieval_metrics() -%}
+        l.{{ m.name }}_n as {{ m.name }}_latest_n, p.{{ m.name }}_n as {{ m.name }}_previous_n,
         l.{{ m.name }}_mean as {{ m.name }}_latest, p.{{ m.name }}_mean as {{ m.name }}_previous,
         p.{{ m.name }}_sd as {{ m.name }}_previous_sd,
         {% endfor -%}
-        coalesce(pd.n_paired, 0) as n_paired,
         {% for m in key_retrieval_metrics() -%}
+        coalesce(pd.{{ m.name }}_dn, 0) as {{ m.name }}_dn,
         pd.{{ m.name }}_dmean, pd.{{ m.name }}_dsd{% if not loop.last %},{% endif %}
         {% endfor %}
     from run_stats l
@@ -75,19 +75,20 @@ long as (
         latest_run_id, previous_run_id, latest_run_at, previous_run_at,
         latest_n_filings_in_corpus, previous_n_filings_in_corpus, config_changed,
         '{{ m.name }}' as metric,
-        latest_n, previous_n, n_paired,
+        {{ m.name }}_latest_n as latest_n, {{ m.name }}_previous_n as previous_n,
+        {{ m.name }}_dn as n_paired,
         {{ m.name }}_latest as latest_mean,
         {{ m.name }}_previous as previous_mean,
         {{ m.name }}_latest - {{ m.name }}_previous as delta,
         {% if m.binary -%}
-        {{ wilson_low(m.name ~ '_previous', 'previous_n') }} as previous_ci_low,
-        {{ wilson_high(m.name ~ '_previous', 'previous_n') }} as previous_ci_high,
+        {{ wilson_low(m.name ~ '_previous', m.name ~ '_previous_n') }} as previous_ci_low,
+        {{ wilson_high(m.name ~ '_previous', m.name ~ '_previous_n') }} as previous_ci_high,
         {%- else -%}
-        {{ normal_low(m.name ~ '_previous', m.name ~ '_previous_sd', 'previous_n') }} as previous_ci_low,
-        {{ normal_high(m.name ~ '_previous', m.name ~ '_previous_sd', 'previous_n') }} as previous_ci_high,
+        {{ normal_low(m.name ~ '_previous', m.name ~ '_previous_sd', m.name ~ '_previous_n') }} as previous_ci_low,
+        {{ normal_high(m.name ~ '_previous', m.name ~ '_previous_sd', m.name ~ '_previous_n') }} as previous_ci_high,
         {%- endif %}
-        {{ normal_low(m.name ~ '_dmean', m.name ~ '_dsd', 'n_paired', lo=-1.0) }} as delta_ci_low,
-        {{ normal_high(m.name ~ '_dmean', m.name ~ '_dsd', 'n_paired', hi=1.0) }} as delta_ci_high
+        {{ normal_low(m.name ~ '_dmean', m.name ~ '_dsd', m.name ~ '_dn', lo=-1.0) }} as delta_ci_low,
+        {{ normal_high(m.name ~ '_dmean', m.name ~ '_dsd', m.name ~ '_dn', hi=1.0) }} as delta_ci_high
     from pairs
     {% if not loop.last %}union all{% endif %}
     {% endfor %}

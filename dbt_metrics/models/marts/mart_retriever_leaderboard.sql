@@ -1,5 +1,7 @@
 -- Retriever leaderboard: one row per configuration x retriever x k x chunking x scope, over the
--- newest run of every filing. Means count failed questions as 0; `coverage` is the share that ran.
+-- newest run of every filing. Failed questions count as 0; questions without relevant evidence
+-- ('no_relevant') are left out of the means and counted in n_no_relevant; `coverage` is the share of
+-- scoreable questions that ran without error; `*_metrics_coverage` the share with a chunk/page score.
 -- Intervals: Wilson for 0/1 metrics, normal approximation for graded ones (macros/stats.sql).
 with latest as (
     select * from {{ ref('int_retrieval_latest') }}
@@ -10,8 +12,11 @@ agg as (
         count(distinct filing_id) as n_filings,
         count(*) as n_questions,
         count(*) filter (where is_ok) as n_ok,
-        count(*) filter (where not is_ok) as n_failed,
-        avg(case when is_ok then 1.0 else 0.0 end) as coverage,
+        count(*) filter (where is_failed) as n_failed,
+        count(*) filter (where is_no_relevant) as n_no_relevant,
+        count(*) filter (where is_ok) / nullif(count(*) filter (where not is_no_relevant), 0) as coverage,
+        count(hit_chunk) / nullif(count(*) filter (where not is_no_relevant), 0) as chunk_metrics_coverage,
+        count(hit_page) / nullif(count(*) filter (where not is_no_relevant), 0) as page_metrics_coverage,
         {% for m in retrieval_metrics() -%}
         {{ metric_with_ci(m.name, binary=m.binary) }},
         {% endfor -%}
@@ -24,6 +29,11 @@ agg as (
 )
 select
     *,
-    -- Rank within a scope and k (comparing k=5 with k=20 is not a fair race).
-    rank() over (partition by scope, k order by ndcg_chunk_mean desc, hit_chunk_mean desc) as rank_in_scope_k
+    -- Ranks within a scope and k (comparing k=5 with k=20 is not a fair race). By chunk nDCG (the
+    -- primary metric; chunking variants without chunk-level scores rank last), and by page nDCG,
+    -- which every chunking variant has and so compares them fairly.
+    rank() over (partition by scope, k order by ndcg_chunk_mean desc nulls last, ndcg_page_mean desc nulls last)
+        as rank_in_scope_k,
+    rank() over (partition by scope, k order by ndcg_page_mean desc nulls last, hit_page_mean desc nulls last)
+        as rank_by_page_in_scope_k
 from agg

@@ -1,12 +1,13 @@
 -- One row per question x answer configuration x run.
--- A failed answer (error set, or response_state 'error') scores 0 on every answer metric; a metric
--- that is NULL on a successful answer is "not applicable" (no figure expected, judge not run) and
--- is left out of that metric's mean: the marts report its coverage instead.
+-- Scoring follows core/evaluation/answer_metrics.score_answer: failures (backend_error,
+-- invalid_output) score 0 on every metric (the engine already stores 0; enforced here too), and a
+-- NULL on a non-failed answer means "not applicable" (no figure to match, no judge configured, an
+-- unanswerable question correctly not answered): left out of that metric's mean, reported as coverage.
 with src as (
     select
         *,
-        coalesce(nullif(trim(error), ''), null) is not null
-            or lower(coalesce(response_state, '')) = 'error' as is_error
+        lower(coalesce(response_state, '')) in ('backend_error', 'invalid_output', 'error')
+            or (response_state is null and nullif(trim(error), '') is not null) as _failed
     from {{ source('eval', 'answer_results') }}
 )
 select
@@ -22,14 +23,14 @@ select
     k,
     qa_id,
     question_type,
-    coalesce(response_state, case when is_error then 'error' else 'unknown' end) as response_state,
-    is_error,
+    coalesce(response_state, case when _failed then 'backend_error' else 'unknown' end) as response_state,
+    _failed as is_error,
     {% for m in answer_metrics() -%}
-    case when is_error then 0 else {{ m.name }} end as {{ m.name }},
+    case when _failed then 0.0 else {{ m.name }} end as {{ m.name }},
     {% endfor -%}
     prompt_tokens,
     completion_tokens,
-    case when not is_error then latency_ms end as latency_ms,
+    case when not _failed then latency_ms end as latency_ms,
     cost_usd,
     error,
     evaluated_at

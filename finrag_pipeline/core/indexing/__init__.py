@@ -14,7 +14,7 @@ _EXPORTS = {
     "SentenceTransformerEmbedder": "embedder", "load_embedder_config": "embedder",
     "embedder_configs": "embedder",
     "EmbeddingCache": "embedding_cache",
-    "financial_terms": "financial_terms",
+    "financial_terms": "financial_tokens",
     "LanceIndex": "lance_index", "filters_to_sql": "lance_index",
     "BM25_B": "tantivy_index", "BM25_K1": "tantivy_index", "IndexBusy": "tantivy_index",
     "TantivyIndex": "tantivy_index", "fin_tokens_for_bm25": "tantivy_index",

@@ -25,7 +25,7 @@ from typing import Any
 
 import tantivy
 
-from finrag_pipeline.core.indexing.financial_terms import financial_terms
+from finrag_pipeline.core.indexing.financial_tokens import financial_terms
 from finrag_pipeline.core.models import Chunk, SearchFilters
 
 BM25_K1 = 1.2  # tantivy's fixed BM25 parameters (tantivy::query::bm25)

@@ -181,6 +181,14 @@ def _eval_reusing_prefix(llm, tokens: list[int]) -> None:
     llm.eval(tokens[common:])
 
 
+def _last_logits(llm):
+    # llama-cpp-python 0.3.x keeps ``llm.scores`` only with logits_all=True (costly for every
+    # token); the context still holds the last token's logits right after eval().
+    import numpy as np
+
+    return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+
+
 def score_yes_no(prompt: str, model: str = "qwen2.5-0.5b",
                  system: str = "Answer with Yes or No only.") -> float:
     """P(Yes) / (P(Yes) + P(No)) for the next token after ``prompt`` as a user turn."""
@@ -189,7 +197,7 @@ def score_yes_no(prompt: str, model: str = "qwen2.5-0.5b",
         tokens = llm.tokenize(_chatml(prompt, system).encode("utf-8"), add_bos=False, special=True)
         tokens = tokens[-(N_CTX - 8):]  # keep the question end (and the open assistant turn) when too long
         _eval_reusing_prefix(llm, tokens)
-        logits = llm.scores[llm.n_tokens - 1]
+        logits = _last_logits(llm)
         yes = _logsumexp([float(logits[t]) for t in _first_tokens(llm, ("Yes", "yes", " Yes"))])
         no = _logsumexp([float(logits[t]) for t in _first_tokens(llm, ("No", "no", " No"))])
     return 1.0 / (1.0 + math.exp(no - yes))

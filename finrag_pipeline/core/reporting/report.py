@@ -5,8 +5,9 @@ otherwise recomputes the same numbers from the ``eval.*`` tables, so the report 
 the first ``dbt build``. The file embeds plotly.js once (no CDN): it opens offline, from an email
 attachment or from the Dagster UI's metadata link.
 
-Numbers follow the marts' rules: the newest run of each configuration x filing x scope, failed
-questions scored 0, 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded).
+Numbers follow the marts' (and the evaluation engine's) rules: the newest run of each configuration x
+filing x scope; failed questions scored 0; 'no_relevant' questions and not-computable (NULL) values
+left out of a mean; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded).
 """
 
 from __future__ import annotations
@@ -26,14 +27,15 @@ from plotly.offline import get_plotlyjs
 
 Z = 1.96
 RETRIEVAL_KEYS = ["config_name", "retriever", "k", "chunking", "scope"]
-BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "figure_match"}
+BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "figure_match", "state_correct"}
+ANSWER_FAILURE_STATES = {"backend_error", "invalid_output", "error"}
 CHART_METRICS = ["hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page", "all_evidence_hit"]
 ALL_RETRIEVAL_METRICS = [
     "hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "precision_chunk", "ap_chunk",
     "hit_page", "mrr_page", "ndcg_page", "recall_page", "precision_page", "ap_page", "all_evidence_hit",
 ]
 ANSWER_METRICS = ["figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
-                  "faithfulness", "answer_relevancy"]
+                  "faithfulness", "answer_relevancy", "state_correct"]
 LEADERBOARD_ROWS = 10
 WORST_QUESTIONS = 15
 
@@ -113,7 +115,8 @@ def summarise(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd
 
 
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: bool = False) -> pd.DataFrame:
-    """Rows of the newest run per configuration x filing x scope (x corpus size), failures zeroed."""
+    """Rows of the newest run per configuration x filing x scope (x corpus size), scored as the marts
+    score them (dbt_metrics/models/staging/stg_retrieval_results.sql)."""
     part = "config_name, retriever, k, chunking, filing_id, scope"
     if per_corpus_size:
         part += ", n_filings_in_corpus"
@@ -129,11 +132,14 @@ def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: b
         )
         select r.* from eval.retrieval_results r
         join ranked x on x.rn = 1 and x.run_id = r.run_id and {join}""")
-    failed = df["status"].ne("ok")
+    status = df["status"].fillna("error")
+    no_relevant = status.eq("no_relevant")
+    failed = ~status.isin(["ok", "no_relevant"])
     for m in ALL_RETRIEVAL_METRICS:
-        df[m] = pd.to_numeric(df[m], errors="coerce").where(~failed, 0.0).fillna(0.0)
+        values = pd.to_numeric(df[m], errors="coerce").astype("float64")
+        df[m] = values.mask(failed, 0.0).mask(no_relevant)
     df["latency_ms"] = pd.to_numeric(df["latency_ms"], errors="coerce").where(~failed)
-    df["is_ok"] = ~failed
+    df["is_ok"], df["is_failed"], df["is_no_relevant"] = status.eq("ok"), failed, no_relevant
     return df
 
 
@@ -147,11 +153,15 @@ def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         return pd.DataFrame()
     out = summarise(rows, RETRIEVAL_KEYS, ALL_RETRIEVAL_METRICS)
     g = rows.groupby(RETRIEVAL_KEYS, dropna=False, sort=True)
-    out["coverage"] = g["is_ok"].mean().to_numpy()
+    n_ok, n_nr = g["is_ok"].sum().to_numpy(), g["is_no_relevant"].sum().to_numpy()
+    out["n_no_relevant"] = n_nr
+    scoreable = out["n_questions"].to_numpy() - n_nr
+    out["coverage"] = [ok / sc if sc else math.nan for ok, sc in zip(n_ok, scoreable, strict=True)]
     out["n_filings"] = g["filing_id"].nunique().to_numpy()
     out["latency_p50_ms"] = g["latency_ms"].quantile(0.5).to_numpy()
     out["latency_p95_ms"] = g["latency_ms"].quantile(0.95).to_numpy()
-    out["rank_in_scope_k"] = out.groupby(["scope", "k"])["ndcg_chunk_mean"].rank(ascending=False, method="min")
+    out["rank_in_scope_k"] = (out.groupby(["scope", "k"])["ndcg_chunk_mean"]
+                              .rank(ascending=False, method="min", na_option="bottom"))
     return out.sort_values(["scope", "rank_in_scope_k"]).reset_index(drop=True)
 
 
@@ -191,7 +201,7 @@ def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame()
     agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
-           .agg(n_configs=("config_name", "size"), n_failed=("is_ok", lambda s: int((~s).sum())),
+           .agg(n_configs=("config_name", "size"), n_failed=("is_failed", "sum"),
                 hit_chunk_mean=("hit_chunk", "mean"), ndcg_chunk_mean=("ndcg_chunk", "mean"),
                 question_type=("question_type", "first"))
            .reset_index())
@@ -234,12 +244,17 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
          and x.config_name is not distinct from a.config_name and x.filing_id is not distinct from a.filing_id""")
     if df.empty:
         return pd.DataFrame(), pd.DataFrame()
-    is_error = df["error"].fillna("").str.strip().ne("") | df["response_state"].fillna("").str.lower().eq("error")
-    df["response_state"] = df["response_state"].fillna("unknown").where(~is_error, "error")
+    state = df["response_state"].fillna("").str.lower()
+    is_error = state.isin(ANSWER_FAILURE_STATES) | (state.eq("") & df["error"].fillna("").str.strip().ne(""))
+    df["response_state"] = df["response_state"].fillna("unknown").mask(state.eq("") & is_error, "backend_error")
     for m in ANSWER_METRICS:
-        df[m] = pd.to_numeric(df[m], errors="coerce").mask(is_error, 0.0)
+        values = pd.to_numeric(df[m], errors="coerce") if m in df else pd.Series(math.nan, index=df.index)
+        df[m] = values.astype("float64").mask(is_error, 0.0)
     keys = ["model", "prompt_type", "temperature"]
     quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
+    g = df.groupby(keys, dropna=False, sort=True)
+    for m in ANSWER_METRICS:
+        quality[f"{m}_coverage"] = g[m].count().to_numpy() / g.size().to_numpy()
     states = df.groupby([*keys, "response_state"], dropna=False).size().rename("n_answers").reset_index()
     states["share"] = states["n_answers"] / states.groupby(keys, dropna=False)["n_answers"].transform("sum")
     return quality, states

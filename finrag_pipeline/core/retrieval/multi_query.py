@@ -74,8 +74,10 @@ class MultiQueryRetriever(Retriever):
                   filters: SearchFilters | None) -> list[Hit]:
         out: list[Hit] = []
         taken: set[str] = set()
+        # One dense page must not take every slot: a top page gets its share of k, others their best chunk.
+        per_top_page = max(1, -(-k // self.top_pages))
         for i, (page, score) in enumerate(fused):
-            hits = page_hits[page]
+            hits = page_hits[page][:per_top_page] if i < self.top_pages else page_hits[page][:1]
             chunks: dict[str, Hit] = {}
             for h in hits:
                 chunks[h.chunk_id] = copy_hit(h, score=score, stage=self.stage_name,
@@ -90,7 +92,10 @@ class MultiQueryRetriever(Retriever):
                                 chunk_type=c.chunk_type):
                             chunks[c.chunk_id] = hit_from_chunk(c, score, self.stage_name,
                                                                 {"page_rrf": score, "neighbour": 1.0})
-            for h in sorted(chunks.values(), key=lambda x: (x.position, x.chunk_id)):  # reading order
+            # retrieved chunks were inserted before their neighbours: the cap keeps them first
+            group = list(chunks.values())[:per_top_page] if i < self.top_pages else list(chunks.values())
+            group.sort(key=lambda x: (x.position, x.chunk_id))  # reading order
+            for h in group:
                 if h.chunk_id not in taken:
                     taken.add(h.chunk_id)
                     out.append(h)

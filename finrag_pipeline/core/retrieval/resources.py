@@ -282,7 +282,7 @@ def _is_factory(value: Any) -> bool:
 
 
 def build_resources_from_filings(paths: Sequence[str | Path], index_dir: str | Path,
-                                 embedder: Any = None) -> RetrievalResources:
+                                 embedder: Any = None, embedding_cache: str | Path | None = None) -> RetrievalResources:
     """Parse, chunk and index a few filings into ``index_dir`` and return resources over them.
 
     For tests, benchmarks and ad-hoc corpora; the pipeline builds its indexes in Dagster assets.
@@ -297,7 +297,12 @@ def build_resources_from_filings(paths: Sequence[str | Path], index_dir: str | P
         embedder = load_embedder_config().build()
     index_dir = Path(index_dir)
     tantivy_index = TantivyIndex(index_dir / "tantivy")
-    lance_index = LanceIndex(index_dir / "lancedb", embedder)
+    cache = None
+    if embedding_cache is not None:
+        from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
+        Path(embedding_cache).parent.mkdir(parents=True, exist_ok=True)
+        cache = EmbeddingCache(embedding_cache)
+    lance_index = LanceIndex(index_dir / "lancedb", embedder, cache=cache)
     chunks: list[Chunk] = []
     metas = []
     for p in paths:

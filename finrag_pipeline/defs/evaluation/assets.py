@@ -8,8 +8,7 @@ import dagster as dg
 import pandas as pd
 
 from finrag_pipeline.core.config import config_fingerprint
-from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_answer_eval, run_retrieval_eval
-from finrag_pipeline.core.records import load_qa_items
+from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE
 from finrag_pipeline.defs.partitions import filings_partitions
@@ -32,14 +31,6 @@ class EvalRunConfig(dg.Config):
         return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
 
 
-def _replace_runs(finrag: FinragResource, run_rows: list[dict], result_table: str, result_rows: list[dict]) -> None:
-    """Rows are keyed by run_id (config x filing x scope x corpus state): a re-run replaces its own rows and
-    earlier corpus states stay as history (the corpus-growth and regression marts read them)."""
-    run_ids = sorted({r["run_id"] for r in run_rows})
-    finrag.warehouse.replace_rows(result_table, result_rows, where={"run_id": run_ids})
-    finrag.warehouse.replace_rows("eval.runs", run_rows, where={"run_id": run_ids})
-
-
 @dg.asset(
     partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"}, deps=["qa_set", "corpus_state"],
     code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "lexicon.yaml"),
@@ -52,15 +43,11 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
     fid = context.partition_key
     session = FinragSession(finrag.paths)
     state = session.corpus_state()
-    items = load_qa_items(finrag.warehouse, fid)
     t0 = time.perf_counter()
-    run_rows, rows = run_retrieval_eval(items, session.retriever_factory, config.matrix(), None, fid,
-                                        state.corpus_state, n_filings_in_corpus=state.n_filings,
-                                        dagster_run_id=context.run_id)
-    _replace_runs(finrag, run_rows, "eval.retrieval_results", rows)
+    run_rows, rows = session.evaluate_retrieval(fid, config.matrix(), dagster_run_id=context.run_id)
     table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
     return dg.MaterializeResult(metadata={
-        "questions": len(items), "rows": len(rows), "configs": len({r["config_name"] for r in rows}),
+        "questions": len({r["qa_id"] for r in rows}), "rows": len(rows), "configs": len({r["config_name"] for r in rows}),
         "corpus_state": state.corpus_state, "filings_in_corpus": state.n_filings,
         "seconds": round(time.perf_counter() - t0, 2),
         "leaderboard": dg.MetadataValue.md(table.round(3).to_markdown(index=False)),
@@ -79,12 +66,8 @@ def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                 finrag: FinragResource) -> dg.MaterializeResult:
     fid = context.partition_key
     session = FinragSession(finrag.paths)
-    state = session.corpus_state()
-    items = load_qa_items(finrag.warehouse, fid)
     t0 = time.perf_counter()
-    run_rows, rows = run_answer_eval(items, session.retriever_factory, config.matrix(), fid, state.corpus_state,
-                                     n_filings_in_corpus=state.n_filings, dagster_run_id=context.run_id)
-    _replace_runs(finrag, run_rows, "eval.answer_results", rows)
+    _run_rows, rows = session.evaluate_answers(fid, config.matrix(), dagster_run_id=context.run_id)
     states = pd.Series([r["response_state"] for r in rows]).value_counts().to_dict() if rows else {}
     return dg.MaterializeResult(metadata={
         "answers": len(rows), "response_states": dg.MetadataValue.json(states),

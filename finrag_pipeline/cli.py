@@ -1,0 +1,383 @@
+"""`finrag`: the command line over the same core the Dagster assets use.
+
+    finrag demo                      ingest + evaluate the sample corpus, print the leaderboard
+    finrag ingest PATH...            register and ingest filings (files or folders)
+    finrag remove FILING_ID          drop a filing from the catalog and both indexes
+    finrag search "question"         ranked hits with page, type, snippet and stage timings
+    finrag ask "question"            an answer with evidence, citations, state and timings
+    finrag eval                      run (or re-run) the evaluation matrix, print the table
+    finrag sql "SELECT ..."          query the analysts' snapshot (or --live warehouse)
+    finrag qa import|export|review   external QA sets and human review
+    finrag report                    rebuild the HTML report
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _paths(home: str | None):
+    from finrag_pipeline.core.paths import FinragPaths
+
+    return FinragPaths.from_env(home).ensure()
+
+
+def _emit(data: Any, as_json: bool, table: str | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+    elif table is not None:
+        click.echo(table)
+
+
+def _overrides(pairs: tuple[str, ...]) -> dict[str, Any]:
+    from finrag_pipeline.core.config import deep_merge, parse_override
+
+    merged: dict[str, Any] = {}
+    for pair in pairs:
+        merged = deep_merge(merged, parse_override(pair))
+    return merged
+
+
+@click.group()
+@click.option("--home", envvar="FINRAG_HOME", default=None, help="FINRAG_HOME (default <repo>/.finrag).")
+@click.pass_context
+def main(ctx: click.Context, home: str | None) -> None:
+    """finrag-pipeline: evaluate RAG over 10-K filings."""
+    ctx.obj = {"home": home}
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipeline
+
+
+def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool) -> Any:
+    from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
+
+    paths = _paths(ctx.obj["home"])
+    os.environ["FINRAG_HOME"] = str(paths.home)  # the code location's resources read it
+    os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home))
+    from finrag_pipeline.definitions import defs
+
+    instance = get_instance(paths)
+    t0 = time.perf_counter()
+    report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=click.echo)
+    report.seconds["total"] = time.perf_counter() - t0
+    return paths, report
+
+
+@main.command()
+@click.option("--no-eval", is_flag=True, help="Stop after QA generation.")
+@click.pass_context
+def demo(ctx: click.Context, no_eval: bool) -> None:
+    """Materialize the whole asset graph on the sample corpus in data/sample_filings."""
+    from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
+
+    click.echo(f"finrag demo: sample corpus {SAMPLE_FILINGS_DIR}")
+    paths, report = _run(ctx, [str(SAMPLE_FILINGS_DIR)], evaluate=not no_eval, marts=not no_eval)
+    _print_summary(paths, report)
+    if report.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--no-eval", is_flag=True, help="Stop after QA generation.")
+@click.pass_context
+def ingest(ctx: click.Context, inputs: tuple[str, ...], no_eval: bool) -> None:
+    """Register and ingest filings (PDF or inline-XBRL HTML files, or folders of them)."""
+    paths, report = _run(ctx, list(inputs), evaluate=not no_eval, marts=not no_eval)
+    _print_summary(paths, report)
+    if report.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("filing_id")
+@click.pass_context
+def remove(ctx: click.Context, filing_id: str) -> None:
+    """Remove a filing: out of the catalog and both indexes; the whole-corpus evaluation is refreshed."""
+    from finrag_pipeline.core.catalog import mark_removed
+    from finrag_pipeline.core.warehouse import Warehouse
+    from finrag_pipeline.defs.local_runs import get_instance
+    from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+
+    paths = _paths(ctx.obj["home"])
+    os.environ["FINRAG_HOME"] = str(paths.home)
+    from finrag_pipeline.definitions import defs
+
+    mark_removed(Warehouse(paths.warehouse), filing_id)
+    instance = get_instance(paths)
+    if instance.has_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id):
+        instance.delete_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id)
+    result = defs.resolve_job_def("refresh_corpus_state").execute_in_process(instance=instance)
+    click.echo(f"removed {filing_id}; corpus state refreshed ({'ok' if result.success else 'FAILED'})")
+
+
+def _print_summary(paths, report) -> None:
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    wh = Warehouse(paths.warehouse)
+    counts = wh.query_df("""
+        SELECT f.filing_id, f.company, f.fiscal_year, f.n_pages AS pages,
+          (SELECT count(DISTINCT table_id) FROM core.table_rows t WHERE t.filing_id = f.filing_id) AS tables,
+          (SELECT count(*) FROM core.xbrl_facts x WHERE x.filing_id = f.filing_id) AS facts,
+          (SELECT count(*) FROM core.chunks c WHERE c.filing_id = f.filing_id AND c.is_leaf) AS chunks,
+          (SELECT count(*) FROM qa.items q WHERE q.filing_id = f.filing_id) AS questions
+        FROM core.filings f WHERE NOT coalesce(f.removed, FALSE) ORDER BY f.filing_id""")
+    click.echo("\nFilings")
+    click.echo(counts.to_markdown(index=False))
+    click.echo("\nSeconds per stage: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
+    bad = [r for r in report.registrations if not r.ok and r.status != "duplicate"]
+    for r in bad:
+        click.echo(f"rejected {r.original_name}: [{r.status}] {r.message}")
+    for fid, err in report.failed.items():
+        click.echo(f"FAILED {fid}: {err}")
+    try:
+        board = wh.query_df("""
+            SELECT scope, config_name, n_questions, round(hit_page_mean, 3) AS hit_page,
+                   '[' || round(hit_page_ci_low, 3) || ', ' || round(hit_page_ci_high, 3) || ']' AS hit_page_ci,
+                   round(mrr_page_mean, 3) AS mrr_page, round(ndcg_page_mean, 3) AS ndcg_page,
+                   round(all_evidence_hit_mean, 3) AS all_evidence_hit
+            FROM marts.mart_retriever_leaderboard ORDER BY scope, ndcg_page_mean DESC""")
+        click.echo("\nRetriever leaderboard (page level, 95% intervals)")
+        click.echo(board.to_markdown(index=False))
+    except Exception as exc:  # noqa: BLE001 - marts not built yet (e.g. --no-eval)
+        click.echo(f"\n(no leaderboard: {str(exc).splitlines()[0]})")
+    click.echo(f"\nWarehouse:        {paths.warehouse}")
+    click.echo(f"Analyst snapshot: {paths.warehouse_snapshot}")
+    click.echo(f"Indexes:          {paths.tantivy_dir.parent}")
+    report_path = paths.reports_dir / "finrag_report.html"
+    if report_path.exists():
+        click.echo(f"Report:           {report_path}")
+    click.echo(f"Dagster UI:       make ui  (DAGSTER_HOME={paths.dagster_home})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Search and answers
+
+
+def _session(ctx: click.Context, overrides: tuple[str, ...] = ()):
+    from finrag_pipeline.core.session import FinragSession
+
+    return FinragSession.open(ctx.obj["home"], retriever_overrides=_overrides(overrides))
+
+
+def _filters(filing: tuple[str, ...]):
+    from finrag_pipeline.core.models import SearchFilters
+
+    return SearchFilters(filing_ids=tuple(filing)) if filing else None
+
+
+def _snippet(text: str, width: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@main.command()
+@click.argument("question")
+@click.option("--retriever", "-r", default="hybrid_rrf", show_default=True, help="A name in retrievers.yaml.")
+@click.option("--k", "-k", default=5, show_default=True)
+@click.option("--filing", multiple=True, help="Restrict to filing id(s); default the whole corpus.")
+@click.option("--set", "sets", multiple=True, help="Override a retriever field: NAME.field=value.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
+    """Ranked hits with filing, page, chunk type, a snippet, and the time each stage took."""
+    session = _session(ctx, sets)
+    result = session.retriever(retriever).retrieve(question, k, _filters(filing))
+    data = {"query": question, "retriever": retriever, "timings_ms": result.timings_ms, "info": result.info,
+            "hits": [{"rank": h.rank, "score": h.score, "filing_id": h.filing_id, "pages": h.pages,
+                      "chunk_type": h.chunk_type, "chunk_id": h.chunk_id, "stage": h.stage, "text": h.text}
+                     for h in result.hits]}
+    lines = [f"{h.rank:>2}. {h.score:8.4f}  {h.filing_id}  p.{h.page_start}"
+             + (f"-{h.page_end}" if h.page_end != h.page_start else "")
+             + f"  [{h.chunk_type}]  {_snippet(h.text)}" for h in result.hits]
+    timing = ", ".join(f"{k_}: {v:.1f} ms" for k_, v in result.timings_ms.items())
+    info = f"\nquery understanding: {json.dumps(result.info, default=str)}" if result.info else ""
+    _emit(data, as_json, "\n".join(lines or ["(no hits)"]) + f"\n\nstages: {timing}{info}")
+
+
+@main.command()
+@click.argument("question")
+@click.option("--retriever", "-r", default="hybrid_rrf", show_default=True)
+@click.option("--model", "-m", default="extractive", show_default=True,
+              help="'extractive' (offline) or a model name from assets_config/models.yaml.")
+@click.option("--prompt-type", default="standard", show_default=True)
+@click.option("--k", "-k", default=5, show_default=True)
+@click.option("--filing", multiple=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def ask(ctx, question, retriever, model, prompt_type, k, filing, as_json) -> None:
+    """Answer a question with its evidence, citations, response state and timings."""
+    from finrag_pipeline.core.evaluation.runner import AnswerConfig, default_answerer_factory
+
+    session = _session(ctx)
+    result = session.retriever(retriever).retrieve(question, k, _filters(filing))
+    answerer = default_answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, retriever=retriever, k=k))
+    t0 = time.perf_counter()
+    answer = answerer.answer(question, result.hits)
+    answer_ms = (time.perf_counter() - t0) * 1000
+    data = {"question": question, "answer": answer.text, "response_state": answer.response_state,
+            "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
+            "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
+                         for h in result.hits]}
+    cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
+    text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\ncitations: {cites or '-'}\n"
+            f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.0f} ms\n\nevidence:\n"
+            + "\n".join(f"  {h.rank}. {h.filing_id} p.{h.page_start} {_snippet(h.text, 100)}" for h in result.hits))
+    _emit(data, as_json, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation and analysis
+
+
+@main.command("eval")
+@click.option("--config", "configs", multiple=True, help="Retriever config name(s) of the matrix to run.")
+@click.option("--k", "ks", multiple=True, type=int, help="top-k value(s).")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(["filing", "corpus"]))
+@click.option("--filing", "filings", multiple=True, help="Filing id(s); default every filing.")
+@click.option("--answers", is_flag=True, help="Also run answer evaluation.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
+    """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
+
+    session = _session(ctx)
+    narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes)) if v}
+    matrix = EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
+    targets = list(filings) or active_filings(session.warehouse)
+    rows: list[dict] = []
+    for fid in tqdm(targets, desc="evaluating", disable=as_json):
+        rows += session.evaluate_retrieval(fid, matrix)[1]
+        if answers:
+            session.evaluate_answers(fid, matrix)
+    if not rows:
+        raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
+    table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"],
+                      metrics=["hit_page", "mrr_page", "ndcg_page", "recall_page", "all_evidence_hit"])
+    wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
+    _emit(table.to_dict("records"), as_json,
+          wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--live", is_flag=True, help="Query warehouse.duckdb itself instead of the analysts' snapshot.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def sql(ctx, query, live, as_json) -> None:
+    """Run a SQL query (read-only) and print a table."""
+    import duckdb
+
+    paths = _paths(ctx.obj["home"])
+    db = paths.warehouse if live or not paths.warehouse_snapshot.exists() else paths.warehouse_snapshot
+    with duckdb.connect(str(db), read_only=True) as con:
+        df = con.execute(query).df()
+    _emit(json.loads(df.to_json(orient="records", date_format="iso")), as_json, df.to_markdown(index=False))
+
+
+@main.command()
+@click.pass_context
+def report(ctx) -> None:
+    """Rebuild the HTML report from the analysts' snapshot."""
+    from finrag_pipeline.core.reporting.report import build_report
+
+    paths = _paths(ctx.obj["home"])
+    source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
+    click.echo(build_report(source, paths.reports_dir / "finrag_report.html"))
+
+
+# ---------------------------------------------------------------------------------------------
+# QA sets
+
+
+@main.group()
+def qa() -> None:
+    """External QA sets and human review."""
+
+
+@qa.command("import")
+@click.argument("file", type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(["financebench", "jsonl", "csv"]), required=True)
+@click.option("--filings-dir", type=click.Path(exists=True, file_okay=False),
+              help="Folder with the referenced documents; they are ingested first.")
+@click.pass_context
+def qa_import(ctx, file, fmt, filings_dir) -> None:
+    """Import FinanceBench-format JSONL or a plain JSONL/CSV QA set into qa.items."""
+    from finrag_pipeline.core.qa.importers import FilingContext, import_financebench, import_plain
+    from finrag_pipeline.core.records import load_chunks, load_pages
+    from finrag_pipeline.core.warehouse import rows_of
+
+    if filings_dir:
+        _run(ctx, [filings_dir], evaluate=False, marts=False)
+    session = _session(ctx)
+    wh = session.warehouse
+    filings = wh.query_df("SELECT filing_id, original_name, company, ticker, fiscal_year, n_pages FROM core.filings "
+                          "WHERE NOT coalesce(removed, FALSE)").to_dict("records")
+    contexts = [FilingContext.from_records(f, load_pages(wh, f["filing_id"]), load_chunks(wh, f["filing_id"]))
+                for f in filings]
+    importer = import_financebench if fmt == "financebench" else import_plain
+    result = importer(file, contexts) if fmt == "financebench" else importer(file, contexts, fmt=fmt)
+    for fid in sorted({i.filing_id for i in result.items}):
+        items = [i for i in result.items if i.filing_id == fid]
+        wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": fmt})
+    click.echo(f"imported {len(result.items)} questions; skipped {len(result.skipped)}")
+    for reason in result.skipped[:20]:
+        click.echo(f"  skipped: {reason}")
+
+
+@qa.command("export")
+@click.argument("filing_id")
+@click.option("--out", type=click.Path(dir_okay=False), required=True)
+@click.pass_context
+def qa_export(ctx, filing_id, out) -> None:
+    """Export a filing's QA set to CSV for review (decision column: accept / reject / edit)."""
+    from finrag_pipeline.core.qa.review import export_review_csv
+    from finrag_pipeline.core.records import load_qa_items
+
+    items = load_qa_items(_session(ctx).warehouse, filing_id, accepted_only=False)
+    click.echo(f"{len(items)} questions -> {export_review_csv(items, out)}")
+
+
+@qa.command("review")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--reviewer", default=lambda: os.environ.get("USER", ""), show_default="$USER")
+@click.pass_context
+def qa_review(ctx, file, reviewer) -> None:
+    """Apply a reviewed CSV: accepted, rejected and edited questions, with the review recorded."""
+    from finrag_pipeline.core.qa.review import import_review_csv
+    from finrag_pipeline.core.records import load_qa_items
+    from finrag_pipeline.core.warehouse import rows_of
+
+    wh = _session(ctx).warehouse
+    items = load_qa_items(wh, accepted_only=False)
+    updated, reviews = import_review_csv(file, items, default_reviewer=reviewer)
+    for item in updated:
+        wh.replace_rows("qa.items", rows_of([item]), where={"qa_id": item.qa_id})
+    if reviews:
+        with wh.connect() as con:
+            con.executemany("INSERT INTO qa.reviews (qa_id, decision, reviewer, note, before, after) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            [[r["qa_id"], r["decision"], r["reviewer"], r.get("note"), r.get("before"),
+                              r.get("after")] for r in reviews])
+    click.echo(f"{len(updated)} questions updated, {len(reviews)} reviews recorded")
+
+
+if __name__ == "__main__":
+    main()
