@@ -2,9 +2,11 @@
 an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation."""
 
 import dagster as dg
+import pandas as pd
 
 from finrag_pipeline.core.catalog import load_filing
 from finrag_pipeline.core.quality import ValidationOutcome, validate
+from finrag_pipeline.core.records import load_table_rows
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 
@@ -33,10 +35,10 @@ def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResour
 def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
                                         finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    df = finrag.warehouse.query_df(
-        "SELECT row_label, json_array_length(headers::JSON) AS n_headers, "
-        "  list_count(list_filter(json_extract_string(cells::JSON, '$[*].period'), x -> x IS NOT NULL)) AS n_periods "
-        "FROM core.table_rows WHERE filing_id = ?", [fid])
+    rows = load_table_rows(finrag.warehouse, fid)
+    df = pd.DataFrame({"row_label": [r.row_label or None for r in rows],
+                       "n_headers": [len(r.headers) for r in rows],
+                       "n_periods": [sum(c.period is not None for c in r.cells) for r in rows]})
     outcome = validate(df, [
         ("ExpectColumnValuesToNotBeNull", {"column": "row_label"}),
         ("ExpectColumnValuesToBeBetween", {"column": "n_headers", "min_value": 1}),

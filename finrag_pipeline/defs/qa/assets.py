@@ -41,7 +41,7 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     qa_config = load_qa_config(overrides)
     t0 = time.perf_counter()
     result = generate_qa_set(load_filing(wh, fid), load_pages(wh, fid), load_table_rows(wh, fid),
-                             load_facts(wh, fid), load_chunks(wh, fid), qa_config, embedder=embedder.get())
+                             load_facts(wh, fid), load_chunks(wh, fid), qa_config, embedder=embedder.get().encode)
     # Imported sets (FinanceBench, JSONL, CSV) share the table: replace only what generators wrote.
     wh.replace_rows("qa.items", rows_of(result.items), where={"filing_id": fid, "source": "generated"})
     wh.replace_rows("qa.generation_log", result.log_rows(fid), where={"filing_id": fid})

@@ -1,0 +1,143 @@
+"""Retrieval latency: p50/p95 per retriever on the sample corpus and on scaled corpora.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/retrieval.py [--scales 0 30000 100000] [--repeats 2]
+
+Scale 0 = the sample corpus itself (4 filings, ~3k leaf chunks); other scales replicate its leaf
+chunks (new ids and filing ids, same texts, so embeddings come from the cache) up to N chunks.
+Baselines: rank_bm25 (BM25Okapi over the same tokens) and numpy brute-force cosine. Latencies
+include the query embedding for dense/hybrid (the query-vector cache is disabled here).
+Targets at ~30k chunks: BM25 p50 <= 5 ms, dense <= 15 ms, hybrid <= 25 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from finrag_pipeline.core.indexing.lance_index import LanceIndex  # noqa: E402
+from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex, tokenize_for_bm25  # noqa: E402
+from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths  # noqa: E402
+from finrag_pipeline.core.retrieval import build_named_retrievers  # noqa: E402
+from finrag_pipeline.core.retrieval.resources import (  # noqa: E402
+    ChunkStore,
+    RetrievalResources,
+    build_resources_from_filings,
+)
+
+FILES = ["APPLE_2021_10K.pdf", "APPLE_2022_10K.pdf", "MICROSOFT_2022_10K.pdf", "nvda-10-k-2025-02-26.html"]
+RETRIEVERS = ["bm25", "dense", "hybrid_rrf", "hybrid_weighted", "bm25_features", "hybrid_rrf_period", "auto_merging",
+              "multi_query"]
+QUESTIONS = [
+    "What were Apple's total net sales in fiscal 2022?", "Microsoft total revenue fiscal year 2022",
+    "NVIDIA data center revenue fiscal 2025", "capital expenditure purchases of property plant and equipment",
+    "risks from outsourcing partners manufacturing", "research and development expense increase",
+    "cash and cash equivalents as of September 24, 2022", "diluted earnings per share 2021",
+    "share repurchase program authorization", "effective tax rate change", "gross margin percentage services",
+    "competition risk factors", "total current liabilities", "operating income by segment",
+    "dividends paid per share", "goodwill impairment", "Intelligent Cloud revenue growth",
+    "inventory balance", "long-term debt maturities", "foreign currency exchange rate risk",
+]
+
+
+def percentiles(ms: list[float]) -> tuple[float, float]:
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+
+
+def scaled_resources(base: RetrievalResources, n_target: int, workdir: Path, cache: Path) -> RetrievalResources:
+    """Replicate the sample leaves into ``n_target`` chunks in fresh indexes (embeddings from cache)."""
+    from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
+
+    leaves = base.chunk_store.leaves()
+    copies = max(1, -(-n_target // len(leaves)))
+    tantivy_index = TantivyIndex(workdir / "tantivy")
+    lance_index = LanceIndex(workdir / "lancedb", base.embedder, cache=EmbeddingCache(cache))
+    all_chunks = []
+    for r in range(copies):
+        by_filing: dict[str, list] = {}
+        for c in leaves[: n_target - r * len(leaves)]:
+            fid = c.filing_id if r == 0 else f"{c.filing_id}~{r}"
+            by_filing.setdefault(fid, []).append(dataclasses.replace(
+                c, chunk_id=c.chunk_id if r == 0 else f"{c.chunk_id}~{r}", filing_id=fid,
+                parent_id=None if r else c.parent_id))
+        for fid, chunks in by_filing.items():
+            tantivy_index.upsert_filing(fid, chunks)
+            lance_index.upsert_filing(fid, chunks)
+            all_chunks.extend(chunks)
+    return RetrievalResources(tantivy=tantivy_index, lance=lance_index, embedder=base.embedder,
+                              chunk_store=ChunkStore([*all_chunks, *[c for c in base.chunk_store.all() if not c.is_leaf]]),
+                              catalog=base.catalog, query_cache_size=0)
+
+
+def bench(res: RetrievalResources, repeats: int, k: int = 10) -> list[tuple[str, float, float, str]]:
+    rows = []
+    retrievers = build_named_retrievers(res, RETRIEVERS)
+    for name, r in retrievers.items():
+        r.search(QUESTIONS[0], k)  # warm-up (opens searchers, loads the model)
+        ms, embed = [], []
+        for _ in range(repeats):
+            for q in QUESTIONS:
+                result = r.retrieve(q, k)
+                ms.append(result.timings_ms["total"])
+                embed.append(result.timings_ms.get("embed", 0.0))
+        p50, p95 = percentiles(ms)
+        rows.append((name, p50, p95, f"embed p50 {np.median(embed):.1f}" if any(embed) else ""))
+    # Baselines on the same leaves.
+    leaves = res.chunk_store.leaves()
+    from rank_bm25 import BM25Okapi
+
+    t0 = time.perf_counter()
+    okapi = BM25Okapi([tokenize_for_bm25(c.text) for c in leaves])
+    build_s = time.perf_counter() - t0
+    ms = []
+    for q in QUESTIONS:
+        t = time.perf_counter()
+        scores = okapi.get_scores(tokenize_for_bm25(q))
+        np.argpartition(-scores, k)[:k]
+        ms.append((time.perf_counter() - t) * 1000)
+    rows.append(("baseline rank_bm25", *percentiles(ms), f"build {build_s:.1f}s"))
+    matrix = res.lance.table.to_arrow()["vector"].to_numpy_ndarray() if hasattr(
+        res.lance.table.to_arrow()["vector"], "to_numpy_ndarray") else np.stack(
+        res.lance.table.to_arrow()["vector"].to_pylist()).astype(np.float32)
+    matrix = np.asarray(matrix, dtype=np.float32)
+    ms = []
+    for q in QUESTIONS:
+        t = time.perf_counter()
+        v = res.embedder.encode([q])[0]
+        sims = matrix @ v
+        np.argpartition(-sims, k)[:k]
+        ms.append((time.perf_counter() - t) * 1000)
+    rows.append(("baseline numpy cosine", *percentiles(ms), "incl. query embedding"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scales", type=int, nargs="*", default=[0, 30_000, 100_000])
+    ap.add_argument("--repeats", type=int, default=2)
+    args = ap.parse_args()
+    cache = FinragPaths.from_env().cache_dir / "retrieval_test_embeddings.sqlite"
+    with tempfile.TemporaryDirectory() as tmp:
+        base = build_resources_from_filings([SAMPLE_FILINGS_DIR / f for f in FILES], Path(tmp) / "sample",
+                                            embedding_cache=cache)
+        base.query_cache_size = 0
+        for scale in args.scales:
+            res = base if scale == 0 else scaled_resources(base, scale, Path(tmp) / f"s{scale}", cache)
+            n = res.tantivy.count()
+            print(f"\n## {n} leaf chunks ({'sample corpus' if scale == 0 else f'replicated to {scale}'})")
+            print(f"{'retriever':<24}{'p50 ms':>10}{'p95 ms':>10}  note")
+            for name, p50, p95, note in bench(res, args.repeats):
+                print(f"{name:<24}{p50:>10.1f}{p95:>10.1f}  {note}")
+
+
+if __name__ == "__main__":
+    main()
