@@ -84,7 +84,7 @@ def demo(ctx: click.Context, no_eval: bool) -> None:
     click.echo(f"finrag demo: sample corpus {SAMPLE_FILINGS_DIR}")
     paths, report = _run(ctx, [str(SAMPLE_FILINGS_DIR)], evaluate=not no_eval, marts=not no_eval)
     _print_summary(paths, report)
-    if report.failed:
+    if report.failed or report.failed_checks:
         sys.exit(1)
 
 
@@ -96,7 +96,7 @@ def ingest(ctx: click.Context, inputs: tuple[str, ...], no_eval: bool) -> None:
     """Register and ingest filings (PDF or inline-XBRL HTML files, or folders of them)."""
     paths, report = _run(ctx, list(inputs), evaluate=not no_eval, marts=not no_eval)
     _print_summary(paths, report)
-    if report.failed:
+    if report.failed or report.failed_checks:
         sys.exit(1)
 
 
@@ -139,6 +139,8 @@ def _print_summary(paths, report) -> None:
     bad = [r for r in report.registrations if not r.ok and r.status != "duplicate"]
     for r in bad:
         click.echo(f"rejected {r.original_name}: [{r.status}] {r.message}")
+    for asset, check, partition, _ok in report.failed_checks:
+        click.echo(f"CHECK FAILED {asset}.{check}" + (f" [{partition}]" if partition else ""))
     for fid, err in report.failed.items():
         click.echo(f"FAILED {fid}: {err}")
     try:
@@ -325,20 +327,18 @@ def qa_import(ctx, file, fmt, filings_dir) -> None:
 
     if filings_dir:
         _run(ctx, [filings_dir], evaluate=False, marts=False)
-    session = _session(ctx)
-    wh = session.warehouse
-    filings = wh.query_df("SELECT filing_id, original_name, company, ticker, fiscal_year, n_pages FROM core.filings "
-                          "WHERE NOT coalesce(removed, FALSE)").to_dict("records")
-    contexts = [FilingContext.from_records(f, load_pages(wh, f["filing_id"]), load_chunks(wh, f["filing_id"]))
-                for f in filings]
-    importer = import_financebench if fmt == "financebench" else import_plain
-    result = importer(file, contexts) if fmt == "financebench" else importer(file, contexts, fmt=fmt)
+    wh = _session(ctx).warehouse
+    from finrag_pipeline.core.catalog import active_filings, load_filing
+
+    contexts = [FilingContext(load_filing(wh, fid), load_pages(wh, fid), load_chunks(wh, fid))
+                for fid in active_filings(wh)]
+    result = import_financebench(file, contexts) if fmt == "financebench" else import_plain(file, contexts, fmt=fmt)
     for fid in sorted({i.filing_id for i in result.items}):
         items = [i for i in result.items if i.filing_id == fid]
-        wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": fmt})
-    click.echo(f"imported {len(result.items)} questions; skipped {len(result.skipped)}")
-    for reason in result.skipped[:20]:
-        click.echo(f"  skipped: {reason}")
+        wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": items[0].source})
+    click.echo(f"imported {len(result.items)} questions")
+    for entry in result.log:
+        click.echo(f"  {entry}")
 
 
 @qa.command("export")

@@ -4,18 +4,19 @@ Pages were checked by hand in the PDFs: Apple FY2022 10-K, total net sales 394,3
 p.32 (Consolidated Statements of Operations), the MD&A tables on p.24-25 and the notes' net-sales
 tables on p.40 and p.52 (all print "Total net sales" with both years); Microsoft FY2022
 10-K, total revenue 198,270 on p.57 (Income Statements) and MD&A p.43-44; Apple's outsourcing-partner
-risk factor on p.11 (Item 1A). Embeddings are cached in FINRAG_HOME/cache across sessions (the
+risk factor on p.11 (Item 1A). Embeddings are cached in FINRAG_EMBEDDING_CACHE across sessions (the
 first build embeds ~3,000 chunks: minutes on 2 cores).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from finrag_pipeline.core.models import SearchFilters
-from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths
+from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
 from finrag_pipeline.core.retrieval import build_named_retrievers
 from finrag_pipeline.core.retrieval.resources import build_resources_from_filings
 
@@ -37,7 +38,7 @@ CASES = [
 
 @pytest.fixture(scope="session")
 def resources(tmp_path_factory):
-    cache = FinragPaths.from_env().cache_dir / "retrieval_test_embeddings.sqlite"
+    cache = Path(os.environ["FINRAG_EMBEDDING_CACHE"])
     return build_resources_from_filings([SAMPLE_FILINGS_DIR / f for f in FILES], tmp_path_factory.mktemp("idx"),
                                         embedding_cache=cache)
 

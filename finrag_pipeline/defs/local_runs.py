@@ -21,6 +21,11 @@ class PipelineReport:
     registrations: list[Registration] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)          # filing id -> error
     seconds: dict[str, float] = field(default_factory=dict)       # stage -> seconds
+    checks: list[tuple[str, str, str | None, bool]] = field(default_factory=list)  # asset, check, partition, passed
+
+    @property
+    def failed_checks(self) -> list[tuple[str, str, str | None, bool]]:
+        return [c for c in self.checks if not c[3]]
 
 
 def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
@@ -39,10 +44,13 @@ def collect_files(inputs: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance,
+def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
              partition_key: str | None = None) -> dg.ExecuteInProcessResult:
     job = defs.resolve_job_def(job_name)
-    return job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False)
+    result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False)
+    for ev in result.get_asset_check_evaluations():
+        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed))
+    return result
 
 
 def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.DagsterInstance,
@@ -68,28 +76,28 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     t0 = time.perf_counter()
     for i, fid in enumerate(to_ingest, 1):
         progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
-        result = _execute(defs, "ingest_filing", instance, fid)
+        result = _execute(defs, "ingest_filing", instance, report, fid)
         if not result.success:
             report.failed[fid] = _first_error(result)
             progress(f"  failed: {report.failed[fid]}")
     report.seconds["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    _execute(defs, "refresh_corpus_state", instance)
+    _execute(defs, "refresh_corpus_state", instance, report)
     report.seconds["corpus_state"] = time.perf_counter() - t0
     if evaluate:
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
-            result = _execute(defs, "evaluate_filing", instance, fid)
+            result = _execute(defs, "evaluate_filing", instance, report, fid)
             if not result.success:
                 report.failed[fid] = _first_error(result)
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
         progress("building dbt marts, the analysts' snapshot and the report")
-        result = _execute(defs, "build_marts", instance)
+        result = _execute(defs, "build_marts", instance, report)
         if not result.success:
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0

@@ -79,7 +79,9 @@ class LanceIndex:
         self.embedder = embedder
         self.table_name = table_name
         self.retry_seconds = retry_seconds
-        self.cache = cache or (EmbeddingCache(self.path / "embedding_cache.sqlite") if use_cache else None)
+        # FINRAG_EMBEDDING_CACHE shares one cache between homes (the test suite uses it across runs).
+        cache_path = os.environ.get("FINRAG_EMBEDDING_CACHE") or self.path / "embedding_cache.sqlite"
+        self.cache = cache or (EmbeddingCache(cache_path) if use_cache else None)
         self.db = lancedb.connect(str(self.path))
         self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
         self._check_embedder()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject, dbt_assets
 
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting.report import build_report
@@ -45,7 +45,9 @@ class MartsTranslator(DagsterDbtTranslator):
         return REFRESH_MARTS
 
 
-@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=MartsTranslator())
+@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=MartsTranslator(
+    # eval.runs is written by both evaluation assets; it shares retrieval_eval's key.
+    settings=DagsterDbtTranslatorSettings(enable_duplicate_source_asset_keys=True)))
 def dbt_metric_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource, finrag: FinragResource):
     """dbt build: staging views and metric marts (leaderboard with intervals, by question type, company,
     fiscal year, corpus growth, regressions, answer quality) in schema ``marts``, with the project's tests."""

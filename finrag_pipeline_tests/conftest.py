@@ -1,0 +1,18 @@
+"""Test-wide settings: offline, and never write into the developer's own FINRAG_HOME."""
+
+import os
+import tempfile
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from finrag_pipeline.core.paths import REPO_ROOT
+
+# Embeddings of the sample filings are cached across test runs on this machine (git-ignored); the real
+# model still runs for every text not cached yet, and for every query.
+TEST_CACHE_DIR = REPO_ROOT / ".finrag" / "test-cache"
+TEST_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+os.environ.setdefault("FINRAG_EMBEDDING_CACHE", str(TEST_CACHE_DIR / "embeddings.sqlite"))
+# Modules that read FINRAG_HOME at call time get a throwaway home unless a test sets its own.
+os.environ["FINRAG_HOME"] = tempfile.mkdtemp(prefix="finrag-test-home-")
