@@ -190,7 +190,8 @@ class RetrievalResources:
     extras: dict[str, Any] = field(default_factory=dict)
     query_cache_size: int = 1024
     _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    # Re-entrant: a factory may ask for another member (the lance index needs the embedder).
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _query_vectors: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False)
 
     def get(self, name: str, required: bool = True) -> Any:
