@@ -114,12 +114,19 @@ def remove(ctx: click.Context, filing_id: str) -> None:
     os.environ["FINRAG_HOME"] = str(paths.home)
     from finrag_pipeline.definitions import defs
 
-    mark_removed(Warehouse(paths.warehouse), filing_id)
+    wh = Warehouse(paths.warehouse)
+    if not len(wh.query_df("SELECT 1 FROM core.filings WHERE filing_id = ?", [filing_id])):
+        raise click.ClickException(f"no filing {filing_id!r} in the catalog (finrag sql "
+                                   "\"SELECT filing_id FROM core.filings\" lists them)")
+    mark_removed(wh, filing_id)
     instance = get_instance(paths)
     if instance.has_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id):
         instance.delete_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id)
-    result = defs.resolve_job_def("refresh_corpus_state").execute_in_process(instance=instance)
+    result = defs.resolve_job_def("refresh_corpus_state").execute_in_process(instance=instance,
+                                                                             raise_on_error=False)
     click.echo(f"removed {filing_id}; corpus state refreshed ({'ok' if result.success else 'FAILED'})")
+    if not result.success:
+        sys.exit(1)
 
 
 def _print_summary(paths, report) -> None:
@@ -214,17 +221,20 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
 @click.option("--model", "-m", default="extractive", show_default=True,
               help="'extractive' (offline) or a model name from assets_config/models.yaml.")
 @click.option("--prompt-type", default="standard", show_default=True)
+@click.option("--temperature", default=0.0, show_default=True, type=float)
+@click.option("--top-p", default=1.0, show_default=True, type=float)
 @click.option("--k", "-k", default=5, show_default=True)
 @click.option("--filing", multiple=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def ask(ctx, question, retriever, model, prompt_type, k, filing, as_json) -> None:
+def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, filing, as_json) -> None:
     """Answer a question with its evidence, citations, response state and timings."""
     from finrag_pipeline.core.evaluation.runner import AnswerConfig, default_answerer_factory
 
     session = _session(ctx)
     result = session.retriever(retriever).retrieve(question, k, _filters(filing))
-    answerer = default_answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, retriever=retriever, k=k))
+    answerer = default_answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
+                                                     top_p=top_p, retriever=retriever, k=k))
     t0 = time.perf_counter()
     answer = answerer.answer(question, result.hits)
     answer_ms = (time.perf_counter() - t0) * 1000
@@ -367,15 +377,18 @@ def qa_review(ctx, file, reviewer) -> None:
     wh = _session(ctx).warehouse
     items = load_qa_items(wh, accepted_only=False)
     updated, reviews = import_review_csv(file, items, default_reviewer=reviewer)
-    for item in updated:
-        wh.replace_rows("qa.items", rows_of([item]), where={"qa_id": item.qa_id})
+    # import_review_csv returns every item; write back only the reviewed ones, in one transaction
+    reviewed = {r["qa_id"] for r in reviews}
+    changed = [item for item in updated if item.qa_id in reviewed]
+    if changed:
+        wh.replace_rows("qa.items", rows_of(changed), where={"qa_id": sorted(reviewed)})
     if reviews:
         with wh.connect() as con:
             con.executemany("INSERT INTO qa.reviews (qa_id, decision, reviewer, note, before, after) "
                             "VALUES (?, ?, ?, ?, ?, ?)",
                             [[r["qa_id"], r["decision"], r["reviewer"], r.get("note"), r.get("before"),
                               r.get("after")] for r in reviews])
-    click.echo(f"{len(updated)} questions updated, {len(reviews)} reviews recorded")
+    click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
 
 
 if __name__ == "__main__":

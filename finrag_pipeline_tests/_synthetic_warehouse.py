@@ -13,6 +13,13 @@ Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are le
   * answers qwen-0.5b / cite / 0.0: states answered, answered, abstained (unanswerable q5),
     backend_error; figure_match [1, 0, NULL, error] -> 1/3 with coverage 0.75; state_correct
     [1, 1, 1, 0] -> 0.75. qwen-1.5b: figure_match [1, 1] -> 1.0.
+  * paired comparisons, scope filing, k=10, MSFT questions z01..z20: bm25-k10 and hybrid-k10 have
+    IDENTICAL rows (ndcg/mrr 1.0 on every question) -> tie, best = bm25-k10 (smaller name):
+    hybrid-k10 vs best: delta 0, p = 1, not distinguishable; dense-k10 scores [0.5, 0.25] * 10,
+    strictly worse on every one of the 20 questions -> delta -0.625, the paired CI is far below 0,
+    distinguishable, p = 1 / (1 + n_perm) (no sign flip reaches |mean|).
+  * ``with_statistics=True`` also writes eval.leaderboard / eval.comparisons with the pipeline's own
+    core function (core/evaluation/leaderboard.build_eval_statistics, STATS below).
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics
+from finrag_pipeline.core.evaluation.runner import StatsConfig
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.warehouse import Warehouse
 
@@ -47,7 +56,10 @@ QA = [
     ("MSFT-2022-10K", "m1", "What was Microsoft's revenue in FY2022?", "numerical"),
     ("MSFT-2022-10K", "m2", "How many employees did Microsoft have?", "factual"),
 ]
+CMP_Q = [f"z{i:02d}" for i in range(1, 21)]
+QA += [("MSFT-2022-10K", qa_id, f"Synthetic comparison question {qa_id}?", "numerical") for qa_id in CMP_Q]
 QTYPE = {qa_id: qt for _, qa_id, _, qt in QA}
+STATS = StatsConfig(n_boot=1000, n_perm=2000, seed=0)
 
 ERR = "error"       # a failed question in the hit lists below
 NR = "no_relevant"  # a question without relevant evidence (metrics NULL, left out of means)
@@ -112,6 +124,11 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
     add("A4", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 1, 1], 1, T0)
     add("A5", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 0, 0], 2, T1)
     add("A6", "bm25-k5", "bm25", m, "corpus", MSFT_Q, [1, 0], 2, T1)
+    # Paired comparisons (k=10): two identical best configs, one strictly worse on all 20 questions.
+    for run_id, config, retriever, mrrs in (("P1", "bm25-k10", "bm25", [1.0] * 20),
+                                            ("P2", "hybrid-k10", "hybrid", [1.0] * 20),
+                                            ("P3", "dense-k10", "dense", [0.5, 0.25] * 10)):
+        add(run_id, config, retriever, m, "filing", CMP_Q, [1] * 20, 2, T1, k=10, mrrs=mrrs)
     return results, runs
 
 
@@ -139,8 +156,9 @@ def answer_rows() -> list[dict]:
     ]
 
 
-def build_synthetic_warehouse(path: Path, *, with_answers: bool = True) -> Warehouse:
-    """Fill a fresh warehouse file at ``path`` with the rows above, through the pipeline's own writer."""
+def build_synthetic_warehouse(path: Path, *, with_answers: bool = True, with_statistics: bool = False) -> Warehouse:
+    """Fill a fresh warehouse file at ``path`` with the rows above, through the pipeline's own writer
+    (and, with ``with_statistics``, eval.leaderboard / eval.comparisons through the core function)."""
     wh = Warehouse(path)
     fids = [f["filing_id"] for f in FILINGS]
     wh.replace_rows("core.filings", FILINGS, where={"filing_id": fids})
@@ -162,6 +180,8 @@ def build_synthetic_warehouse(path: Path, *, with_answers: bool = True) -> Wareh
     else:
         with wh.connect():  # still create the (empty) tables
             pass
+    if with_statistics:
+        build_eval_statistics(wh, STATS, built_at=T1)
     return wh
 
 

@@ -12,8 +12,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from finrag_pipeline.core.inbox import InboxCursor
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
+from finrag_pipeline.defs.local_runs import (
+    execute_sensor_result,
+    run_automation_until_quiet,
+    tick_inbox_sensor,
+)
 
 DATA = Path(__file__).parent / "data"
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -63,7 +69,7 @@ def test_whole_graph_materializes_with_checks_passing(pipeline):
     assert _count(wh, "SELECT count(*) FROM core.xbrl_facts WHERE filing_id = 'AAPL-2024-10K'") > 900
     leaves = _count(wh, "SELECT count(*) FROM core.chunks WHERE filing_id = 'AAPL-2024-10K' AND is_leaf")
     paths = pipeline["paths"]
-    from finrag_pipeline.defs.resources import _lance, _tantivy, _embedder
+    from finrag_pipeline.defs.resources import _embedder, _lance, _tantivy
     assert _tantivy(str(paths.tantivy_dir)).count("AAPL-2024-10K") == leaves
     assert _lance(str(paths.lancedb_dir), _embedder("", "", "")).count("AAPL-2024-10K") == leaves
     # QA sets and both evaluation scopes
@@ -89,3 +95,88 @@ def test_rerunning_an_asset_is_idempotent(pipeline):
     after = {t: _count(wh, f"SELECT count(*) FROM {t}") for t in before}
     assert after == before
     assert set(wh.query_df("SELECT chunk_id FROM core.chunks WHERE filing_id = 'AAPL-2024-10K'")["chunk_id"]) == ids_before
+
+
+# ---------------------------------------------------------------------------------------------
+# A new 10-K lands in the inbox: the sensor registers it, automation re-evaluates everything.
+
+
+def _run_automation_until_quiet(pipeline, cursor=None):
+    return run_automation_until_quiet(pipeline["defs"], pipeline["instance"], cursor)
+
+
+def _tick_inbox(pipeline, cursor=None) -> dg.SensorResult:
+    return tick_inbox_sensor(pipeline["instance"], cursor)
+
+
+def test_new_filing_in_inbox_reevaluates_every_qa_set(pipeline):
+    paths, wh, instance = pipeline["paths"], pipeline["wh"], pipeline["instance"]
+    _requested, auto_cursor = _run_automation_until_quiet(pipeline)  # settle: the daemon's first ticks
+    old_state = wh.query_df("SELECT DISTINCT corpus_state FROM eval.retrieval_results")["corpus_state"].tolist()
+
+    shutil.copy(DATA / "aapl-10-k-2025-10-31.html", paths.inbox)
+    result = _tick_inbox(pipeline)
+    assert [r.partition_key for r in result.run_requests] == ["AAPL-2025-10K"]
+    assert result.dynamic_partitions_requests[0].partition_keys == ["AAPL-2025-10K"]
+    assert not any(paths.inbox.iterdir())  # the file left the inbox
+    assert all(run.success for run in execute_sensor_result(pipeline["defs"], instance, result))
+
+    requested, auto_cursor = _run_automation_until_quiet(pipeline, auto_cursor)
+    # the corpus changed, so every filing's evaluation re-ran, then the marts, snapshot and report
+    assert ("corpus_state", None) in requested
+    for fid in ("AAPL-2022-10K", "AAPL-2024-10K", "AAPL-2025-10K"):
+        assert ("retrieval_eval", fid) in requested
+    assert ("marts/mart_retriever_leaderboard", None) in requested and ("eval_report", None) in requested
+
+    new = "AAPL-2025-10K"
+    assert _count(wh, "SELECT count(*) FROM core.chunks WHERE filing_id = ?", [new]) > 300
+    assert _count(wh, "SELECT count(*) FROM qa.items WHERE filing_id = ?", [new]) >= 24
+    assert _count(wh, "SELECT count(*) FROM eval.retrieval_results WHERE filing_id = ?", [new]) > 0
+    from finrag_pipeline.defs.resources import _tantivy
+    assert _tantivy(str(paths.tantivy_dir)).count(new) == _count(
+        wh, "SELECT count(*) FROM core.chunks WHERE filing_id = ? AND is_leaf", [new])
+    # the older filings' whole-corpus results were recomputed against the grown corpus (history kept)
+    for fid in ("AAPL-2022-10K", "AAPL-2024-10K"):
+        states = wh.query_df("SELECT DISTINCT corpus_state, n_filings_in_corpus FROM eval.retrieval_results "
+                             "WHERE filing_id = ? AND scope = 'corpus'", [fid])
+        assert set(states["n_filings_in_corpus"]) == {2, 3}
+        assert set(old_state) < set(states["corpus_state"])
+    # the marts include the new filing
+    years = wh.query_df("SELECT DISTINCT fiscal_year FROM marts.mart_metrics_by_fiscal_year")["fiscal_year"]
+    assert 2025 in set(years.astype(int))
+    pipeline["inbox_cursor"] = result.cursor
+    pipeline["auto_cursor"] = auto_cursor
+
+
+def test_same_file_again_changes_nothing_and_garbage_is_quarantined(pipeline):
+    paths, wh = pipeline["paths"], pipeline["wh"]
+    counts = {t: _count(wh, f"SELECT count(*) FROM {t}") for t in ("core.filings", "core.chunks", "qa.items",
+                                                                     "eval.retrieval_results")}
+    shutil.copy(DATA / "aapl-10-k-2025-10-31.html", paths.inbox / "copy-of-apple.html")
+    (paths.inbox / "notes.html").write_text("<html><body><h1>Lunch menu</h1><p>Soup.</p></body></html>")
+    result = _tick_inbox(pipeline, pipeline["inbox_cursor"])
+    assert result.run_requests == []
+    assert {o.metadata["status"].value for o in result.asset_events} == {"not_a_filing"}
+    reason = paths.quarantine / "notes.html.reason.txt"
+    assert "not_a_filing" in reason.read_text() and (paths.quarantine / "notes.html").exists()
+    assert (paths.home / "processed" / "duplicates" / "copy-of-apple.html").exists()
+    log = wh.query_df("SELECT original_name, status FROM core.ingest_log WHERE original_name IN "
+                      "('copy-of-apple.html', 'notes.html')")
+    assert set(map(tuple, log.values.tolist())) == {("copy-of-apple.html", "duplicate"), ("notes.html", "not_a_filing")}
+    requested, _ = _run_automation_until_quiet(pipeline, pipeline["auto_cursor"])
+    assert requested == []
+    assert {t: _count(wh, f"SELECT count(*) FROM {t}") for t in counts} == counts
+
+
+def test_sensor_cursor_survives_a_restart(pipeline):
+    """A restarted sensor (same cursor, fresh context) neither re-runs handled files nor misses new ones."""
+    paths = pipeline["paths"]
+    cursor = pipeline["inbox_cursor"]
+    assert _tick_inbox(pipeline, cursor).run_requests == []          # nothing pending: nothing requested
+    # A crash after registration but before the cursor was saved: the file is back in the inbox and the old
+    # cursor is used. Registration says duplicate and no second run is requested.
+    shutil.copy(DATA / "aapl-10-k-2025-10-31.html", paths.inbox)
+    again = _tick_inbox(pipeline, cursor)
+    assert again.run_requests == []
+    handled = InboxCursor.from_json(again.cursor).handled
+    assert any(sha.startswith("548ae59778cf08ee") and status == "duplicate" for sha, status in handled.items())

@@ -59,13 +59,23 @@ class FinragSession:
                                                             overrides=self.retriever_overrides)[name]
         return self._retrievers[name]
 
+    @cached_property
+    def variants(self):
+        """Indexes of the chunking variants (core/variants.py), built lazily per variant."""
+        from finrag_pipeline.core.variants import VariantIndexes
+
+        return VariantIndexes(self.paths, self.warehouse, base_resources=self.resources)
+
     def retriever_factory(self, name: str, chunking: str | None = None) -> Any:
-        """The evaluation runner's factory: (retriever name, chunking variant) -> retriever."""
-        if chunking not in (None, "default"):
-            raise NotImplementedError(
-                f"chunking variant {chunking!r} has no index of its own yet: only the default chunking is "
-                "indexed by the pipeline (see docs/EVALUATION.md)")
-        return self.retriever(name)
+        """The evaluation runner's factory: (retriever name, chunking variant) -> retriever.
+
+        None / "default" is the pipeline's own index; any other variant of ingest.yaml is re-chunked
+        and indexed under FINRAG_HOME/indexes/variants/<variant> on first use (then incrementally)."""
+        from finrag_pipeline.core.variants import is_default_chunking
+
+        if is_default_chunking(chunking):
+            return self.retriever(name)
+        return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
 
     def corpus_state(self) -> CorpusState:
         df = self.warehouse.query_df(

@@ -90,6 +90,23 @@ TABLE_DDL: dict[str, str] = {
         answer_relevancy DOUBLE, state_correct DOUBLE, judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
         completion_tokens INTEGER, latency_ms DOUBLE, cost_usd DOUBLE, error VARCHAR,
         evaluated_at TIMESTAMP""",
+    # Derived snapshots (core/evaluation/leaderboard.py), fully replaced on every build. LONG: one row
+    # per configuration x metric; kind 'retrieval' (scope, retriever, k, chunking set) or 'answer'
+    # (model, prompt_type, temperature, top_p, retriever, k set; scope NULL). Bootstrap CIs.
+    "eval.leaderboard": """
+        kind VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR, k INTEGER, chunking VARCHAR,
+        model VARCHAR, prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, metric VARCHAR, mean DOUBLE,
+        ci_low DOUBLE, ci_high DOUBLE, n INTEGER, n_total INTEGER, coverage DOUBLE, n_questions INTEGER,
+        n_no_relevant INTEGER, n_failed INTEGER, n_filings INTEGER, confidence DOUBLE, n_boot INTEGER,
+        seed INTEGER, built_at TIMESTAMP""",
+    # Each configuration vs the best of its group (retrieval: scope x k by ndcg_page; answers: by
+    # figure_match) on the same questions: mean_diff = config - best, paired CI, permutation p-value.
+    "eval.comparisons": """
+        kind VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR, k INTEGER, chunking VARCHAR,
+        model VARCHAR, prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, best_config_name VARCHAR,
+        best_by VARCHAR, is_best BOOLEAN, metric VARCHAR, mean DOUBLE, best_mean DOUBLE, mean_diff DOUBLE,
+        ci_low DOUBLE, ci_high DOUBLE, p_value DOUBLE, n_pairs INTEGER, distinguishable BOOLEAN,
+        confidence DOUBLE, n_boot INTEGER, n_perm INTEGER, seed INTEGER, built_at TIMESTAMP""",
 }
 
 LOCK_MARKERS = ("Could not set lock", "Conflicting lock", "database is locked", "IO Error")

@@ -113,3 +113,68 @@ def _first_error(result: dg.ExecuteInProcessResult) -> str:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
     return "run failed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensors and automation, driven by hand: what the daemon does, for tests and benchmarks.
+
+
+def tick_inbox_sensor(instance: dg.DagsterInstance, cursor: str | None = None) -> dg.SensorResult:
+    """One evaluation of the inbox sensor, as the daemon would run it."""
+    from finrag_pipeline.defs.automation.sensors import inbox_sensor
+    from finrag_pipeline.defs.resources import FinragResource
+
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"finrag": FinragResource()})
+    return inbox_sensor(context)
+
+
+def execute_sensor_result(defs: dg.Definitions, instance: dg.DagsterInstance, result: dg.SensorResult,
+                          job_name: str = "ingest_filing") -> list[dg.ExecuteInProcessResult]:
+    """Add the partitions a sensor asked for and run its requests in this process."""
+    for request in result.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    job = defs.resolve_job_def(job_name)
+    return [job.execute_in_process(instance=instance, partition_key=r.partition_key, tags=r.tags,
+                                   raise_on_error=False) for r in result.run_requests]
+
+
+def run_automation_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor=None,
+                               max_ticks: int = 8) -> tuple[list[tuple[str, str | None]], object]:
+    """Evaluate the automation conditions and execute what they request, tick after tick, until nothing is
+    requested. Returns the (asset, partition) pairs that ran and the automation cursor."""
+    requested: list[tuple[str, str | None]] = []
+    for _ in range(max_ticks):
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+        cursor = result.cursor
+        if not result.total_requested:
+            return requested, cursor
+        requested += execute_requested(defs, instance, result)
+    raise RuntimeError(f"automation still requesting runs after {max_ticks} ticks: {requested[-10:]}")
+
+
+def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
+                      result: dg.EvaluateAutomationConditionsResult) -> list[tuple[str, str | None]]:
+    """Run what one automation tick requested, upstream first: consecutive assets (in topological order)
+    that share partitioning run together, one run per partition key, as the daemon's run grouping would."""
+    from finrag_pipeline.definitions import ALL_ASSETS
+
+    graph = defs.resolve_asset_graph()
+    order = [k for k in graph.toposorted_asset_keys if result.get_num_requested(k)]
+    groups: list[tuple[bool, list[dg.AssetKey]]] = []
+    for key in order:
+        partitioned = graph.get(key).partitions_def is not None
+        if groups and groups[-1][0] == partitioned:
+            groups[-1][1].append(key)
+        else:
+            groups.append((partitioned, [key]))
+    ran: list[tuple[str, str | None]] = []
+    for partitioned, keys in groups:
+        partition_keys = sorted(set().union(*(result.get_requested_partitions(k) for k in keys))) if partitioned else [None]
+        for pk in partition_keys:
+            selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]
+            run = dg.materialize(ALL_ASSETS, selection=selection, partition_key=pk, instance=instance,
+                                 resources=defs.resources, raise_on_error=False)
+            if not run.success:
+                raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}")
+            ran += [(k.to_user_string(), pk) for k in selection]
+    return ran

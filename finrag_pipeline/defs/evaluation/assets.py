@@ -6,11 +6,13 @@ import time
 
 import dagster as dg
 import pandas as pd
+from pydantic import Field
 
-from finrag_pipeline.core.config import config_fingerprint
+from finrag_pipeline.core.config import config_fingerprint, deep_merge, parse_override
+from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
-from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE
+from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
 
@@ -25,10 +27,18 @@ class EvalRunConfig(dg.Config):
     scopes: list[str] = []
     models: list[str] = []
     prompt_types: list[str] = []
+    retriever_overrides: list[str] = Field(
+        default=[], description='Override any retriever field, e.g. "hybrid_rrf.rrf_k=30" (as `finrag --set`).')
 
     def matrix(self) -> EvalMatrix:
-        narrowed = {k: v for k, v in self.model_dump().items() if v}
+        narrowed = {k: v for k, v in self.model_dump(exclude={"retriever_overrides"}).items() if v}
         return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
+
+    def session(self, finrag: FinragResource) -> FinragSession:
+        overrides: dict = {}
+        for text in self.retriever_overrides:
+            overrides = deep_merge(overrides, parse_override(text))
+        return FinragSession(finrag.paths, retriever_overrides=overrides)
 
 
 @dg.asset(
@@ -41,7 +51,7 @@ class EvalRunConfig(dg.Config):
 def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                    finrag: FinragResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    session = FinragSession(finrag.paths)
+    session = config.session(finrag)
     state = session.corpus_state()
     t0 = time.perf_counter()
     run_rows, rows = session.evaluate_retrieval(fid, config.matrix(), dagster_run_id=context.run_id)
@@ -65,11 +75,37 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
 def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                 finrag: FinragResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    session = FinragSession(finrag.paths)
+    session = config.session(finrag)
     t0 = time.perf_counter()
     _run_rows, rows = session.evaluate_answers(fid, config.matrix(), dagster_run_id=context.run_id)
     states = pd.Series([r["response_state"] for r in rows]).value_counts().to_dict() if rows else {}
     return dg.MaterializeResult(metadata={
         "answers": len(rows), "response_states": dg.MetadataValue.json(states),
         "seconds": round(time.perf_counter() - t0, 2),
+    })
+
+
+@dg.asset(
+    group_name=GROUP, kinds={"duckdb"}, deps=[retrieval_eval, answer_eval], automation_condition=REFRESH_MARTS,
+    description="Bootstrap 95% CIs of every retrieval and answer metric over the newest run of each "
+                "configuration x filing (x scope), and paired comparisons of every configuration with the best "
+                "of its scope x k (page nDCG; answers: figure match) on the same questions: difference, paired "
+                "bootstrap CI, sign-flip p-value, distinguishable. Tables eval.leaderboard, eval.comparisons "
+                "(fully replaced on each build; n_boot / n_perm / seed from eval_matrix.yaml `stats`).",
+)
+def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
+    stats = EvalMatrix.load(directory=finrag.config_dir or None).stats
+    t0 = time.perf_counter()
+    result = build_eval_statistics(finrag.warehouse, stats)
+    comps = result.comparisons
+    n_indist = int(((comps["metric"] == comps["best_by"]) & ~comps["is_best"].astype(bool)
+                    & (comps["distinguishable"] == False)).sum()) if not comps.empty else 0  # noqa: E712
+    return dg.MaterializeResult(metadata={
+        "leaderboard_rows": len(result.leaderboard), "comparison_rows": len(comps),
+        "configs": int(result.leaderboard[["kind", "scope", "config_name"]].drop_duplicates().shape[0])
+        if not result.leaderboard.empty else 0,
+        "configs_not_distinguishable_from_best": n_indist,
+        "n_boot": stats.n_boot, "n_perm": stats.n_perm, "seed": stats.seed,
+        "seconds": round(time.perf_counter() - t0, 2),
+        "leaderboard": dg.MetadataValue.md(leaderboard_markdown(result)),
     })

