@@ -10,7 +10,7 @@ import shutil
 
 import duckdb
 import pytest
-from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_dbt_build
+from _synthetic_warehouse import STATS, build_synthetic_warehouse, dbt_executable, run_dbt_build
 
 pytestmark = pytest.mark.skipif(
     shutil.which(dbt_executable()) is None, reason="dbt is not installed in this environment"
@@ -31,7 +31,7 @@ def marts(tmp_path_factory):
     """Build the warehouse, run dbt build once, and hand the tests a read-only connection."""
     tmp = tmp_path_factory.mktemp("marts")
     wh_path = tmp / "warehouse.duckdb"
-    build_synthetic_warehouse(wh_path)
+    build_synthetic_warehouse(wh_path, with_statistics=True)   # + eval.leaderboard / eval.comparisons
     result = run_dbt_build(wh_path, tmp)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "ERROR=0" in result.stdout and "WARN=0" in result.stdout
@@ -80,7 +80,8 @@ def test_leaderboard_uses_only_the_newest_run_per_filing(marts):
     assert (n_filings, n_q) == (2, 6)
     assert hit == pytest.approx(4 / 6)
     assert rank == 1
-    assert marts.execute("select count(*) from marts.mart_retriever_leaderboard").fetchone()[0] == 4
+    # 4 configs at k=5 + the three k=10 configs of the paired-comparison case.
+    assert marts.execute("select count(*) from marts.mart_retriever_leaderboard").fetchone()[0] == 7
 
 
 def test_chunking_variant_without_chunk_level_scores(marts):
@@ -157,3 +158,45 @@ def test_answer_quality_with_coverage_and_states(marts):
     shares = dict(marts.execute("""select response_state, share from marts.mart_answer_response_states
         where model = 'qwen-0.5b'""").fetchall())
     assert shares == pytest.approx({"answered": 0.5, "abstained": 0.25, "backend_error": 0.25})
+
+
+def test_leaderboard_carries_bootstrap_bounds_from_eval_leaderboard(marts):
+    """Bootstrap bounds come from eval.leaderboard; the closed-form columns stay as they were."""
+    hit, wilson_lo, boot_lo, boot_hi, n_boot = one(marts, """
+        select hit_chunk_mean, hit_chunk_ci_low, hit_chunk_boot_ci_low, hit_chunk_boot_ci_high, boot_n_resamples
+        from marts.mart_retriever_leaderboard where config_name = 'dense-k5' and scope = 'filing'""")
+    assert hit == pytest.approx(0.5) and wilson_lo == pytest.approx(wilson(0.5, 4)[0])
+    assert n_boot == STATS.n_boot
+    assert 0.0 <= boot_lo <= 0.5 <= boot_hi <= 1.0
+    # The mart joins exactly what the core wrote (same grain, same metric).
+    src = one(marts, """select ci_low, ci_high from eval.leaderboard where kind = 'retrieval'
+        and config_name = 'dense-k5' and scope = 'filing' and metric = 'hit_chunk'""")
+    assert (boot_lo, boot_hi) == pytest.approx(src)
+    # Constant values: a degenerate bootstrap interval [1, 1]; not computable: NULL, not 0.
+    assert one(marts, """select ndcg_page_boot_ci_low, ndcg_page_boot_ci_high from marts.mart_retriever_leaderboard
+        where config_name = 'bm25-k10'""") == (1.0, 1.0)
+    assert one(marts, """select hit_chunk_boot_ci_low from marts.mart_retriever_leaderboard
+        where config_name = 'bm25-k5-w256'""") == (None,)
+
+
+def test_leaderboard_paired_comparison_with_the_best(marts):
+    rows = {r[0]: r[1:] for r in marts.execute("""
+        select config_name, best_config_name, is_best, delta_vs_best, delta_vs_best_ci_low, delta_vs_best_ci_high,
+               p_value_vs_best, n_pairs_vs_best, distinguishable_from_best, compared_on_metric
+        from marts.mart_retriever_leaderboard where scope = 'filing' and k = 10""").fetchall()}
+    # bm25-k10 and hybrid-k10 tie on page nDCG and hit: the smaller name is the best.
+    assert rows["bm25-k10"][:2] == ("bm25-k10", True)
+    assert rows["bm25-k10"][2:] == (0.0, 0.0, 0.0, 1.0, 20, False, "ndcg_page")
+    # Identical per-question results: difference 0, p = 1, not distinguishable.
+    assert rows["hybrid-k10"] == ("bm25-k10", False, 0.0, 0.0, 0.0, 1.0, 20, False, "ndcg_page")
+    # Strictly worse on every one of the 20 questions: d = [-0.5, -0.75] * 10.
+    best, is_best, delta, lo, hi, p, n, dist, _ = rows["dense-k10"]
+    assert (best, is_best, n, dist) == ("bm25-k10", False, 20, True)
+    assert delta == pytest.approx(-0.625)
+    assert -0.75 <= lo <= delta <= hi < 0          # bootstrap means of values in {-0.5, -0.75}
+    assert p == pytest.approx(1 / (1 + STATS.n_perm))
+    # k=5 filing group: the chunking variant wins on page nDCG; the others are not distinguishable
+    # from it on 4 questions.
+    k5 = dict(marts.execute("""select config_name, distinguishable_from_best from marts.mart_retriever_leaderboard
+        where scope = 'filing' and k = 5""").fetchall())
+    assert k5 == {"bm25-k5-w256": False, "bm25-k5": False, "dense-k5": False}

@@ -45,3 +45,24 @@ def test_bad_decision_raises(tmp_path):
         w.writerow(row)
     with pytest.raises(ValueError, match="maybe"):
         import_review_csv(path, items())
+
+
+def test_recorded_reviews_survive_regeneration():
+    """Regenerating a QA set re-applies the latest recorded decision per question (reject, then edit)."""
+    import json as _json
+
+    from finrag_pipeline.core.models import QAItem
+    from finrag_pipeline.core.qa.review import apply_recorded_reviews
+
+    def item(qa_id: str) -> QAItem:
+        return QAItem(qa_id=qa_id, filing_id="F", question=f"q-{qa_id}?", reference_answer="1", question_type="factual")
+
+    reviews = [
+        {"qa_id": "a", "decision": "reject", "after": _json.dumps({"question": "q-a?", "status": "rejected"})},
+        {"qa_id": "b", "decision": "reject", "after": _json.dumps({"question": "q-b?", "status": "rejected"})},
+        {"qa_id": "b", "decision": "edit", "after": _json.dumps({"question": "Better b?", "reference_answer": "2"})},
+    ]
+    out = {i.qa_id: i for i in apply_recorded_reviews([item("a"), item("b"), item("c")], reviews)}
+    assert out["a"].status == "rejected"
+    assert (out["b"].status, out["b"].question, out["b"].reference_answer) == ("edited", "Better b?", "2")
+    assert (out["c"].status, out["c"].question) == ("accepted", "q-c?")

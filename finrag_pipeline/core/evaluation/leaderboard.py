@@ -72,16 +72,21 @@ def _newest_runs(results: pd.DataFrame, keys: Sequence[str], run_at: pd.Series |
     """Rows of the newest run per ``keys``: runs ordered by ``run_at[run_id]`` (eval.runs), else the
     run's newest ``evaluated_at``; NULL times last; ties -> the larger run_id (as the dbt models)."""
     keys = [k for k in keys if k in results.columns]
-    per_run = (results.assign(_at=pd.to_datetime(results["evaluated_at"]))
-               .groupby([*keys, "run_id"], dropna=False, sort=False)["_at"].max().reset_index())
+    # Group ids instead of a merge on the keys: NULL keys (chunking) match NULL, as dbt's null-safe join.
+    gid = results.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+    per_run = (pd.DataFrame({"_g": gid, "run_id": results["run_id"].to_numpy(),
+                             "_at": pd.to_datetime(results["evaluated_at"]).to_numpy()})
+               .groupby(["_g", "run_id"], dropna=False, sort=False)["_at"].max().reset_index())
     order_at = per_run["_at"]
     if run_at is not None and len(run_at):
         order_at = per_run["run_id"].map(run_at).fillna(order_at)
     per_run = per_run.assign(_order_at=pd.to_datetime(order_at))
     per_run = per_run.sort_values(["_order_at", "run_id"], ascending=[False, False], na_position="last",
                                   kind="mergesort")
-    newest = per_run.drop_duplicates(keys, keep="first")[[*keys, "run_id"]]
-    return results.merge(newest, on=[*keys, "run_id"], how="inner")  # pandas matches NULL keys: null-safe
+    newest = per_run.drop_duplicates("_g", keep="first")
+    winners = set(zip(newest["_g"], newest["run_id"], strict=True))
+    keep = [(g, r) in winners for g, r in zip(gid, results["run_id"], strict=True)]
+    return results[keep]
 
 
 def _run_times(runs: pd.DataFrame | None) -> pd.Series | None:

@@ -2,7 +2,7 @@
 
 ``"$4.2B"`` and ``"$4.2 billion"`` -> ``4.2b`` (and ``4.2``); ``"2,345.6"`` -> ``2345.6``;
 ``"12%"`` -> ``12%`` (and ``12``); ``"10-K"`` -> ``10-k``; ``"R&D"`` -> ``r&d``; ``"FY2024"`` ->
-``fy2024``; all-caps acronyms (``EBITDA``) -> ``ebitda``. The same function runs on documents and
+``fy2024`` (and so does "fiscal 2024" / "fiscal year 2024"); all-caps acronyms (``EBITDA``) -> ``ebitda``. The same function runs on documents and
 on queries, so a user typing "$4.2 billion" finds a chunk that printed "$4.2B".
 """
 
@@ -22,6 +22,8 @@ _COMPOUND = re.compile(r"(?<![\w&-])[A-Za-z0-9]+(?:[-/&][A-Za-z0-9]+)+(?![\w&])"
 # Letters and digits in one token: FY2024, Q3, 1A.
 _ALNUM = re.compile(r"(?<![.,$])\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{2,}\b")
 _ACRONYM = re.compile(r"\b[A-Z]{2,10}s?\b")
+# "fiscal 2022", "fiscal year 2022", "fiscal year ended ... 2022" say what "FY2022" says.
+_FISCAL_YEAR = re.compile(r"\bfiscal(?:\s+year)?\s+(?:ended\s+[A-Za-z]+\s+\d{1,2},\s+)?((?:19|20)\d{2})\b", re.IGNORECASE)
 
 
 def financial_terms(text: str) -> list[str]:
@@ -33,6 +35,7 @@ def financial_terms(text: str) -> list[str]:
     found.extend((m.start(), m.group().lower()) for m in _COMPOUND.finditer(text))
     found.extend((m.start(), m.group().lower()) for m in _ALNUM.finditer(text))
     found.extend((m.start(), m.group().lower()) for m in _ACRONYM.finditer(text))
+    found.extend((m.start(), f"fy{m.group(1)}") for m in _FISCAL_YEAR.finditer(text))
     found.sort(key=lambda pt: pt[0])
     return [t for _, t in found]
 

@@ -107,11 +107,17 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
             page_text = next(p.text for p in ctx.pages if p.page_number == page)
             meta_ev.append({"page": page, "overlap": round(overlap(ev.get("evidence_text", ""), page_text), 3)})
         fid = ctx.meta.filing_id
+        # Evidence was given but none of it maps onto this document: the question would be scored as
+        # unanswerable, which it is not. Keep it, but out of evaluation until a human looks.
+        unmapped = bool(rec.get("evidence")) and not groups
+        if unmapped:
+            counts["evidence_unmapped_pending_review"] = counts.get("evidence_unmapped_pending_review", 0) + 1
         items.append(QAItem(
             qa_id=stable_id(fid, "financebench", rec.get("financebench_id") or rec["question"]), filing_id=fid,
             question=rec["question"], reference_answer=str(rec.get("answer", "")),
             question_type=_map_fb_type(rec.get("question_type")), evidence=groups,
             generator="financebench", generator_version="", source="financebench",
+            status="pending_review" if unmapped else "accepted",
             metadata={"financebench_id": rec.get("financebench_id"), "company": rec.get("company"),
                       "doc_name": rec.get("doc_name"), "fb_question_type": rec.get("question_type"),
                       "evidence_pages": meta_ev}))

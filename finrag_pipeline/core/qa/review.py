@@ -72,3 +72,24 @@ def import_review_csv(path: str | Path, items: Sequence[QAItem], default_reviewe
                             "reviewer": (row.get("reviewer") or default_reviewer).strip(),
                             "note": (row.get("note") or "").strip(), "before": before, "after": _snapshot(item)})
     return [by_id[it.qa_id] for it in items], reviews
+
+
+def apply_recorded_reviews(items: Sequence[QAItem], reviews: Sequence[dict[str, Any]]) -> list[QAItem]:
+    """Re-apply the latest recorded decision per qa_id (rows of qa.reviews, oldest first) to freshly
+    generated items, so regenerating a QA set never undoes a human's reject or edit."""
+    latest: dict[str, dict[str, Any]] = {}
+    for review in reviews:
+        latest[review["qa_id"]] = review
+    out = []
+    for item in items:
+        review = latest.get(item.qa_id)
+        if review is not None and review["decision"] in DECISIONS:
+            item = copy.deepcopy(item)
+            after = json.loads(review["after"]) if review.get("after") else {}
+            if review["decision"] == "edit":
+                item.question = after.get("question", item.question)
+                item.reference_answer = after.get("reference_answer", item.reference_answer)
+            item.status = DECISIONS[review["decision"]]
+            item.metadata = {**item.metadata, "reviewed": True}
+        out.append(item)
+    return out

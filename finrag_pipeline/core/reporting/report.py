@@ -7,7 +7,11 @@ attachment or from the Dagster UI's metadata link.
 
 Numbers follow the marts' (and the evaluation engine's) rules: the newest run of each configuration x
 filing x scope; failed questions scored 0; 'no_relevant' questions and not-computable (NULL) values
-left out of a mean; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded).
+left out of a mean; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded),
+replaced by the evaluation engine's bootstrap intervals (``<metric>_boot_ci_low/high``, from
+eval.leaderboard via the leaderboard mart) wherever those exist. Configurations whose paired difference
+to the best of their scope and k (page nDCG, eval.comparisons) has a CI containing 0 are marked as
+not distinguishable from the best.
 """
 
 from __future__ import annotations
@@ -143,6 +147,31 @@ def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: b
     return df
 
 
+COMPARISON_COLUMNS = {"best_config_name": "best_config_name", "mean_diff": "delta_vs_best",
+                      "ci_low": "delta_vs_best_ci_low", "ci_high": "delta_vs_best_ci_high",
+                      "p_value": "p_value_vs_best", "n_pairs": "n_pairs_vs_best",
+                      "distinguishable": "distinguishable_from_best", "is_best": "is_best"}
+
+
+def _attach_bootstrap(con: duckdb.DuckDBPyConnection, board: pd.DataFrame) -> pd.DataFrame:
+    """The mart's bootstrap and comparison columns, from eval.leaderboard / eval.comparisons (when
+    they exist), for the fallback leaderboard computed without dbt."""
+    if board.empty or not _has_table(con, "eval", "leaderboard"):
+        return board
+    boot = _df(con, "select * from eval.leaderboard where kind = 'retrieval'")
+    if not boot.empty:
+        wide = boot.pivot_table(index=RETRIEVAL_KEYS, columns="metric", values=["ci_low", "ci_high"],
+                                aggfunc="first", dropna=False)
+        wide.columns = [f"{m}_boot_{bound}" for bound, m in wide.columns]
+        board = board.merge(wide.reset_index(), on=RETRIEVAL_KEYS, how="left")
+    if _has_table(con, "eval", "comparisons"):
+        cmp = _df(con, "select * from eval.comparisons where kind = 'retrieval' and metric = best_by")
+        if not cmp.empty:
+            cmp = cmp[[*RETRIEVAL_KEYS, *COMPARISON_COLUMNS]].rename(columns=COMPARISON_COLUMNS)
+            board = board.merge(cmp.drop_duplicates(RETRIEVAL_KEYS), on=RETRIEVAL_KEYS, how="left")
+    return board
+
+
 def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if _has_table(con, "marts", "mart_retriever_leaderboard"):
         return _df(con, "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
@@ -162,6 +191,7 @@ def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     out["latency_p95_ms"] = g["latency_ms"].quantile(0.95).to_numpy()
     out["rank_in_scope_k"] = (out.groupby(["scope", "k"])["ndcg_chunk_mean"]
                               .rank(ascending=False, method="min", na_option="bottom"))
+    out = _attach_bootstrap(con, out)
     return out.sort_values(["scope", "rank_in_scope_k"]).reset_index(drop=True)
 
 
@@ -264,15 +294,46 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
 # Charts
 
 
+def _vs_best(row: pd.Series) -> str:
+    """'best', 'not distinguishable from best', 'below best' / 'above best', or '' (no comparison)."""
+    if "distinguishable_from_best" not in row or pd.isna(row.get("best_config_name")):
+        return ""
+    is_best, dist = row.get("is_best"), row.get("distinguishable_from_best")
+    if is_best is not None and not pd.isna(is_best) and bool(is_best):
+        return "best"
+    if dist is None or pd.isna(dist):
+        return ""
+    if not bool(dist):
+        return "not distinguishable from best"
+    return "below best" if row.get("delta_vs_best", 0) < 0 else "above best"
+
+
 def _config_label(row: pd.Series) -> str:
     label = f"{row['retriever']} k={row['k']}"
-    return label if row["config_name"] in (None, "", label) else f"{label} ({row['config_name']})"
+    label = label if row["config_name"] in (None, "", label) else f"{label} ({row['config_name']})"
+    mark = _vs_best(row)
+    return f"{label} [{'best' if mark == 'best' else '≈ best'}]" if mark in ("best", "not distinguishable from best") \
+        else label
+
+
+def interval_bounds(df: pd.DataFrame, metric: str) -> tuple[pd.Series | None, pd.Series | None]:
+    """(low, high) of ``metric``: the bootstrap bounds where present, else the closed-form ones."""
+    bounds = []
+    for side in ("low", "high"):
+        closed, boot = df.get(f"{metric}_ci_{side}"), df.get(f"{metric}_boot_ci_{side}")
+        if boot is None:
+            bounds.append(closed)
+        else:
+            boot = pd.to_numeric(boot, errors="coerce")
+            bounds.append(boot if closed is None else boot.where(boot.notna(), pd.to_numeric(closed, errors="coerce")))
+    return bounds[0], bounds[1]
 
 
 def _bar_with_ci(df: pd.DataFrame, x: list[str], metric: str, name: str) -> go.Bar:
     mean = df[f"{metric}_mean"]
-    upper = (df[f"{metric}_ci_high"] - mean).clip(lower=0) if f"{metric}_ci_high" in df else None
-    lower = (mean - df[f"{metric}_ci_low"]).clip(lower=0) if f"{metric}_ci_low" in df else None
+    low, high = interval_bounds(df, metric)
+    upper = (high - mean).clip(lower=0) if high is not None else None
+    lower = (mean - low).clip(lower=0) if low is not None else None
     error = None if upper is None else dict(type="data", array=upper.fillna(0).tolist(),
                                              arrayminus=lower.fillna(0).tolist(), visible=True)
     return go.Bar(x=x, y=mean.tolist(), name=name, error_y=error)
@@ -346,6 +407,9 @@ def answer_quality_charts(quality: pd.DataFrame, states: pd.DataFrame) -> list[s
 
 def _fmt_ci(row: pd.Series, metric: str) -> str:
     mean, lo, hi = row.get(f"{metric}_mean"), row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    boot_lo, boot_hi = row.get(f"{metric}_boot_ci_low"), row.get(f"{metric}_boot_ci_high")
+    if boot_lo is not None and boot_hi is not None and not pd.isna(boot_lo) and not pd.isna(boot_hi):
+        lo, hi = boot_lo, boot_hi   # the bootstrap interval wins where it exists
     if mean is None or pd.isna(mean):
         return ""
     if lo is None or pd.isna(lo) or hi is None or pd.isna(hi):
@@ -381,7 +445,19 @@ def leaderboard_table(board: pd.DataFrame) -> str:
             ("recall chunk", "recall_chunk"), ("hit@k page", "hit_page"), ("all evidence", "all_evidence_hit")]},
         "latency p50 ms": top["latency_p50_ms"].map(_fmt_ms), "latency p95 ms": top["latency_p95_ms"].map(_fmt_ms),
     })
+    if "distinguishable_from_best" in top:
+        view["vs best (page nDCG, paired)"] = [_fmt_vs_best(r) for _, r in top.iterrows()]
     return _html_table(view, "leaderboard")
+
+
+def _fmt_vs_best(row: pd.Series) -> str:
+    mark = _vs_best(row)
+    if mark in ("", "best"):
+        return mark
+    delta, lo, hi, p = (row.get(c) for c in ("delta_vs_best", "delta_vs_best_ci_low", "delta_vs_best_ci_high",
+                                             "p_value_vs_best"))
+    return (f"{mark}: Δ {delta:+.3f} [{lo:+.3f}, {hi:+.3f}], p={p:.3g} vs {row.get('best_config_name')}"
+            if not any(v is None or pd.isna(v) for v in (delta, lo, hi, p)) else mark)
 
 
 def worst_questions_table(worst: pd.DataFrame) -> str:
@@ -460,8 +536,10 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
 <script type="text/javascript">{get_plotlyjs()}</script>
 </head><body>
 <h1>finrag evaluation report</h1>
-<p class="meta">Generated {generated} from the {source}. Means count failed questions as 0; bars show
-95% intervals (Wilson for hit rates, normal approximation for graded metrics).</p>
+<p class="meta">Generated {generated} from the {source}. Means count failed questions as 0; intervals are
+95%: the evaluation engine's bootstrap intervals where available, else Wilson (hit rates) or the
+normal approximation (graded metrics). "≈ best" marks a configuration whose paired difference to the
+best of its scope and k (page nDCG) has a 95% CI containing 0: the data cannot tell them apart.</p>
 {chr(10).join(sections)}
 </body></html>
 """

@@ -12,7 +12,8 @@ ingest_filing_job = dg.define_asset_job(
 )
 
 evaluate_filing_job = dg.define_asset_job(
-    "evaluate_filing", selection=dg.AssetSelection.groups("evaluation"), partitions_def=filings_partitions,
+    "evaluate_filing", selection=dg.AssetSelection.assets("retrieval_eval", "answer_eval"),
+    partitions_def=filings_partitions,
     description="Retrieval and answer evaluation of one filing's QA set (both scopes).",
 )
 
@@ -22,6 +23,6 @@ corpus_job = dg.define_asset_job(
 )
 
 marts_job = dg.define_asset_job(
-    "build_marts", selection=dg.AssetSelection.groups("marts"),
-    description="dbt marts, the analysts' snapshot and the HTML report.",
+    "build_marts", selection=dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("marts"),
+    description="Bootstrap leaderboard, dbt marts, the analysts' snapshot and the HTML report.",
 )

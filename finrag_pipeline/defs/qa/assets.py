@@ -10,6 +10,7 @@ from finrag_pipeline.core.catalog import load_filing
 from finrag_pipeline.core.config import config_fingerprint
 from finrag_pipeline.core.qa.config import load_qa_config
 from finrag_pipeline.core.qa.generate import generate_qa_set
+from finrag_pipeline.core.qa.review import apply_recorded_reviews
 from finrag_pipeline.core.records import load_chunks, load_facts, load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE
@@ -42,13 +43,15 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     t0 = time.perf_counter()
     result = generate_qa_set(load_filing(wh, fid), load_pages(wh, fid), load_table_rows(wh, fid),
                              load_facts(wh, fid), load_chunks(wh, fid), qa_config, embedder=embedder.get().encode)
+    reviews = wh.query_df("SELECT qa_id, decision, after FROM qa.reviews ORDER BY reviewed_at").to_dict("records")
+    items = apply_recorded_reviews(result.items, reviews)
     # Imported sets (FinanceBench, JSONL, CSV) share the table: replace only what generators wrote.
-    wh.replace_rows("qa.items", rows_of(result.items), where={"filing_id": fid, "source": "generated"})
+    wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": "generated"})
     wh.replace_rows("qa.generation_log", result.log_rows(fid), where={"filing_id": fid})
     by_type = Counter(i.question_type for i in result.items)
     dropped = [e for e in result.log if e["stage"] not in ("generate", "llm_generate", "final")]
     return dg.MaterializeResult(metadata={
-        "questions": len(result.items),
+        "questions": len(items), "reviewed": sum(bool(i.metadata.get("reviewed")) for i in items),
         "by_type": dg.MetadataValue.json(dict(sorted(by_type.items()))),
         "filters": dg.MetadataValue.md(
             "| stage | reason | count |\n|---|---|---|\n"
