@@ -48,7 +48,11 @@ def prepare_home(base: str) -> tuple[FinragPaths, dg.DagsterInstance, object]:
 
 def via_automation(arrival: Path, base: str) -> dict[str, float]:
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import execute_sensor_result, run_automation_until_quiet, tick_inbox_sensor
+    from finrag_pipeline.defs.local_runs import (
+        execute_sensor_result,
+        run_automation_until_quiet,
+        tick_inbox_sensor,
+    )
 
     paths, instance, cursor = prepare_home(base)
     t0 = time.perf_counter()

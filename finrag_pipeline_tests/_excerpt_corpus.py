@@ -10,6 +10,9 @@ parse, write core.filings/pages/table_rows/chunks, default chunking, TantivyInde
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,14 +96,30 @@ def excerpt_qa_items(corpus: ExcerptCorpus) -> list[QAItem]:
     ]
 
 
+# llama.cpp threads wait for each other in spin barriers: when the 2 cores are shared with other work,
+# 2 threads were 20x slower than 1 here (one 157+26-token answer: 84 s vs 4.1 s, load average ~3.7).
+LLM_TEST_THREADS = int(os.environ.get("FINRAG_TEST_LLM_THREADS", "1"))
+
+
+@contextlib.contextmanager
+def local_llm_threads(n: int = LLM_TEST_THREADS) -> Iterator[None]:
+    """Load the local model with ``n`` threads inside this block (it is cached per process: a model
+    already loaded keeps its thread count)."""
+    import pytest
+
+    from finrag_pipeline.core.llm import local_provider
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(local_provider, "N_THREADS", n)
+        yield
+
+
 def local_model_ready(name: str = "qwen2.5-0.5b") -> Path:
     """The local GGUF under the current FINRAG_HOME without copying 0.5 GB into every test home.
 
     The verified file is kept once per machine under .finrag/test-cache/models (hard-linked from the
     repo's own .finrag/models when that one is already assembled) and hard-linked into the test home.
     """
-    import os
-
     from finrag_pipeline.core.llm.local_model import LOCAL_MODELS, ensure_local_model
     from finrag_pipeline.core.paths import REPO_ROOT, FinragPaths
 

