@@ -146,18 +146,24 @@ def _print_summary(paths, report) -> None:
     bad = [r for r in report.registrations if not r.ok and r.status != "duplicate"]
     for r in bad:
         click.echo(f"rejected {r.original_name}: [{r.status}] {r.message}")
-    for asset, check, partition, _ok in report.failed_checks:
+    for asset, check, partition, _ok, _severity in report.failed_checks:
         click.echo(f"CHECK FAILED {asset}.{check}" + (f" [{partition}]" if partition else ""))
+    for asset, check, partition, _ok, _severity in report.warnings:
+        click.echo(f"check warning {asset}.{check}" + (f" [{partition}]" if partition else "")
+                   + " (see its metadata in the UI)")
     for fid, err in report.failed.items():
         click.echo(f"FAILED {fid}: {err}")
     try:
         board = wh.query_df("""
-            SELECT scope, config_name, n_questions, round(hit_page_mean, 3) AS hit_page,
-                   '[' || round(hit_page_ci_low, 3) || ', ' || round(hit_page_ci_high, 3) || ']' AS hit_page_ci,
-                   round(mrr_page_mean, 3) AS mrr_page, round(ndcg_page_mean, 3) AS ndcg_page,
-                   round(all_evidence_hit_mean, 3) AS all_evidence_hit
-            FROM marts.mart_retriever_leaderboard ORDER BY scope, ndcg_page_mean DESC""")
-        click.echo("\nRetriever leaderboard (page level, 95% intervals)")
+            SELECT scope, k, config_name, n_questions,
+                   round(ndcg_page_mean, 3) AS ndcg_page,
+                   '[' || round(ndcg_page_boot_ci_low, 3) || ', ' || round(ndcg_page_boot_ci_high, 3) || ']' AS ndcg_ci,
+                   round(hit_page_mean, 3) AS hit_page, round(mrr_page_mean, 3) AS mrr_page,
+                   round(all_evidence_hit_mean, 3) AS all_evidence_hit,
+                   CASE WHEN is_best THEN 'best' WHEN distinguishable_from_best THEN 'worse'
+                        ELSE 'not distinguishable' END AS vs_best
+            FROM marts.mart_retriever_leaderboard ORDER BY scope, k, ndcg_page_mean DESC""")
+        click.echo("\nRetriever leaderboard (page level; 95% bootstrap intervals; paired test against the best)")
         click.echo(board.to_markdown(index=False))
     except Exception as exc:  # noqa: BLE001 - marts not built yet (e.g. --no-eval)
         click.echo(f"\n(no leaderboard: {str(exc).splitlines()[0]})")

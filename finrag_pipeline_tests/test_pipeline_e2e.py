@@ -58,10 +58,10 @@ def test_whole_graph_materializes_with_checks_passing(pipeline):
     # every asset check ran and passed: ingest/index checks per filing, and the dbt tests on the marts
     assert report.failed_checks == []
     for fid in ("AAPL-2022-10K", "AAPL-2024-10K"):
-        ran = {check for _asset, check, partition, _ok in report.checks if partition == fid}
+        ran = {check for _asset, check, partition, _ok, _sev in report.checks if partition == fid}
         assert {"pages_have_text", "chunks_are_well_formed", "facts_have_units_and_periods",
                 "bm25_index_rows_equal_leaf_chunks", "vector_index_rows_equal_leaf_chunks"} <= ran
-    assert sum(1 for _a, _c, partition, _ok in report.checks if partition is None) > 20
+    assert sum(1 for _a, _c, partition, _ok, _sev in report.checks if partition is None) > 20
 
     # what ingest wrote, checked against the filings
     apple22 = wh.query_df("SELECT * FROM core.table_rows WHERE filing_id = 'AAPL-2022-10K' AND row_label = 'Total net sales'")

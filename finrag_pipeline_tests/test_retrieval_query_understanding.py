@@ -128,3 +128,21 @@ def test_boost_mode_ranks_matching_year_first_but_keeps_others():
     assert {h.fiscal_year for h in boosted} > {2021}  # other years remain (boost, not filter)
     assert len(boosted) == len(plain)
     assert boosted[0].stage_scores["period_boost"] > 0
+
+
+def test_catalog_from_warehouse_rows_normalises_pandas_timestamps():
+    """Warehouse rows come back as pandas Timestamps (a datetime subclass): comparing one with a date
+    raised inside the fiscal calendar, and every period-filtered search of a real corpus failed."""
+    import pandas as pd
+
+    from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+
+    catalog = CorpusCatalog([
+        {"filing_id": "MSFT-2022-10K", "ticker": "MSFT", "company": "Microsoft", "fiscal_year": 2022,
+         "period_end_date": pd.Timestamp("2022-06-30")},
+        {"filing_id": "X-2022-10K", "ticker": "X", "company": "X", "fiscal_year": 2022, "period_end_date": pd.NaT},
+    ])
+    assert [type(f.period_end_date).__name__ for f in catalog] == ["date", "NoneType"]
+    parsed = QueryParser(catalog).parse("Microsoft revenue as of June 30, 2022")
+    assert parsed.filing_ids == ["MSFT-2022-10K"]

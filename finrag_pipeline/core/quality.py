@@ -27,8 +27,11 @@ class ValidationOutcome:
 def validate(df: pd.DataFrame, expectations: list[tuple[str, dict[str, Any]]], name: str = "check") -> ValidationOutcome:
     """Validate ``df`` against ``[(ExpectationClassName, kwargs), ...]``; an empty frame fails loudly."""
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
+    # One progress bar per metric floods the logs of every run: off.
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     batch = (context.data_sources.add_pandas(f"{name}_source")
              .add_dataframe_asset(f"{name}_asset")
              .add_batch_definition_whole_dataframe(f"{name}_batch")

@@ -21,11 +21,16 @@ class PipelineReport:
     registrations: list[Registration] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)          # filing id -> error
     seconds: dict[str, float] = field(default_factory=dict)       # stage -> seconds
-    checks: list[tuple[str, str, str | None, bool]] = field(default_factory=list)  # asset, check, partition, passed
+    # (asset, check, partition, passed, severity "ERROR" | "WARN")
+    checks: list[tuple[str, str, str | None, bool, str]] = field(default_factory=list)
 
     @property
-    def failed_checks(self) -> list[tuple[str, str, str | None, bool]]:
-        return [c for c in self.checks if not c[3]]
+    def failed_checks(self) -> list[tuple[str, str, str | None, bool, str]]:
+        return [c for c in self.checks if not c[3] and c[4] == "ERROR"]
+
+    @property
+    def warnings(self) -> list[tuple[str, str, str | None, bool, str]]:
+        return [c for c in self.checks if not c[3] and c[4] != "ERROR"]
 
 
 def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
@@ -47,9 +52,13 @@ def collect_files(inputs: Iterable[str | Path]) -> list[Path]:
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
              partition_key: str | None = None) -> dg.ExecuteInProcessResult:
     job = defs.resolve_job_def(job_name)
-    result = job.execute_in_process(instance=instance, partition_key=partition_key, raise_on_error=False)
+    # The console shows warnings and errors; every event is still in the instance for `make ui`.
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
+                                    raise_on_error=False)
     for ev in result.get_asset_check_evaluations():
-        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed))
+        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
+                              ev.severity.value))
     return result
 
 

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -130,10 +130,10 @@ class CorpusCatalog:
                 ped = f.get("period_end_date")
                 if isinstance(ped, str):
                     ped = date.fromisoformat(ped[:10])
-                elif ped is not None and hasattr(ped, "date") and not isinstance(ped, date):
-                    ped = ped.date()
                 elif ped is not None and ped != ped:  # NaT / NaN
                     ped = None
+                elif isinstance(ped, datetime):  # pandas Timestamp too: a datetime is a date, but compares badly
+                    ped = ped.date()
                 f = CatalogFiling(str(f["filing_id"]), f.get("ticker") or None, str(f.get("company") or ""),
                                   int(f["fiscal_year"]), ped)
             self.filings.append(f)

@@ -44,7 +44,10 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
         ("ExpectColumnValuesToBeBetween", {"column": "n_headers", "min_value": 1}),
         ("ExpectColumnValuesToBeBetween", {"column": "n_periods", "min_value": 1, "mostly": 0.7}),
     ], name="table_rows")
-    return _result(outcome, rows=len(df))
+    # A warning, not an error: some real tables (equity roll-forwards, RSU activity) carry no period columns.
+    return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata={
+        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "rows": len(df),
+        "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0})
 
 
 @dg.asset_check(asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
