@@ -234,7 +234,9 @@ def test_lance_upsert_idempotent(lance_index):
 
 def test_lance_upsert_replaces_only_that_filing(lance_index):
     changed = filing_chunks()[:3]
-    changed[0].text = "A brand new sentence about dividends."
+    # Unique per run: the embedding cache persists across test runs (conftest), and a text cached by
+    # an earlier run would not be encoded again.
+    changed[0].text = f"A brand new sentence about dividends (run {time.time_ns()})."
     lance_index.upsert_filing("AAA-2024-10K", changed)
     assert lance_index.last_encoded == 1
     assert lance_index.count("AAA-2024-10K") == 3
@@ -284,3 +286,119 @@ def test_filters_to_sql_quotes_values():
     assert sql == "filing_id IN ('O''NEIL-2022-10K') AND fiscal_year IN (2022, 2023)"
     assert filters_to_sql(None) is None and filters_to_sql(SearchFilters()) is None
     assert filters_to_sql(SearchFilters(tickers=())) == "FALSE"
+
+
+# ---- ANN index and the query-embedding fast path -------------------------------------------------
+
+class ClusteredEmbedder:
+    """Deterministic 32-d unit vectors around 12 cluster centres (like topical text embeddings):
+    text ``"c<cluster> <anything>"`` lands near centre ``cluster``. No model needed."""
+
+    name = "test:clustered"
+    dim = 32
+
+    def __init__(self):
+        rng = np.random.default_rng(7)
+        self.centres = rng.normal(size=(12, self.dim))
+
+    def encode(self, texts, batch_size=32, show_progress=False):
+        import hashlib
+
+        rows = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(t.encode()).digest()[:4], "little")
+            cluster = int(t.split()[0][1:]) % len(self.centres)
+            rows.append(self.centres[cluster] + 0.35 * np.random.default_rng(seed).normal(size=self.dim))
+        out = np.asarray(rows, dtype=np.float32).reshape(-1, self.dim)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def clustered_filing(filing_id: str, fiscal_year: int, n: int = 150) -> list[Chunk]:
+    return [make_chunk(filing_id, i, f"c{i % 12} {filing_id} passage {i}", fiscal_year=fiscal_year)
+            for i in range(n)]
+
+
+@pytest.fixture
+def ann_index(tmp_path):
+    index = LanceIndex(tmp_path / "ann", ClusteredEmbedder(), use_cache=False, ann_threshold=500,
+                       ann_nprobes=8, ann_max_unindexed=200)
+    for j, year in enumerate((2021, 2022, 2023, 2024)):
+        index.upsert_filing(f"F{j}-{year}-10K", clustered_filing(f"F{j}-{year}-10K", year))
+    return index
+
+
+def test_lance_builds_ann_index_over_threshold(tmp_path):
+    index = LanceIndex(tmp_path / "ann", ClusteredEmbedder(), use_cache=False, ann_threshold=300)
+    index.upsert_filing("F0-2021-10K", clustered_filing("F0-2021-10K", 2021))
+    assert index.vector_index() is None and index.maintain_vector_index() == "none"  # 150 rows: exhaustive
+    index.upsert_filing("F1-2022-10K", clustered_filing("F1-2022-10K", 2022))
+    stats = index.vector_index_stats()
+    assert stats.index_type == "IVF_FLAT" and stats.distance_type == "cosine"
+    assert stats.num_indexed_rows == 300 and stats.num_unindexed_rows == 0
+    off = LanceIndex(tmp_path / "off", ClusteredEmbedder(), use_cache=False, ann_threshold=None)
+    off.upsert_filing("F0-2021-10K", clustered_filing("F0-2021-10K", 2021, 400))
+    assert off.vector_index() is None
+
+
+def test_lance_ann_matches_exhaustive_and_honours_prefilter(ann_index):
+    assert ann_index.vector_index() is not None and ann_index.count() == 600
+    probe = ClusteredEmbedder()
+    for cluster in (0, 3, 7, 11):
+        vector = probe.encode([f"c{cluster} a question"])[0]
+        approx, exact = ann_index.search(vector, 10), ann_index.search(vector, 10, exact=True)
+        assert [h[0] for h in approx] == [h[0] for h in exact]
+        assert np.allclose([h[1] for h in approx], [h[1] for h in exact], atol=1e-5)
+        for year in (2022, 2024):
+            scope = SearchFilters(fiscal_years=(year,))
+            approx, exact = ann_index.search(vector, 10, scope), ann_index.search(vector, 10, scope, exact=True)
+            assert [h[0] for h in approx] == [h[0] for h in exact] and len(approx) == 10
+            assert {h[2]["fiscal_year"] for h in approx} == {year}
+            assert "vector" not in approx[0][2] and approx[0][2]["text"].startswith(f"c{cluster} ")
+    # A narrow prefilter (one filing, 150 rows spread over many partitions) still fills k.
+    scope = SearchFilters(filing_ids=("F2-2023-10K",), chunk_types=("prose",))
+    hits = ann_index.search(probe.encode(["c5 x"])[0], 20, scope)
+    assert len(hits) == 20 and {h[2]["filing_id"] for h in hits} == {"F2-2023-10K"}
+    assert ann_index.search(probe.encode(["c5 x"])[0], 5, SearchFilters(fiscal_years=(1999,))) == []
+
+
+def test_lance_ann_index_kept_current(ann_index):
+    name = ann_index.vector_index().name
+    # Rewriting a filing leaves its new rows unindexed until the tail passes ann_max_unindexed ...
+    changed = clustered_filing("F0-2021-10K", 2021)
+    changed[0].text = "c4 a brand new passage"
+    ann_index.upsert_filing("F0-2021-10K", changed)
+    assert ann_index.count() == 600
+    vector = ClusteredEmbedder().encode([changed[0].text])[0]
+    assert ann_index.search(vector, 1)[0][0] == "F0-2021-10K-0"  # the unindexed tail is searched too
+    # ... then optimize() folds it in (same index, no retraining).
+    ann_index.upsert_filing("F4-2025-10K", clustered_filing("F4-2025-10K", 2025, 120))
+    stats = ann_index.vector_index_stats()
+    assert ann_index.vector_index().name == name and stats.num_unindexed_rows == 0
+    assert stats.num_indexed_rows == ann_index.count() == 720
+    assert ann_index.search(vector, 1)[0][0] == "F0-2021-10K-0"
+    # Deleted rows disappear at once.
+    ann_index.delete_filing("F4-2025-10K")
+    assert all(h[2]["filing_id"] != "F4-2025-10K" for h in ann_index.search(vector, 200))
+    # Growing ~4x retrains with more partitions.
+    for j in range(5, 17):
+        ann_index.upsert_filing(f"F{j}-2030-10K", clustered_filing(f"F{j}-2030-10K", 2030))
+    assert ann_index.vector_index().name != name
+    assert ann_index.vector_index_stats().num_unindexed_rows <= 200
+
+
+def test_query_fast_path_gives_the_same_vectors(embedder):
+    if getattr(embedder, "_direct", None) is None:
+        pytest.skip("embedder has no direct path")
+    texts = [*TEXTS, "  leading and trailing spaces  ", "word " * 400, "What were Apple's net sales in FY2022?"]
+    reference = embedder.encode_st(texts)
+    single = np.concatenate([embedder.encode([t]) for t in texts])
+    small_batch = embedder.encode(texts[:embedder.direct_batch])
+    assert single.dtype == np.float32 and single.shape == reference.shape
+    assert (single * reference).sum(axis=1).min() > 0.9999
+    assert (small_batch * reference[:len(small_batch)]).sum(axis=1).min() > 0.9999
+    assert np.allclose(np.linalg.norm(single, axis=1), 1.0, atol=1e-5)
+    import torch
+
+    threads = torch.get_num_threads()
+    embedder.encode(["one query"])
+    assert torch.get_num_threads() == threads  # the 1-thread setting is restored afterwards

@@ -62,6 +62,12 @@ def test_finds_evidence_page(retrievers, question, filing, pages, k, names, scop
     assert not missed, missed
 
 
-def test_period_prefilter_on_real_corpus(retrievers):
+def test_period_prefilter_on_real_corpus(retrievers, resources):
+    # retrievers.yaml: covering_years 2 (a 10-K reports its year and the two before it), so a fiscal 2021
+    # question may be answered from the FY2021 or FY2022 10-K, never from another company or an earlier year.
     hits = retrievers["bm25_period"].search("Apple total net sales in fiscal 2021", 10)
+    assert hits and {h.filing_id for h in hits} <= {"AAPL-2021-10K", "AAPL-2022-10K"}
+    strict = build_named_retrievers(resources, ["bm25_period"],
+                                    overrides={"bm25_period": {"covering_years": 0}})["bm25_period"]
+    hits = strict.search("Apple total net sales in fiscal 2021", 10)
     assert hits and {h.filing_id for h in hits} == {"AAPL-2021-10K"}

@@ -74,4 +74,7 @@ class FinragPaths:
         for p in (self.home, self.tantivy_dir, self.lancedb_dir, self.dagster_home, self.cache_dir,
                   self.inbox, self.quarantine, self.filings_store, self.reports_dir):
             p.mkdir(parents=True, exist_ok=True)
+        instance_yaml = self.dagster_home / "dagster.yaml"
+        if not instance_yaml.exists():  # default storage under DAGSTER_HOME; no telemetry from an offline box
+            instance_yaml.write_text("telemetry:\n  enabled: false\n")
         return self

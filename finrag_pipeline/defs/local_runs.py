@@ -184,6 +184,7 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
             run = dg.materialize(ALL_ASSETS, selection=selection, partition_key=pk, instance=instance,
                                  resources=defs.resources, raise_on_error=False)
             if not run.success:
-                raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}")
+                raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "
+                                   f"{_first_error(run)}")
             ran += [(k.to_user_string(), pk) for k in selection]
     return ran

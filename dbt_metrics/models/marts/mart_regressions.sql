@@ -95,12 +95,13 @@ long as (
 )
 select
     *,
-    coalesce(latest_mean < previous_ci_low or latest_mean > previous_ci_high, false) as outside_interval,
+    -- 1e-9: a Wilson bound of a perfect score computes to 0.99999999..., not 1.0 (no flag for float noise).
+    coalesce(latest_mean < previous_ci_low - 1e-9 or latest_mean > previous_ci_high + 1e-9, false) as outside_interval,
     -- The paired test: the per-question differences' interval excludes 0 (needs >= 2 paired questions).
     coalesce(delta_ci_low > 0 or delta_ci_high < 0, false) as paired_significant,
     case
-        when latest_mean < previous_ci_low then 'regression'
-        when latest_mean > previous_ci_high then 'improvement'
+        when latest_mean < previous_ci_low - 1e-9 then 'regression'
+        when latest_mean > previous_ci_high + 1e-9 then 'improvement'
         when previous_ci_low is null then 'undetermined'
         else 'within_interval'
     end as direction

@@ -7,10 +7,23 @@ reader sees the old or the new filing, never a mix, and other filings are untouc
 retries conflicting concurrent commits itself; we add a backoff loop around it.
 
 Only texts never embedded before by this embedder are encoded (:class:`EmbeddingCache`).
+
+Vector index: below ``ann_threshold`` rows the search is exhaustive (exact, and cheap: ~18 ms at 10k
+rows on 2 cores). At or above it, every write calls :meth:`LanceIndex.maintain_vector_index`, which
+builds an IVF_FLAT index (cosine; raw vectors, so distances are exact inside the probed partitions
+and no refine step is needed), folds the unindexed tail into it with ``optimize()`` once the tail
+exceeds ``ann_max_unindexed`` (LanceDB searches the tail exhaustively until then, so results stay
+complete; when that leaves several index segments, each probed per query, it retrains into one),
+and retrains it when the table has outgrown its partition count (sqrt(rows) partitions
+at training time, encoded in the index name). Searches probe at least ``ann_nprobes`` partitions
+(more only when a narrow prefilter leaves fewer than ``k`` rows in them). IVF_PQ reached the same
+recall only with ``refine_factor`` and took 25x longer to build; IVF_HNSW_SQ lost recall under
+prefilters (LanceDB 0.40, 30k MiniLM vectors).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -28,8 +41,12 @@ from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_s
 from finrag_pipeline.core.models import Chunk, SearchFilters
 
 TABLE_NAME = "chunks"
+ANN_THRESHOLD = 10_000  # rows; FINRAG_LANCE_ANN_THRESHOLD overrides (0 or "off" disables the index)
+ANN_NPROBES = 20
+ANN_INDEX_PREFIX = "vector_ivf_flat_p"  # + partition count at training time
 _STRING_COLUMNS = ("chunk_id", "filing_id", "ticker", "chunk_type", "section", "parent_id", "table_id")
 _INT_COLUMNS = ("fiscal_year", "page_start", "page_end", "position")
+_RESULT_COLUMNS = [*_STRING_COLUMNS, *_INT_COLUMNS, "text", "text_sha", "embedder", "_distance"]
 
 
 def chunks_schema(dim: int) -> pa.Schema:
@@ -64,21 +81,43 @@ def filters_to_sql(filters: SearchFilters | None) -> str | None:
     return " AND ".join(clauses) or None
 
 
+def _ann_threshold_from_env(default: int | None) -> int | None:
+    raw = os.environ.get("FINRAG_LANCE_ANN_THRESHOLD")
+    if raw is None or not raw.strip():
+        return default
+    if raw.strip().lower() in ("off", "none", "0"):
+        return None
+    return int(raw)
+
+
 def _is_commit_conflict(exc: Exception) -> bool:
     """Lance reports a concurrent writer's commit as a generic error whose message says "conflict"."""
     return "conflict" in str(exc).lower()
 
 
 class LanceIndex:
-    """Leaf chunks + vectors of one embedder in ``<path>/<table_name>.lance``."""
+    """Leaf chunks + vectors of one embedder in ``<path>/<table_name>.lance``.
+
+    ``ann_threshold``: rows from which an ANN index is built and kept current (None: never; default
+    :data:`ANN_THRESHOLD` or ``FINRAG_LANCE_ANN_THRESHOLD``). ``ann_nprobes``: minimum IVF partitions
+    probed per query (``ann_filtered_nprobes``, default 3x, with a prefilter). ``ann_max_unindexed``: unindexed rows tolerated before ``optimize()`` folds them
+    into the index (default: max(1000, 5% of the table)).
+    """
 
     def __init__(self, path: str | os.PathLike, embedder: Embedder, *, table_name: str = TABLE_NAME,
-                 cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0):
+                 cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0,
+                 ann_threshold: int | None | str = "env", ann_nprobes: int = ANN_NPROBES,
+                 ann_max_unindexed: int | None = None, ann_filtered_nprobes: int | None = None):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         self.table_name = table_name
         self.retry_seconds = retry_seconds
+        self.ann_threshold = _ann_threshold_from_env(ANN_THRESHOLD) if ann_threshold == "env" else ann_threshold
+        self.ann_nprobes = ann_nprobes
+        self.ann_max_unindexed = ann_max_unindexed
+        # A selective prefilter can put the best matching rows in partitions far from the query.
+        self.ann_filtered_nprobes = ann_filtered_nprobes or 3 * ann_nprobes
         # FINRAG_EMBEDDING_CACHE shares one cache between homes (the test suite uses it across runs).
         cache_path = os.environ.get("FINRAG_EMBEDDING_CACHE") or self.path / "embedding_cache.sqlite"
         self.cache = cache or (EmbeddingCache(cache_path) if use_cache else None)
@@ -118,15 +157,75 @@ class LanceIndex:
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(f"filing_id = {sql_literal(filing_id)}")
             .execute(data)))
+        self.maintain_vector_index()
         return len(leaves)
 
     def delete_filing(self, filing_id: str) -> None:
-        """Remove every row of ``filing_id`` (one commit)."""
+        """Remove every row of ``filing_id`` (one commit). Deleted rows leave the index at once
+        (deletion vectors); the next ``optimize()`` drops them from the index files."""
         self._retry(lambda: self.table.delete(f"filing_id = {sql_literal(filing_id)}"))
 
     def optimize(self, cleanup_older_than: timedelta | None = None) -> None:
-        """Compact fragments and prune old versions (Lance keeps one version per commit)."""
+        """Compact fragments, prune old versions (Lance keeps one version per commit) and fold
+        unindexed rows into the vector index."""
         self._retry(lambda: self.table.optimize(cleanup_older_than=cleanup_older_than))
+
+    # ---- vector index -----------------------------------------------------------------------
+
+    def vector_index(self) -> Any | None:
+        """The IndexConfig of the vector column's index, or None."""
+        return next((i for i in self.table.list_indices() if "vector" in i.columns), None)
+
+    def vector_index_stats(self) -> Any | None:
+        """``IndexStatistics`` (num_indexed_rows, num_unindexed_rows, ...) or None without an index."""
+        index = self.vector_index()
+        return None if index is None else self.table.index_stats(index.name)
+
+    @staticmethod
+    def _partitions_for(rows: int) -> int:
+        return max(1, round(math.sqrt(rows)))
+
+    def build_vector_index(self) -> str:
+        """(Re)train the IVF_FLAT cosine index on the current rows; returns its name."""
+        from lancedb.index import IvfFlat
+
+        partitions = self._partitions_for(self.table.count_rows())
+        name = f"{ANN_INDEX_PREFIX}{partitions}"
+        old = self.vector_index()
+        if old is not None and old.name != name:
+            # Drop first: until the new one is trained, searches are exhaustive (exact, slower).
+            self._retry(lambda: self.table.drop_index(old.name))
+        self._retry(lambda: self.table.create_index(
+            "vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions), replace=True, name=name))
+        return name
+
+    def maintain_vector_index(self) -> str:
+        """Keep the ANN index in step with the table; cheap when nothing is due. Returns what it did:
+        "none", "built", "retrained", "optimized" or "rebuilt"."""
+        rows = self.table.count_rows()
+        index = self.vector_index()
+        if index is None:
+            if self.ann_threshold is not None and rows >= max(self.ann_threshold, 1):
+                self.build_vector_index()
+                return "built"
+            return "none"
+        trained = index.name.removeprefix(ANN_INDEX_PREFIX)
+        if trained.isdigit() and self._partitions_for(rows) >= 2 * int(trained):
+            self.build_vector_index()  # table grew ~4x since training: partitions too large
+            return "retrained"
+        stats = self.table.index_stats(index.name)
+        tail = stats.num_unindexed_rows if stats is not None else 0
+        limit = self.ann_max_unindexed if self.ann_max_unindexed is not None else max(1000, rows // 20)
+        if tail > limit:
+            self.optimize()
+            # optimize() folds the tail in as a delta segment; every segment is probed per query, so
+            # several segments multiply search time. Retrain into one (IVF_FLAT: ~1 s per 30k rows).
+            stats = self.table.index_stats(index.name)
+            if stats is not None and stats.num_indices > 1:
+                self.build_vector_index()
+                return "rebuilt"
+            return "optimized"
+        return "none"
 
     def _embed(self, texts: list[str], show_progress: bool) -> np.ndarray:
         def encode(batch: list[str]) -> np.ndarray:
@@ -163,20 +262,27 @@ class LanceIndex:
     # ---- reads ----------------------------------------------------------------------------
 
     def search(self, query: str | np.ndarray | list[float], k: int = 10,
-               filters: SearchFilters | None = None) -> list[tuple[str, float, dict[str, Any]]]:
+               filters: SearchFilters | None = None, *, exact: bool = False) -> list[tuple[str, float, dict[str, Any]]]:
         """Top ``k`` by cosine similarity as ``(chunk_id, score, row)``; score = 1 - cosine distance.
 
         Filters are applied before the vector search (prefilter), so ``k`` results come from the
-        filtered set. ``row`` holds every column except the vector.
+        filtered set. ``row`` holds every column except the vector. ``exact`` bypasses the ANN
+        index (exhaustive search: the reference for recall).
         """
         if k <= 0:
             return []
         vector = self.embedder.encode([query])[0] if isinstance(query, str) else np.asarray(query, np.float32)
-        builder = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        builder = (self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+                   .select(_RESULT_COLUMNS))  # not the vector: k x 1.5 kB less to read and copy
         where = filters_to_sql(filters)
+        if exact:
+            builder = builder.bypass_vector_index()
+        else:  # maximum 0 = no cap: a narrow prefilter may probe further until k rows are found
+            builder = builder.maximum_nprobes(0).minimum_nprobes(
+                self.ann_filtered_nprobes if where else self.ann_nprobes)
         if where:
             builder = builder.where(where, prefilter=True)
-        rows = builder.limit(k).to_arrow().drop_columns(["vector"]).to_pylist()
+        rows = builder.limit(k).to_arrow().to_pylist()
         results = [(r["chunk_id"], 1.0 - float(r.pop("_distance")), r) for r in rows]
         results.sort(key=lambda r: (-r[1], r[0]))
         return results
