@@ -12,11 +12,6 @@ with latest as (
 select
     config_name, retriever, k, chunking, scope,
     qtype as question_type,
-    count(*) as n_questions,
-    count(*) filter (where is_ok) / nullif(count(*) filter (where not is_no_relevant), 0) as coverage,
-    {% for m in key_retrieval_metrics() -%}
-    {{ metric_with_ci(m.name, binary=m.binary) }},
-    {% endfor -%}
-    quantile_cont(latency_ms, 0.5) as latency_p50_ms
+    {{ retrieval_aggregate_columns() }}
 from latest
 group by config_name, retriever, k, chunking, scope, qtype
