@@ -38,15 +38,6 @@ def _emit(data: Any, as_json: bool, table: str | None = None) -> None:
         click.echo(table)
 
 
-def _overrides(pairs: tuple[str, ...]) -> dict[str, Any]:
-    from finrag_pipeline.core.config import deep_merge, parse_override
-
-    merged: dict[str, Any] = {}
-    for pair in pairs:
-        merged = deep_merge(merged, parse_override(pair))
-    return merged
-
-
 @click.group()
 @click.option("--home", envvar="FINRAG_HOME", default=None, help="FINRAG_HOME (default <repo>/.finrag).")
 @click.pass_context
@@ -181,9 +172,10 @@ def _print_summary(paths, report) -> None:
 
 
 def _session(ctx: click.Context, overrides: tuple[str, ...] = ()):
+    from finrag_pipeline.core.config import parse_overrides
     from finrag_pipeline.core.session import FinragSession
 
-    return FinragSession.open(ctx.obj["home"], retriever_overrides=_overrides(overrides))
+    return FinragSession.open(ctx.obj["home"], retriever_overrides=parse_overrides(overrides))
 
 
 def _filters(filing: tuple[str, ...]):

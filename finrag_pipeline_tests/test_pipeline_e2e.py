@@ -20,6 +20,7 @@ from finrag_pipeline.defs.local_runs import (
     run_automation_until_quiet,
     tick_inbox_sensor,
 )
+from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 DATA = Path(__file__).parent / "data"
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -69,9 +70,9 @@ def test_whole_graph_materializes_with_checks_passing(pipeline):
     assert _count(wh, "SELECT count(*) FROM core.xbrl_facts WHERE filing_id = 'AAPL-2024-10K'") > 900
     leaves = _count(wh, "SELECT count(*) FROM core.chunks WHERE filing_id = 'AAPL-2024-10K' AND is_leaf")
     paths = pipeline["paths"]
-    from finrag_pipeline.defs.resources import _embedder, _lance, _tantivy
-    assert _tantivy(str(paths.tantivy_dir)).count("AAPL-2024-10K") == leaves
-    assert _lance(str(paths.lancedb_dir), _embedder("", "", "")).count("AAPL-2024-10K") == leaves
+    finrag, embedder = FinragResource(), EmbedderResource()
+    assert finrag.tantivy().count("AAPL-2024-10K") == leaves
+    assert finrag.lance(embedder.get()).count("AAPL-2024-10K") == leaves
     # QA sets and both evaluation scopes
     assert _count(wh, "SELECT count(*) FROM qa.items WHERE filing_id = 'AAPL-2024-10K'") >= 24
     scopes = wh.query_df("SELECT DISTINCT scope FROM eval.retrieval_results")["scope"].tolist()
@@ -132,8 +133,7 @@ def test_new_filing_in_inbox_reevaluates_every_qa_set(pipeline):
     assert _count(wh, "SELECT count(*) FROM core.chunks WHERE filing_id = ?", [new]) > 300
     assert _count(wh, "SELECT count(*) FROM qa.items WHERE filing_id = ?", [new]) >= 24
     assert _count(wh, "SELECT count(*) FROM eval.retrieval_results WHERE filing_id = ?", [new]) > 0
-    from finrag_pipeline.defs.resources import _tantivy
-    assert _tantivy(str(paths.tantivy_dir)).count(new) == _count(
+    assert FinragResource().tantivy().count(new) == _count(
         wh, "SELECT count(*) FROM core.chunks WHERE filing_id = ? AND is_leaf", [new])
     # the older filings' whole-corpus results were recomputed against the grown corpus (history kept)
     for fid in ("AAPL-2022-10K", "AAPL-2024-10K"):

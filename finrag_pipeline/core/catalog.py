@@ -16,6 +16,7 @@ from finrag_pipeline.core.ingest.parse import read_filing_meta
 from finrag_pipeline.core.ingest.registry import find_sidecar, sha256_file
 from finrag_pipeline.core.models import FilingMeta
 from finrag_pipeline.core.paths import FinragPaths
+from finrag_pipeline.core.records import from_row
 from finrag_pipeline.core.warehouse import Warehouse
 
 
@@ -75,14 +76,9 @@ def load_filing(warehouse: Warehouse, filing_id: str) -> FilingMeta:
     df = warehouse.query_df("SELECT * FROM core.filings WHERE filing_id = ?", [filing_id])
     if not len(df):
         raise KeyError(f"filing {filing_id} is not registered (finrag ingest PATH registers it)")
-    row = df.iloc[0].to_dict()
-    fields = {f for f in FilingMeta.__dataclass_fields__}
-    values = {k: (None if _isnull(v) else v) for k, v in row.items() if k in fields}
-    if values.get("period_end_date") is not None and hasattr(values["period_end_date"], "date"):
-        values["period_end_date"] = values["period_end_date"].date()
-    values["fiscal_year"] = int(values["fiscal_year"])
-    values["n_pages"] = int(values.get("n_pages") or 0)
-    return FilingMeta(**values)
+    meta = from_row(FilingMeta, df.iloc[0].to_dict())
+    meta.n_pages = int(meta.n_pages or 0)
+    return meta
 
 
 def active_filings(warehouse: Warehouse) -> list[str]:
@@ -123,9 +119,3 @@ def _keep_bytes(path: Path, meta: FilingMeta, paths: FinragPaths) -> Path:
         shutil.copyfile(sidecar, target.with_name(target.name + ".yaml"))
     return target
 
-
-def _isnull(value) -> bool:
-    try:
-        return value is None or value != value  # NaN / NaT
-    except (TypeError, ValueError):
-        return False

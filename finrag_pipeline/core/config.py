@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,6 +56,14 @@ def parse_override(text: str) -> dict[str, Any]:
     for part in reversed(dotted.strip().split(".")):
         value = {part: value}
     return value
+
+
+def parse_overrides(texts: Iterable[str]) -> dict[str, Any]:
+    """Several ``dotted.key=value`` overrides merged into one mapping (CLI ``--set``, launchpad lists)."""
+    merged: dict[str, Any] = {}
+    for text in texts:
+        merged = deep_merge(merged, parse_override(text))
+    return merged
 
 
 def load_model(model: type[M], name: str, overrides: Mapping[str, Any] | None = None,

@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from finrag_pipeline.core.config import config_fingerprint, deep_merge, parse_override
+from finrag_pipeline.core.config import config_fingerprint, parse_overrides
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
@@ -35,10 +35,7 @@ class EvalRunConfig(dg.Config):
         return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
 
     def session(self, finrag: FinragResource) -> FinragSession:
-        overrides: dict = {}
-        for text in self.retriever_overrides:
-            overrides = deep_merge(overrides, parse_override(text))
-        return FinragSession(finrag.paths, retriever_overrides=overrides)
+        return FinragSession(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides))
 
 
 @dg.asset(
