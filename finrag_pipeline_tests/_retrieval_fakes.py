@@ -76,10 +76,12 @@ class FakeDenseIndex:
         self.chunks = [c for c in chunks if c.is_leaf]
         self.matrix = embedder.encode([c.text for c in self.chunks])
 
-    def search(self, vector, k=10, filters=None):
+    def search(self, vector, k=10, filters=None, columns=None):
+        """LanceIndex.search's contract: every stored field, or ``columns`` (+ chunk_id) only."""
         sims = self.matrix @ np.asarray(vector, dtype=np.float32)
-        rows = [(c.chunk_id, float(s), _fields(c)) for c, s in zip(self.chunks, sims, strict=True)
-                if _allowed(c, filters)]
+        rows = [(c.chunk_id, float(s), _fields(c) if columns is None
+                 else {n: v for n, v in _fields(c).items() if n in {"chunk_id", *columns}})
+                for c, s in zip(self.chunks, sims, strict=True) if _allowed(c, filters)]
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:k]
 

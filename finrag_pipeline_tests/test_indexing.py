@@ -17,6 +17,7 @@ from finrag_pipeline.core.indexing import (  # noqa: E402
     BM25_K1,
     EmbedderConfig,
     LanceIndex,
+    SentenceTransformerEmbedder,
     TantivyIndex,
     filters_to_sql,
     financial_terms,
@@ -386,13 +387,17 @@ def test_lance_ann_index_kept_current(ann_index):
     assert ann_index.vector_index_stats().num_unindexed_rows <= 200
 
 
-def test_query_fast_path_gives_the_same_vectors(embedder):
-    if getattr(embedder, "_direct", None) is None:
-        pytest.skip("embedder has no direct path")
-    texts = [*TEXTS, "  leading and trailing spaces  ", "word " * 400, "What were Apple's net sales in FY2022?"]
-    reference = embedder.encode_st(texts)
-    single = np.concatenate([embedder.encode([t]) for t in texts])
-    small_batch = embedder.encode(texts[:embedder.direct_batch])
+QUERY_TEXTS = [*TEXTS, "  leading and trailing spaces  ", "word " * 400, "What were Apple's net sales in FY2022?"]
+
+
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_query_fast_path_gives_the_same_vectors(embedder, backend, tmp_path):
+    fast = SentenceTransformerEmbedder(query_backend=backend, onnx_cache_dir=tmp_path / "onnx")
+    assert fast.model is embedder.model  # same weights, loaded once
+    assert fast.query_backend_used == backend, fast.query_backend_note
+    reference = embedder.encode_st(QUERY_TEXTS)  # the word * 400 text is truncated at 256 pieces by both
+    single = np.concatenate([fast.encode([t]) for t in QUERY_TEXTS])
+    small_batch = fast.encode(QUERY_TEXTS[:fast.direct_batch])
     assert single.dtype == np.float32 and single.shape == reference.shape
     assert (single * reference).sum(axis=1).min() > 0.9999
     assert (small_batch * reference[:len(small_batch)]).sum(axis=1).min() > 0.9999
@@ -400,5 +405,69 @@ def test_query_fast_path_gives_the_same_vectors(embedder):
     import torch
 
     threads = torch.get_num_threads()
-    embedder.encode(["one query"])
-    assert torch.get_num_threads() == threads  # the 1-thread setting is restored afterwards
+    fast.encode(["one query"])
+    assert torch.get_num_threads() == threads  # the query thread setting is restored afterwards
+
+
+def test_onnx_export_is_cached_and_failures_fall_back_to_torch(embedder, tmp_path):
+    first = SentenceTransformerEmbedder(onnx_cache_dir=tmp_path / "onnx")
+    first.encode(["export me"])
+    (exported,) = (tmp_path / "onnx").glob("*/model.onnx")
+    assert not list((tmp_path / "onnx").glob("*/*.tmp"))  # written under a temporary name, then renamed
+    mtime = exported.stat().st_mtime_ns
+    # Another process (a fresh cache of sessions) loads the file instead of exporting again.
+    from finrag_pipeline.core.indexing import embedder as embedder_module
+
+    embedder_module._MODELS.pop(("onnx:2", str(exported.parent)))
+    SentenceTransformerEmbedder(onnx_cache_dir=tmp_path / "onnx").encode(["load me"])
+    assert exported.stat().st_mtime_ns == mtime
+    # A cache location that cannot be written: queries still embed, through PyTorch, and say why.
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the cache folder should be")
+    fallback = SentenceTransformerEmbedder(onnx_cache_dir=blocked)
+    vector = fallback.encode(["net sales"])
+    assert fallback.query_backend_used == "torch" and "ONNX query path unavailable" in fallback.query_backend_note
+    assert float(vector[0] @ embedder.encode_st(["net sales"])[0]) > 0.9999
+
+
+def test_dense_search_reads_ids_from_lance_and_chunks_from_the_store(lance_index, embedder):
+    from finrag_pipeline.core.retrieval.dense import DenseRetriever
+    from finrag_pipeline.core.retrieval.resources import ChunkStore, RetrievalResources
+
+    chunks = filing_chunks() + filing_chunks("BBB-2023-10K", 2023)
+    with_store = RetrievalResources(lance=lance_index, embedder=embedder, chunk_store=ChunkStore(chunks))
+    without = RetrievalResources(lance=lance_index, embedder=embedder)
+    assert without.loaded("chunk_store") is None and with_store.loaded("chunk_store") is not None
+    filters = SearchFilters(fiscal_years=(2024,))
+
+    def fields(hits):
+        return [(h.chunk_id, round(h.score, 6), h.filing_id, h.fiscal_year, h.page_start, h.text, h.chunk_type)
+                for h in hits]
+
+    expected = fields(DenseRetriever(lance_index, without).search("operating margins", 4, filters))
+    assert len(expected) == 4 and {e[3] for e in expected} == {2024}
+    assert fields(DenseRetriever(lance_index, with_store).search("operating margins", 4, filters)) == expected
+    # The index holds a chunk the store does not know (a filing indexed after the store was loaded):
+    # the rows are read from LanceDB after all, nothing comes back empty.
+    stale = RetrievalResources(lance=lance_index, embedder=embedder, chunk_store=ChunkStore(chunks[1:]))
+    assert fields(DenseRetriever(lance_index, stale).search(TEXTS[0], 4, filters)) == \
+        fields(DenseRetriever(lance_index, without).search(TEXTS[0], 4, filters))
+
+
+def test_async_and_sync_lance_queries_agree(ann_index, lance_index, monkeypatch):
+    """LanceIndex queries through the table's async handle; the sync builder is the fallback."""
+    from finrag_pipeline.core.indexing import lance_index as lance_module
+
+    queries = [(ann_index, ClusteredEmbedder().encode(["c3 query"])[0], f) for f in
+               (None, SearchFilters(fiscal_years=(2022,)), SearchFilters(filing_ids=("F1-2022-10K",)))]
+    queries += [(lance_index, lance_index.embedder.encode([TEXTS[1]])[0], SearchFilters(tickers=("BBB",)))]
+
+    def run_all():
+        return [[(cid, round(score, 5), row) for cid, score, row in index.search(v, 7, f, exact=exact, columns=cols)]
+                for index, v, f in queries for exact in (False, True) for cols in (None, ())]
+
+    via_async = run_all()
+    monkeypatch.setattr(lance_module, "AsyncTable", type("NotAnAsyncTable", (), {}))
+    assert run_all() == via_async
+    assert all(len(hits) == 7 for hits in via_async)
+    assert all(set(row) == {"chunk_id"} for hits in via_async[1::2] for _, _, row in hits)

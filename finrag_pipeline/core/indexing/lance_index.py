@@ -27,7 +27,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+from lancedb.background_loop import LOOP
+from lancedb.table import AsyncTable
 
 from finrag_pipeline.core.indexing.embedder import Embedder
 from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_sha
@@ -262,30 +264,49 @@ class LanceIndex:
     # ---- reads ----------------------------------------------------------------------------
 
     def search(self, query: str | np.ndarray | list[float], k: int = 10,
-               filters: SearchFilters | None = None, *, exact: bool = False) -> list[tuple[str, float, dict[str, Any]]]:
+               filters: SearchFilters | None = None, *, exact: bool = False,
+               columns: Sequence[str] | None = None) -> list[tuple[str, float, dict[str, Any]]]:
         """Top ``k`` by cosine similarity as ``(chunk_id, score, row)``; score = 1 - cosine distance.
 
         Filters are applied before the vector search (prefilter), so ``k`` results come from the
-        filtered set. ``row`` holds every column except the vector. ``exact`` bypasses the ANN
-        index (exhaustive search: the reference for recall).
+        filtered set. ``row`` holds every column except the vector, or only ``columns`` (plus
+        ``chunk_id``) when given: a caller that keeps the chunks elsewhere asks for ids alone, which
+        saves reading ``k`` texts (~30% of a search at 30k rows). ``exact`` bypasses the ANN index
+        (exhaustive search: the reference for recall).
         """
         if k <= 0:
             return []
         vector = self.embedder.encode([query])[0] if isinstance(query, str) else np.asarray(query, np.float32)
-        builder = (self.table.search(vector, vector_column_name="vector").distance_type("cosine")
-                   .select(_RESULT_COLUMNS))  # not the vector: k x 1.5 kB less to read and copy
+        select = _RESULT_COLUMNS if columns is None else list(dict.fromkeys(["chunk_id", *columns, "_distance"]))
         where = filters_to_sql(filters)
-        if exact:
-            builder = builder.bypass_vector_index()
-        else:  # maximum 0 = no cap: a narrow prefilter may probe further until k rows are found
-            builder = builder.maximum_nprobes(0).minimum_nprobes(
-                self.ann_filtered_nprobes if where else self.ann_nprobes)
-        if where:
-            builder = builder.where(where, prefilter=True)
-        rows = builder.limit(k).to_arrow().to_pylist()
+        nprobes = self.ann_filtered_nprobes if where else self.ann_nprobes
+        rows = self._vector_query(vector, k, where, select, None if exact else nprobes).to_pylist()
         results = [(r["chunk_id"], 1.0 - float(r.pop("_distance")), r) for r in rows]
         results.sort(key=lambda r: (-r[1], r[0]))
         return results
+
+    def _vector_query(self, vector: np.ndarray, k: int, where: str | None, select: list[str],
+                      nprobes: int | None) -> pa.Table:
+        """One prefiltered cosine query (``nprobes`` None: exhaustive, bypassing the ANN index; otherwise
+        at least ``nprobes`` partitions and no cap, so a narrow prefilter probes on until k rows are found).
+
+        Runs on the table's own async handle when it has one: the sync query builder makes six trips
+        to LanceDB's event-loop thread per query (three of them to re-read the schema), the async
+        query one, which saves ~1.5 ms a search. Same table handle, so the same data version."""
+        handle = getattr(self.table, "_table", None)
+        if isinstance(handle, AsyncTable):
+            query = handle.vector_search(vector).column("vector").distance_type("cosine").select(select)
+            query = query.bypass_vector_index() if nprobes is None else query.maximum_nprobes(0).minimum_nprobes(nprobes)
+            if where:
+                query = query.where(where)  # async vector queries prefilter by default
+            return LOOP.run(query.limit(k).to_arrow())
+        builder = (self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+                   .select(select))  # never the vector: k x 1.5 kB less to read and copy
+        builder = (builder.bypass_vector_index() if nprobes is None
+                   else builder.maximum_nprobes(0).minimum_nprobes(nprobes))
+        if where:
+            builder = builder.where(where, prefilter=True)
+        return builder.limit(k).to_arrow()
 
     def count(self, filing_id: str | None = None) -> int:
         """Rows overall or for one filing."""

@@ -31,6 +31,15 @@ class DenseRetriever(Retriever):
             return []
         with timings.stage("embed"):
             vector = self.resources.encode_query(query)
+        store = self.resources.loaded("chunk_store")
+        where = merge_filters(self.filters, filters)
         with timings.stage(self.stage_name):
-            rows = self.index.search(vector, k, merge_filters(self.filters, filters))
-        return [hit_from_fields(cid, score, row or {}, self.stage_name) for cid, score, row in rows]
+            chunks: list[Any] = []
+            if store is not None:  # ids and scores from LanceDB, the chunks from memory
+                rows = self.index.search(vector, k, where, columns=())
+                chunks = [store.get(cid) for cid, _, _ in rows]
+            if store is None or None in chunks:  # no store, or the index is ahead of it: read the rows
+                rows = self.index.search(vector, k, where)
+                chunks = [None] * len(rows)
+        return [hit_from_fields(cid, score, row, self.stage_name, fallback=chunk)
+                for (cid, score, row), chunk in zip(rows, chunks, strict=True)]

@@ -216,6 +216,15 @@ class RetrievalResources:
             self._resolved[name] = value
             return value
 
+    def loaded(self, name: str) -> Any:
+        """The member if it is already at hand (resolved, or passed as an object), else None.
+        Never runs a factory: for optional shortcuts that must not load a whole chunk store."""
+        with self._lock:
+            if name in self._resolved:
+                return self._resolved[name]
+            value = getattr(self, name, None) if name != "extras" else None
+            return None if value is None or (callable(value) and _is_factory(value)) else value
+
     def encode_query(self, text: str) -> np.ndarray:
         """Query embedding with a small LRU cache: hybrids, multi-query and an evaluation matrix
         embed the same question many times; the model call is the slowest part of dense search."""
