@@ -69,3 +69,18 @@ def test_paired_drops_pairs_with_a_missing_side():
     assert res.n_pairs == 1 and res.mean_diff == 0
     with pytest.raises(ValueError):
         paired_comparison([1], [1, 2])
+
+
+@pytest.mark.parametrize("d", [
+    [0.5, 0.2, -0.1, 0.3],            # exact p = 4/16
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],   # only the all-plus and all-minus flips reach |mean| = 1: 2/64
+    [0.3, -0.3, 0.1, 0.0, 0.2],       # a zero difference flips to itself
+])
+def test_sign_flip_p_value_matches_exact_enumeration(d):
+    import itertools
+
+    observed = abs(np.mean(d))
+    flips = list(itertools.product([-1.0, 1.0], repeat=len(d)))
+    exact = sum(abs(np.mean(np.array(s) * d)) >= observed - 1e-12 for s in flips) / len(flips)
+    res = paired_comparison([0.0] * len(d), d, n_boot=200, n_perm=40_000, seed=1)
+    assert res.p_value == pytest.approx(exact, abs=0.01)

@@ -50,6 +50,11 @@ class FinragPaths:
         return self.cache_dir / "llm"
 
     @property
+    def logs_dir(self) -> Path:
+        """What pipeline runs print (dbt's log lines among them) when started from the CLI."""
+        return self.home / "logs"
+
+    @property
     def models_dir(self) -> Path:
         return self.home / "models"
 

@@ -201,7 +201,12 @@ def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, ddl: Mapping[str, str] | None = None) -> None:
+    # One catalog query instead of two DDL statements per table: every writable connection calls this.
+    existing = {f"{schema}.{table}" for schema, table in con.execute(
+        "SELECT table_schema, table_name FROM information_schema.tables").fetchall()}
     for name, columns in (ddl or TABLE_DDL).items():
+        if name in existing:
+            continue
         schema = name.split(".")[0]
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")

@@ -1,8 +1,9 @@
 """Run the asset graph in this process against a Dagster instance: what `finrag demo`, `finrag ingest`
 and the end-to-end tests do. Every run is recorded in the instance, so `make ui` shows it."""
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,17 +50,35 @@ def collect_files(inputs: Iterable[str | Path]) -> list[Path]:
     return files
 
 
+# Jobs whose warnings are routine: dagster-dbt logs one per dbt test it reports as an observation.
+_ERRORS_ONLY_JOBS = {"build_marts"}
+
+
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
-             partition_key: str | None = None) -> dg.ExecuteInProcessResult:
+             partition_key: str | None = None, log_dir: Path | None = None) -> dg.ExecuteInProcessResult:
     job = defs.resolve_job_def(job_name)
     # The console shows warnings and errors; every event is still in the instance for `make ui`.
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
-                                    raise_on_error=False)
+    level = "ERROR" if job_name in _ERRORS_ONLY_JOBS else "WARNING"
+    quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
+    with _stdout_to(log_dir / f"{job_name}.log" if log_dir else None):
+        result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
+                                        raise_on_error=False)
     for ev in result.get_asset_check_evaluations():
         report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
                               ev.severity.value))
     return result
+
+
+@contextlib.contextmanager
+def _stdout_to(path: Path | None) -> Iterator[None]:
+    """Send what a run prints to stdout (dbt's log lines, re-emitted by dagster-dbt) to ``path``, so the
+    console keeps the pipeline's own progress; None leaves stdout alone."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        yield
 
 
 def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.DagsterInstance,
@@ -68,6 +87,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     """Register ``files``, ingest every new or changed filing, refresh the corpus, evaluate, build marts."""
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
+    logs = paths.logs_dir
     t0 = time.perf_counter()
     for path in collect_files(files):
         reg = register_file(path, paths, wh)
@@ -85,28 +105,28 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     t0 = time.perf_counter()
     for i, fid in enumerate(to_ingest, 1):
         progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
-        result = _execute(defs, "ingest_filing", instance, report, fid)
+        result = _execute(defs, "ingest_filing", instance, report, fid, logs)
         if not result.success:
             report.failed[fid] = _first_error(result)
             progress(f"  failed: {report.failed[fid]}")
     report.seconds["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    _execute(defs, "refresh_corpus_state", instance, report)
+    _execute(defs, "refresh_corpus_state", instance, report, log_dir=logs)
     report.seconds["corpus_state"] = time.perf_counter() - t0
     if evaluate:
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
-            result = _execute(defs, "evaluate_filing", instance, report, fid)
+            result = _execute(defs, "evaluate_filing", instance, report, fid, logs)
             if not result.success:
                 report.failed[fid] = _first_error(result)
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
-        progress("building dbt marts, the analysts' snapshot and the report")
-        result = _execute(defs, "build_marts", instance, report)
+        progress(f"building dbt marts, the analysts' snapshot and the report (dbt log: {logs / 'build_marts.log'})")
+        result = _execute(defs, "build_marts", instance, report, log_dir=logs)
         if not result.success:
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0

@@ -30,7 +30,14 @@ from typing import Any
 import pandas as pd
 
 from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS
-from finrag_pipeline.core.evaluation.runner import RETRIEVAL_METRICS, StatsConfig, aggregate, compare_configs
+from finrag_pipeline.core.evaluation.runner import (
+    PAIR_ON,
+    RETRIEVAL_METRICS,
+    StatsConfig,
+    aggregate,
+    compare_prepared,
+    prepare_metric_rows,
+)
 
 LEADERBOARD_TABLE = "eval.leaderboard"
 COMPARISONS_TABLE = "eval.comparisons"
@@ -186,12 +193,21 @@ def _comparisons(rows: pd.DataFrame, board: pd.DataFrame, kind: str, group_keys:
             continue
         means = gboard.set_index(["config_name", "metric"])["mean"].to_dict()
         configs = gboard.drop_duplicates("config_name").set_index("config_name")
+        pair_on = [c for c in PAIR_ON if c in grows.columns]
+        by_config = dict(tuple(grows.groupby("config_name", sort=False)))
+        empty = grows.iloc[:0]
+        prepared: dict[tuple[str, str], pd.DataFrame] = {}  # (metric, config) -> rows entering the mean
         for cfg in configs.index:
             for metric in metrics:
                 if metric not in grows.columns:
                     continue
-                res = compare_configs(grows, metric, best, cfg, n_boot=stats.n_boot, n_perm=stats.n_perm,
-                                      seed=stats.seed)
+                # Each config's rows are split out and prepared once per metric, not per comparison.
+                for name in (best, cfg):
+                    if (metric, name) not in prepared:
+                        rows_in = prepare_metric_rows(by_config.get(name, empty), metric)
+                        prepared[(metric, name)] = rows_in[[*pair_on, metric]]
+                res = compare_prepared(prepared[(metric, best)], prepared[(metric, cfg)], metric, pair_on,
+                                       n_boot=stats.n_boot, n_perm=stats.n_perm, seed=stats.seed)
                 lo, hi = res["ci_low"], res["ci_high"]
                 out.append({
                     **{c: configs.at[cfg, c] for c in CONFIG_COLUMNS if c in configs.columns},

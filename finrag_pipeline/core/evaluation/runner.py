@@ -20,10 +20,12 @@ import json
 import os
 import subprocess
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -525,7 +527,11 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in known if c in df.columns]
 
 
-def _prepare(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+# A question is the same question in two configurations when these match (paired comparisons).
+PAIR_ON = ("filing_id", "scope", "qa_id")
+
+
+def prepare_metric_rows(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows that enter a mean: 'no_relevant' excluded (counted apart), 'error' rows forced to 0."""
     out = df
     if "status" in out.columns:
@@ -557,9 +563,13 @@ def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
         n_nr = int((group["status"] == "no_relevant").sum()) if "status" in group else 0
         n_err = int((group["status"] == "error").sum()) if "status" in group else int(
             group.get("response_state", pd.Series(dtype=str)).isin(["backend_error", "invalid_output"]).sum())
+        # prepare_metric_rows, vectorised: no_relevant rows dropped once, error rows 0 per metric
+        scored = group[group["status"] != "no_relevant"] if "status" in group else group
+        errors = scored["status"].eq("error").to_numpy(dtype=bool) if "status" in scored else None
         for metric in metrics:
-            g = _prepare(group, metric)
-            vals = pd.to_numeric(g[metric], errors="coerce").tolist()
+            vals = _numeric(scored[metric])
+            if errors is not None and metric in RETRIEVAL_METRICS:
+                vals = np.where(errors & np.isnan(vals), 0.0, vals)
             ci = bootstrap_ci(vals, n_boot=n_boot, confidence=confidence, seed=seed)
             out.append({**dict(zip(by, key, strict=True)), "metric": metric, "mean": ci.mean,
                         "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n_rows": n_rows, "n_no_relevant": n_nr,
@@ -569,14 +579,35 @@ def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
 
 
 def compare_configs(results: pd.DataFrame, metric: str, config_a: str, config_b: str, *,
-                    config_col: str = "config_name", pair_on: Sequence[str] = ("filing_id", "scope", "qa_id"),
+                    config_col: str = "config_name", pair_on: Sequence[str] = PAIR_ON,
                     n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
     """Paired comparison of config B against A on the questions both ran (B - A)."""
     pair_on = [c for c in pair_on if c in results.columns]
-    a = _prepare(results[results[config_col] == config_a], metric)
-    b = _prepare(results[results[config_col] == config_b], metric)
-    merged = a[[*pair_on, metric]].merge(b[[*pair_on, metric]], on=pair_on, suffixes=("_a", "_b"))
-    res = paired_comparison(pd.to_numeric(merged[f"{metric}_a"], errors="coerce").tolist(),
-                            pd.to_numeric(merged[f"{metric}_b"], errors="coerce").tolist(),
-                            n_boot=n_boot, n_perm=n_perm, seed=seed)
-    return {"metric": metric, "config_a": config_a, "config_b": config_b, **res.as_dict()}
+    a = prepare_metric_rows(results[results[config_col] == config_a], metric)[[*pair_on, metric]]
+    b = prepare_metric_rows(results[results[config_col] == config_b], metric)[[*pair_on, metric]]
+    return {"metric": metric, "config_a": config_a, "config_b": config_b,
+            **compare_prepared(a, b, metric, pair_on, n_boot=n_boot, n_perm=n_perm, seed=seed)}
+
+
+def compare_prepared(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair_on: Sequence[str], *,
+                     n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """:func:`compare_configs` on two configs' rows already through :func:`prepare_metric_rows` (``pair_on`` + the
+    metric): callers comparing many configs against one best prepare each config once."""
+    # An inner join on pair_on in the left frame's order (what DataFrame.merge gives), in plain Python:
+    # a few hundred rows, and a pandas merge per comparison was most of the statistics asset's time.
+    right: dict[tuple, list[float]] = defaultdict(list)
+    for key, value in _keyed_values(b, pair_on, metric):
+        right[key].append(value)
+    pairs = [(value, other) for key, value in _keyed_values(a, pair_on, metric) for other in right.get(key, ())]
+    res = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs], n_boot=n_boot, n_perm=n_perm, seed=seed)
+    return res.as_dict()
+
+
+def _keyed_values(rows: pd.DataFrame, pair_on: Sequence[str], metric: str) -> list[tuple[tuple, float]]:
+    keys = zip(*(rows[c].tolist() for c in pair_on), strict=True)
+    return list(zip(keys, _numeric(rows[metric]).tolist(), strict=True))
+
+
+def _numeric(column: pd.Series) -> np.ndarray:
+    """A metric column as float64, NaN where missing or not a number."""
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)

@@ -7,6 +7,7 @@ input (the runner writes them so): nothing here turns a failure into a missing v
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -46,19 +47,53 @@ class PairedComparison:
 
 
 def _clean(values: Sequence[float | None]) -> tuple[np.ndarray, int]:
-    arr = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+    if isinstance(values, np.ndarray):
+        arr = values.astype(float, copy=False)
+    else:
+        arr = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
     return arr[~np.isnan(arr)], len(arr)
 
 
-def _bootstrap_means(x: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    # Resample indices in blocks so 1,000 questions x 10,000 resamples never needs 80 MB at once.
+def _bootstrap_means(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     out = np.empty(n_boot)
-    block = max(1, 2_000_000 // max(len(x), 1))
-    for start in range(0, n_boot, block):
-        stop = min(n_boot, start + block)
-        idx = rng.integers(0, len(x), size=(stop - start, len(x)))
-        out[start:stop] = x[idx].mean(axis=1)
+    for start, idx in _resample_blocks(len(x), n_boot, seed):
+        out[start:start + len(idx)] = x[idx].mean(axis=1)
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _resample_blocks(n: int, n_boot: int, seed: int) -> tuple[tuple[int, np.ndarray], ...]:
+    """The resampled index rows for ``n`` values, as (first row, block) pairs. They depend only on
+    (n, n_boot, seed), and a leaderboard bootstraps every metric of every configuration over the same
+    questions, so they are drawn once and shared (read-only). Blocks keep 1,000 questions x 10,000
+    resamples from needing 80 MB at once."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    block = max(1, 2_000_000 // max(n, 1))
+    for start in range(0, n_boot, block):
+        idx = rng.integers(0, n, size=(min(block, n_boot - start), n), dtype=np.int32)
+        idx.flags.writeable = False
+        blocks.append((start, idx))
+    return tuple(blocks)
+
+
+def _sign_flip_extremes(d: np.ndarray, observed: float, n_perm: int, rng: np.random.Generator) -> int:
+    """How many of ``n_perm`` random sign flips give ``|mean(s * d)| >= observed``.
+
+    Signs come from random bits (8 per random byte) and every block of flips is one matrix-vector
+    product: with s = 2b - 1, sum(s * d) = 2 (b . d) - sum(d). ~10x faster than drawing signs one
+    float at a time, which matters because the statistics asset runs hundreds of comparisons."""
+    n = len(d)
+    total = float(d.sum())
+    extreme = 0
+    block = max(1, 2_000_000 // n)
+    for start in range(0, n_perm, block):
+        rows = min(block, n_perm - start)
+        bits = np.unpackbits(rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
+        means = np.abs((2.0 * (bits.astype(np.float64) @ d) - total) / n)
+        # small tolerance so floating noise on exact ties does not flip a count
+        extreme += int(np.sum(means >= observed - 1e-12))
+    return extreme
 
 
 def bootstrap_ci(values: Sequence[float | None], *, n_boot: int = 2000, confidence: float = 0.95,
@@ -73,7 +108,7 @@ def bootstrap_ci(values: Sequence[float | None], *, n_boot: int = 2000, confiden
     mean = float(x.mean())
     if len(x) == 1 or np.all(x == x[0]):
         return MeanCI(mean, mean, mean, n_total, len(x))
-    boots = _bootstrap_means(x, n_boot, np.random.default_rng(seed))
+    boots = _bootstrap_means(x, n_boot, seed)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha])
     return MeanCI(mean, float(lo), float(hi), n_total, len(x))
@@ -102,12 +137,6 @@ def paired_comparison(a: Sequence[float | None], b: Sequence[float | None], *, n
         return PairedComparison(0.0, 0.0, 0.0, 1.0, n)
     rng = np.random.default_rng(seed)
     ci = bootstrap_ci(d, n_boot=n_boot, confidence=confidence, seed=seed)
-    extreme = 0
-    block = max(1, 2_000_000 // n)
-    for start in range(0, n_perm, block):
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(block, n_perm - start), n))
-        perm = np.abs((signs * d).mean(axis=1))
-        # small tolerance so floating noise on exact ties does not flip a count
-        extreme += int(np.sum(perm >= abs(obs) - 1e-12))
+    extreme = _sign_flip_extremes(d, abs(obs), n_perm, rng)
     p = (1 + extreme) / (1 + n_perm)
     return PairedComparison(obs, ci.ci_low, ci.ci_high, min(1.0, p), n)
