@@ -471,3 +471,40 @@ def test_async_and_sync_lance_queries_agree(ann_index, lance_index, monkeypatch)
     assert run_all() == via_async
     assert all(len(hits) == 7 for hits in via_async)
     assert all(set(row) == {"chunk_id"} for hits in via_async[1::2] for _, _, row in hits)
+
+
+def test_shared_dense_search_runs_once_and_still_counts_in_latency(lance_index, embedder, monkeypatch):
+    from finrag_pipeline.core.retrieval.dense import DenseRetriever
+    from finrag_pipeline.core.retrieval.resources import ChunkStore, RetrievalResources
+
+    chunks = filing_chunks() + filing_chunks("BBB-2023-10K", 2023)
+    calls: list[int] = []
+    search = lance_index.search
+    monkeypatch.setattr(lance_index, "search", lambda *a, **kw: calls.append(a[1]) or search(*a, **kw))
+
+    def ranking(result):
+        return [(h.chunk_id, h.score, h.text) for h in result.hits]
+
+    plain = RetrievalResources(lance=lance_index, embedder=embedder, chunk_store=ChunkStore(chunks))
+    shared = RetrievalResources(lance=lance_index, embedder=embedder, chunk_store=ChunkStore(chunks),
+                                search_memo_size=16)
+    first, second = DenseRetriever(lance_index, shared), DenseRetriever(lance_index, shared)
+    wide = first.retrieve("operating income and margins", 6)
+    assert calls == [6]
+    narrow = second.retrieve("operating income and margins", 3)  # another retriever, same search, smaller k
+    assert calls == [6]
+    assert ranking(narrow) == ranking(wide)[:3] == ranking(DenseRetriever(lance_index, plain).retrieve(
+        "operating income and margins", 3))
+    # The reused search and query embedding count at the cost they were measured at.
+    assert narrow.timings_ms["reused"] > 0 and "reused" not in wide.timings_ms
+    assert narrow.timings_ms["total"] >= narrow.timings_ms["reused"]
+    assert narrow.timings_ms["total"] >= 0.5 * wide.timings_ms["total"]
+    # A larger k, or other filters, search again; without the memo every call searches.
+    calls.clear()
+    second.retrieve("operating income and margins", 8)
+    second.retrieve("operating income and margins", 3, SearchFilters(fiscal_years=(2023,)))
+    assert calls == [8, 3]
+    calls.clear()
+    DenseRetriever(lance_index, plain).retrieve("operating income and margins", 3)
+    DenseRetriever(lance_index, plain).retrieve("operating income and margins", 3)
+    assert calls == [3, 3]

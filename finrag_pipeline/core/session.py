@@ -44,7 +44,9 @@ class FinragSession:
     def resources(self):
         from finrag_pipeline.core.retrieval.resources import RetrievalResources
 
-        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse)
+        # Evaluation runs the same dense search for several retrievers of a question: run it once
+        # (latencies still count it, see RetrievalResources.shared_search).
+        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse, search_memo_size=8192)
 
     @cached_property
     def _retrievers(self) -> dict[str, Any]:

@@ -386,8 +386,14 @@ def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str
     for item in qa_items:
         t0 = time.perf_counter()
         try:
-            hits = ordered_hits(retriever.search(item.question, k, filters))
-            out.append((hits, (time.perf_counter() - t0) * 1000.0, None))
+            if hasattr(retriever, "retrieve"):
+                # total includes work shared with other retrievers of the session at its measured cost
+                result = retriever.retrieve(item.question, k, filters)
+                hits, latency = ordered_hits(result.hits), result.timings_ms.get("total")
+            else:  # anything with the plain search(query, k, filters) contract
+                hits = ordered_hits(retriever.search(item.question, k, filters))
+                latency = (time.perf_counter() - t0) * 1000.0
+            out.append((hits, latency, None))
         except Exception as exc:  # noqa: BLE001 - one failing query must not hide the others
             out.append(([], (time.perf_counter() - t0) * 1000.0, f"{type(exc).__name__}: {exc}"[:1000]))
     return out

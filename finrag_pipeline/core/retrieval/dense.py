@@ -30,16 +30,24 @@ class DenseRetriever(Retriever):
         if not query or not query.strip():
             return []
         with timings.stage("embed"):
-            vector = self.resources.encode_query(query)
+            vector, reused_ms = self.resources.encode_query_timed(query)
+        timings.credit("embed", reused_ms)
         store = self.resources.loaded("chunk_store")
         where = merge_filters(self.filters, filters)
         with timings.stage(self.stage_name):
-            chunks: list[Any] = []
-            if store is not None:  # ids and scores from LanceDB, the chunks from memory
-                rows = self.index.search(vector, k, where, columns=())
-                chunks = [store.get(cid) for cid, _, _ in rows]
-            if store is None or None in chunks:  # no store, or the index is ahead of it: read the rows
-                rows = self.index.search(vector, k, where)
-                chunks = [None] * len(rows)
-        return [hit_from_fields(cid, score, row, self.stage_name, fallback=chunk)
-                for (cid, score, row), chunk in zip(rows, chunks, strict=True)]
+            pairs, reused_ms = self.resources.shared_search(
+                (self.stage_name, id(self.index), id(store), query, where), k,
+                lambda n: self._search(vector, n, where, store))
+        timings.credit(self.stage_name, reused_ms)
+        return [hit_from_fields(cid, score, row, self.stage_name, fallback=chunk) for (cid, score, row), chunk in pairs]
+
+    def _search(self, vector: Any, k: int, where: SearchFilters | None, store: Any) -> list[tuple[tuple, Any]]:
+        """((chunk_id, score, row), chunk from the store or None) pairs, best first."""
+        chunks: list[Any] = []
+        if store is not None:  # ids and scores from LanceDB, the chunks from memory
+            rows = self.index.search(vector, k, where, columns=())
+            chunks = [store.get(cid) for cid, _, _ in rows]
+        if store is None or None in chunks:  # no store, or the index is ahead of it: read the rows
+            rows = self.index.search(vector, k, where)
+            chunks = [None] * len(rows)
+        return list(zip(rows, chunks, strict=True))

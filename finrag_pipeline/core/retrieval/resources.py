@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -189,10 +190,12 @@ class RetrievalResources:
     score_pairs: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
     query_cache_size: int = 1024
+    search_memo_size: int = 0  # see shared_search; FinragSession turns it on for evaluation runs
     _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may ask for another member (the lance index needs the embedder).
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _query_vectors: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False)
+    _search_memo: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False)
 
     def get(self, name: str, required: bool = True) -> Any:
         """The member, created on first use. Raises a clear error when a retriever needs a member
@@ -228,15 +231,44 @@ class RetrievalResources:
     def encode_query(self, text: str) -> np.ndarray:
         """Query embedding with a small LRU cache: hybrids, multi-query and an evaluation matrix
         embed the same question many times; the model call is the slowest part of dense search."""
-        vec = self._query_vectors.get(text)
-        if vec is not None:
+        return self.encode_query_timed(text)[0]
+
+    def encode_query_timed(self, text: str) -> tuple[np.ndarray, float | None]:
+        """The query embedding and, when it came from the cache, the milliseconds computing it took
+        (None when computed now), so a retriever can report that cost in its latency."""
+        cached = self._query_vectors.get(text)
+        if cached is not None:
             self._query_vectors.move_to_end(text)
-            return vec
+            return cached[0], cached[1]
+        t0 = time.perf_counter()
         vec = np.asarray(self.get("embedder").encode([text]), dtype=np.float32)[0]
-        self._query_vectors[text] = vec
-        if len(self._query_vectors) > self.query_cache_size:
-            self._query_vectors.popitem(last=False)
-        return vec
+        if self.query_cache_size > 0:
+            self._query_vectors[text] = (vec, (time.perf_counter() - t0) * 1000.0)
+            if len(self._query_vectors) > self.query_cache_size:
+                self._query_vectors.popitem(last=False)
+        return vec, None
+
+    def shared_search(self, key: Hashable, k: int, search: Callable[[int], list]) -> tuple[list, float | None]:
+        """``search(k)``, run once per ``key`` while ``search_memo_size`` > 0 (evaluation sessions: five
+        retrievers of the default matrix run the same dense search for a question). A later call with the
+        same key and a k no larger gets the stored result's first k and the milliseconds the original
+        search took (None when it ran now), which the caller adds to its latency: shared work is
+        reported at its measured cost, not as free. Exact search makes the top k a prefix of any
+        larger k. The memo lives as long as these resources; indexes must not change meanwhile."""
+        if self.search_memo_size <= 0:
+            return search(k), None
+        with self._lock:
+            entry = self._search_memo.get(key)
+            if entry is not None and entry[0] >= k:
+                self._search_memo.move_to_end(key)
+                return entry[1][:k], entry[2]
+        t0 = time.perf_counter()
+        rows = search(k)
+        with self._lock:
+            self._search_memo[key] = (k, rows, (time.perf_counter() - t0) * 1000.0)
+            if len(self._search_memo) > self.search_memo_size:
+                self._search_memo.popitem(last=False)
+        return rows, None
 
     @classmethod
     def from_paths(cls, paths: Any = None, warehouse: Any = None, **overrides: Any) -> RetrievalResources:
