@@ -1,6 +1,8 @@
 """Test-wide settings: offline, and never write into the developer's own FINRAG_HOME."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -16,8 +18,11 @@ from finrag_pipeline.core.paths import REPO_ROOT
 TEST_CACHE_DIR = REPO_ROOT / ".finrag" / "test-cache"
 TEST_CACHE_DIR.mkdir(parents=True, exist_ok=True)
 os.environ.setdefault("FINRAG_EMBEDDING_CACHE", str(TEST_CACHE_DIR / "embeddings.sqlite"))
-# Modules that read FINRAG_HOME at call time get a throwaway home unless a test sets its own.
+os.environ.setdefault("FINRAG_ONNX_CACHE", str(TEST_CACHE_DIR / "onnx"))  # the query model's export
+# Modules that read FINRAG_HOME at call time get a throwaway home unless a test sets its own; it goes
+# when the session ends (it can hold a hard link to the 0.5 GB local model).
 os.environ["FINRAG_HOME"] = tempfile.mkdtemp(prefix="finrag-test-home-")
+atexit.register(shutil.rmtree, os.environ["FINRAG_HOME"], True)
 
 
 @pytest.fixture(scope="module")

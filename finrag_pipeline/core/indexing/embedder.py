@@ -216,9 +216,11 @@ def _direct_parts(model: Any) -> tuple[Any, Any, int, bool] | None:
 
 
 def _default_onnx_cache_dir() -> Path:
+    """FINRAG_ONNX_CACHE (several homes can share one export, as the test suite does), else
+    FINRAG_HOME/cache/onnx."""
     from finrag_pipeline.core.paths import FinragPaths
 
-    return FinragPaths.from_env().cache_dir / "onnx"
+    return Path(os.environ.get("FINRAG_ONNX_CACHE") or FinragPaths.from_env().cache_dir / "onnx")
 
 
 def _onnx_folder_name(model_path: Path) -> str:
