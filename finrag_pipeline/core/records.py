@@ -69,25 +69,19 @@ def load_facts(wh: Warehouse, filing_id: str) -> list[XbrlFact]:
     return [from_row(XbrlFact, r) for r in df.to_dict("records")]
 
 
+def _filing_where(filing_id: str | None, condition: str | None) -> tuple[str, list[Any]]:
+    """A WHERE clause for one filing (or all) and an optional fixed condition, with its parameters."""
+    clauses = [c for c in ("filing_id = ?" if filing_id is not None else None, condition) if c]
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), ([filing_id] if filing_id is not None else [])
+
+
 def load_chunks(wh: Warehouse, filing_id: str | None = None, *, leaves_only: bool = False) -> list[Chunk]:
-    clauses, params = [], []
-    if filing_id is not None:
-        clauses.append("filing_id = ?")
-        params.append(filing_id)
-    if leaves_only:
-        clauses.append("is_leaf")
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    where, params = _filing_where(filing_id, "is_leaf" if leaves_only else None)
     df = wh.query_df(f"SELECT * FROM core.chunks {where} ORDER BY filing_id, position", params)
     return [from_row(Chunk, r) for r in df.to_dict("records")]
 
 
 def load_qa_items(wh: Warehouse, filing_id: str | None = None, *, accepted_only: bool = True) -> list[QAItem]:
-    clauses, params = [], []
-    if filing_id is not None:
-        clauses.append("filing_id = ?")
-        params.append(filing_id)
-    if accepted_only:
-        clauses.append("status IN ('accepted', 'edited')")
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    where, params = _filing_where(filing_id, "status IN ('accepted', 'edited')" if accepted_only else None)
     df = wh.query_df(f"SELECT * FROM qa.items {where} ORDER BY filing_id, qa_id", params)
     return [qa_item_from_row(r) for r in df.to_dict("records")]

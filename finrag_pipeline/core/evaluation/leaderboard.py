@@ -35,8 +35,8 @@ from finrag_pipeline.core.evaluation.runner import (
     RETRIEVAL_METRICS,
     StatsConfig,
     aggregate,
-    compare_prepared,
-    prepare_metric_rows,
+    compare_scored,
+    scored_rows,
 )
 
 LEADERBOARD_TABLE = "eval.leaderboard"
@@ -194,20 +194,15 @@ def _comparisons(rows: pd.DataFrame, board: pd.DataFrame, kind: str, group_keys:
         means = gboard.set_index(["config_name", "metric"])["mean"].to_dict()
         configs = gboard.drop_duplicates("config_name").set_index("config_name")
         pair_on = [c for c in PAIR_ON if c in grows.columns]
-        by_config = dict(tuple(grows.groupby("config_name", sort=False)))
+        # Each config's rows are split out and scored once, not once per comparison.
+        scored = {cfg: scored_rows(g) for cfg, g in grows.groupby("config_name", sort=False)}
         empty = grows.iloc[:0]
-        prepared: dict[tuple[str, str], pd.DataFrame] = {}  # (metric, config) -> rows entering the mean
         for cfg in configs.index:
             for metric in metrics:
                 if metric not in grows.columns:
                     continue
-                # Each config's rows are split out and prepared once per metric, not per comparison.
-                for name in (best, cfg):
-                    if (metric, name) not in prepared:
-                        rows_in = prepare_metric_rows(by_config.get(name, empty), metric)
-                        prepared[(metric, name)] = rows_in[[*pair_on, metric]]
-                res = compare_prepared(prepared[(metric, best)], prepared[(metric, cfg)], metric, pair_on,
-                                       n_boot=stats.n_boot, n_perm=stats.n_perm, seed=stats.seed)
+                res = compare_scored(scored.get(best, empty), scored.get(cfg, empty), metric, pair_on,
+                                     n_boot=stats.n_boot, n_perm=stats.n_perm, seed=stats.seed)
                 lo, hi = res["ci_low"], res["ci_high"]
                 out.append({
                     **{c: configs.at[cfg, c] for c in CONFIG_COLUMNS if c in configs.columns},

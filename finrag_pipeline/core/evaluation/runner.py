@@ -537,14 +537,19 @@ def _metric_columns(df: pd.DataFrame) -> list[str]:
 PAIR_ON = ("filing_id", "scope", "qa_id")
 
 
-def prepare_metric_rows(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows that enter a mean: 'no_relevant' excluded (counted apart), 'error' rows forced to 0."""
-    out = df
-    if "status" in out.columns:
-        out = out[out["status"] != "no_relevant"].copy()
-        if metric in RETRIEVAL_METRICS:
-            out.loc[out["status"] == "error", metric] = out.loc[out["status"] == "error", metric].fillna(0.0)
-    return out
+def scored_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that enter a mean: 'no_relevant' rows are excluded (they are counted apart)."""
+    return df[df["status"] != "no_relevant"] if "status" in df.columns else df
+
+
+def metric_values(scored: pd.DataFrame, metric: str) -> np.ndarray:
+    """``metric`` over :func:`scored_rows` as float64: NaN where not computable, and 0 on 'error' rows
+    for retrieval metrics (a failed search scores nothing, it is not missing)."""
+    values = pd.to_numeric(scored[metric], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if metric in RETRIEVAL_METRICS and "status" in scored.columns:
+        failed = scored["status"].eq("error").to_numpy(dtype=bool, na_value=False)
+        values = np.where(failed & np.isnan(values), 0.0, values)
+    return values
 
 
 def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
@@ -569,13 +574,9 @@ def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
         n_nr = int((group["status"] == "no_relevant").sum()) if "status" in group else 0
         n_err = int((group["status"] == "error").sum()) if "status" in group else int(
             group.get("response_state", pd.Series(dtype=str)).isin(["backend_error", "invalid_output"]).sum())
-        # prepare_metric_rows, vectorised: no_relevant rows dropped once, error rows 0 per metric
-        scored = group[group["status"] != "no_relevant"] if "status" in group else group
-        errors = scored["status"].eq("error").to_numpy(dtype=bool) if "status" in scored else None
+        scored = scored_rows(group)
         for metric in metrics:
-            vals = _numeric(scored[metric])
-            if errors is not None and metric in RETRIEVAL_METRICS:
-                vals = np.where(errors & np.isnan(vals), 0.0, vals)
+            vals = metric_values(scored, metric)
             ci = bootstrap_ci(vals, n_boot=n_boot, confidence=confidence, seed=seed)
             out.append({**dict(zip(by, key, strict=True)), "metric": metric, "mean": ci.mean,
                         "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n_rows": n_rows, "n_no_relevant": n_nr,
@@ -589,16 +590,16 @@ def compare_configs(results: pd.DataFrame, metric: str, config_a: str, config_b:
                     n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
     """Paired comparison of config B against A on the questions both ran (B - A)."""
     pair_on = [c for c in pair_on if c in results.columns]
-    a = prepare_metric_rows(results[results[config_col] == config_a], metric)[[*pair_on, metric]]
-    b = prepare_metric_rows(results[results[config_col] == config_b], metric)[[*pair_on, metric]]
+    a = scored_rows(results[results[config_col] == config_a])
+    b = scored_rows(results[results[config_col] == config_b])
     return {"metric": metric, "config_a": config_a, "config_b": config_b,
-            **compare_prepared(a, b, metric, pair_on, n_boot=n_boot, n_perm=n_perm, seed=seed)}
+            **compare_scored(a, b, metric, pair_on, n_boot=n_boot, n_perm=n_perm, seed=seed)}
 
 
-def compare_prepared(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair_on: Sequence[str], *,
-                     n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
-    """:func:`compare_configs` on two configs' rows already through :func:`prepare_metric_rows` (``pair_on`` + the
-    metric): callers comparing many configs against one best prepare each config once."""
+def compare_scored(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair_on: Sequence[str], *,
+                   n_boot: int = 2000, n_perm: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """:func:`compare_configs` on two configs' :func:`scored_rows`: callers comparing many configs
+    against one best split and score each config once."""
     # An inner join on pair_on in the left frame's order (what DataFrame.merge gives), in plain Python:
     # a few hundred rows, and a pandas merge per comparison was most of the statistics asset's time.
     right: dict[tuple, list[float]] = defaultdict(list)
@@ -609,11 +610,6 @@ def compare_prepared(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair_on: Seq
     return res.as_dict()
 
 
-def _keyed_values(rows: pd.DataFrame, pair_on: Sequence[str], metric: str) -> list[tuple[tuple, float]]:
-    keys = zip(*(rows[c].tolist() for c in pair_on), strict=True)
-    return list(zip(keys, _numeric(rows[metric]).tolist(), strict=True))
-
-
-def _numeric(column: pd.Series) -> np.ndarray:
-    """A metric column as float64, NaN where missing or not a number."""
-    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+def _keyed_values(scored: pd.DataFrame, pair_on: Sequence[str], metric: str) -> list[tuple[tuple, float]]:
+    keys = zip(*(scored[c].tolist() for c in pair_on), strict=True)
+    return list(zip(keys, metric_values(scored, metric).tolist(), strict=True))

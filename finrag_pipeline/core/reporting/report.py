@@ -120,7 +120,9 @@ def summarise(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd
 
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: bool = False) -> pd.DataFrame:
     """Rows of the newest run per configuration x filing x scope (x corpus size), scored as the marts
-    score them (dbt_metrics/models/staging/stg_retrieval_results.sql)."""
+    score them (dbt_metrics/models/staging/stg_retrieval_results.sql); empty before any evaluation."""
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
     part = "config_name, retriever, k, chunking, filing_id, scope"
     if per_corpus_size:
         part += ", n_filings_in_corpus"
@@ -175,8 +177,6 @@ def _attach_bootstrap(con: duckdb.DuckDBPyConnection, board: pd.DataFrame) -> pd
 def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if _has_table(con, "marts", "mart_retriever_leaderboard"):
         return _df(con, "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
-    if not _has_table(con, "eval", "retrieval_results"):
-        return pd.DataFrame()
     rows = _latest_retrieval_rows(con)
     if rows.empty:
         return pd.DataFrame()
@@ -198,8 +198,6 @@ def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def load_by_question_type(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if _has_table(con, "marts", "mart_metrics_by_question_type"):
         return _df(con, "select * from marts.mart_metrics_by_question_type")
-    if not _has_table(con, "eval", "retrieval_results"):
-        return pd.DataFrame()
     rows = _latest_retrieval_rows(con)
     if rows.empty:
         return pd.DataFrame()
@@ -210,10 +208,9 @@ def load_by_question_type(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def load_corpus_growth(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if _has_table(con, "marts", "mart_corpus_growth"):
         return _df(con, "select * from marts.mart_corpus_growth order by n_filings_in_corpus")
-    if not _has_table(con, "eval", "retrieval_results"):
-        return pd.DataFrame()
     rows = _latest_retrieval_rows(con, per_corpus_size=True)
-    rows = rows[(rows["scope"] == "corpus") & rows["n_filings_in_corpus"].notna()]
+    if not rows.empty:
+        rows = rows[(rows["scope"] == "corpus") & rows["n_filings_in_corpus"].notna()]
     if rows.empty:
         return pd.DataFrame()
     keys = ["config_name", "retriever", "k", "chunking", "n_filings_in_corpus"]
@@ -225,8 +222,6 @@ def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         return _df(con, f"""select * from marts.mart_question_difficulty
                             qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
                             order by scope, worst_rank, qa_id""")
-    if not _has_table(con, "eval", "retrieval_results"):
-        return pd.DataFrame()
     rows = _latest_retrieval_rows(con)
     if rows.empty:
         return pd.DataFrame()

@@ -228,14 +228,10 @@ class RetrievalResources:
             value = getattr(self, name, None) if name != "extras" else None
             return None if value is None or (callable(value) and _is_factory(value)) else value
 
-    def encode_query(self, text: str) -> np.ndarray:
-        """Query embedding with a small LRU cache: hybrids, multi-query and an evaluation matrix
-        embed the same question many times; the model call is the slowest part of dense search."""
-        return self.encode_query_timed(text)[0]
-
     def encode_query_timed(self, text: str) -> tuple[np.ndarray, float | None]:
-        """The query embedding and, when it came from the cache, the milliseconds computing it took
-        (None when computed now), so a retriever can report that cost in its latency."""
+        """The query embedding, from a small LRU cache when hybrids, multi-query or an evaluation
+        matrix embed the same question again, and, when it came from the cache, the milliseconds
+        computing it took (None when computed now), so a retriever can report that cost in its latency."""
         cached = self._query_vectors.get(text)
         if cached is not None:
             self._query_vectors.move_to_end(text)
