@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.finrag-installed
+STAMP_LLM := $(VENV)/.finrag-local-llm
 
 export FINRAG_HOME ?= $(CURDIR)/.finrag
 export DAGSTER_HOME ?= $(FINRAG_HOME)/dagster_home
@@ -13,29 +14,37 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-slow ui lint bench clean
+.PHONY: install install-local-llm demo test test-fast test-slow ui lint bench clean
 
 # torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
-# llama-cpp-python (extra local-llm) compiles from source once (~12 min on 2 cores); pip caches the wheel.
+# `make demo` installs only what the demo runs (the project and its dev tools). The local-LLM extra
+# (llama-cpp-python, which compiles from source once, ~12 min on 2 cores; pip caches the wheel) comes
+# with `make test`, or on demand with `make install-local-llm`.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+$(STAMP_LLM): $(STAMP)
 	$(BIN)/pip install -q -e '.[dev,local-llm]'
 	touch $@
+
+install-local-llm: $(STAMP_LLM)
 
 install: $(STAMP)
 
 demo: install
 	$(BIN)/finrag demo
 
-test: install
+test: install-local-llm
 	$(BIN)/pytest -q -ra
 
 test-fast: install
 	$(BIN)/pytest -q -m "not slow and not local_llm"
 
-test-slow: install
+test-slow: install-local-llm
 	$(BIN)/pytest -q -m "slow or local_llm"
 
 ui: install

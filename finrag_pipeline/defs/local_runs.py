@@ -185,9 +185,9 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
                       result: dg.EvaluateAutomationConditionsResult) -> list[tuple[str, str | None]]:
     """Run what one automation tick requested, upstream first: consecutive assets (in topological order)
     that share partitioning run together, one run per partition key, as the daemon's run grouping would."""
-    from finrag_pipeline.definitions import ALL_ASSETS
-
     graph = defs.resolve_asset_graph()
+    # The code location's own assets and checks (no upward import of definitions.py): the checks run too.
+    targets = [*(defs.assets or []), *(defs.asset_checks or [])]
     order = [k for k in graph.toposorted_asset_keys if result.get_num_requested(k)]
     groups: list[tuple[bool, list[dg.AssetKey]]] = []
     for key in order:
@@ -201,7 +201,7 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
         partition_keys = sorted(set().union(*(result.get_requested_partitions(k) for k in keys))) if partitioned else [None]
         for pk in partition_keys:
             selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]
-            run = dg.materialize(ALL_ASSETS, selection=selection, partition_key=pk, instance=instance,
+            run = dg.materialize(targets, selection=selection, partition_key=pk, instance=instance,
                                  resources=defs.resources, raise_on_error=False)
             if not run.success:
                 raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "

@@ -13,7 +13,7 @@ from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, hit_from_chunk
-from finrag_pipeline.core.retrieval.registry import register_retriever
+from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 
 def parents_to_merge(hits: Sequence[Hit], children_count: dict[str, int], threshold: int,

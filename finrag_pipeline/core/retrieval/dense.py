@@ -6,7 +6,7 @@ from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, hit_from_fields, merge_filters
-from finrag_pipeline.core.retrieval.registry import register_retriever
+from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 
 @register_retriever("dense")

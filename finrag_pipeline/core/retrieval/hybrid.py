@@ -8,7 +8,7 @@ from typing import Any
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit
 from finrag_pipeline.core.retrieval.fusion import reciprocal_rank_fusion, weighted_score_fusion
-from finrag_pipeline.core.retrieval.registry import register_retriever
+from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 DEFAULT_BASES = ("bm25", "dense")
 

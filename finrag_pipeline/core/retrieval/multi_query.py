@@ -14,7 +14,7 @@ from typing import Any
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, filters_match, hit_from_chunk
 from finrag_pipeline.core.retrieval.fusion import reciprocal_rank_fusion
-from finrag_pipeline.core.retrieval.registry import register_retriever
+from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 
 def page_key(hit: Hit) -> str:

@@ -18,27 +18,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from finrag_pipeline.core.retrieval.config import RerankerConfig, RetrieverConfig, load_retrievers_file
+from finrag_pipeline.core.retrieval.plugins import (  # noqa: F401  (re-exported)
+    RERANKERS,
+    RETRIEVERS,
+    register_reranker,
+    register_retriever,
+)
 from finrag_pipeline.core.retrieval.resources import RetrievalResources
-
-RETRIEVERS: dict[str, type] = {}
-RERANKERS: dict[str, type] = {}
-
-
-def register_retriever(name: str) -> Callable[[type], type]:
-    def deco(cls: type) -> type:
-        RETRIEVERS[name] = cls
-        cls.type_name = name  # type: ignore[attr-defined]
-        return cls
-    return deco
-
-
-def register_reranker(name: str) -> Callable[[type], type]:
-    def deco(cls: type) -> type:
-        RERANKERS[name] = cls
-        cls.type_name = name  # type: ignore[attr-defined]
-        return cls
-    return deco
-
 
 def resolve_type(type_ref: str, registry: Mapping[str, type], kind: str) -> type:
     """A registered name, or "package.module:ClassName" (also "package.module.ClassName")."""

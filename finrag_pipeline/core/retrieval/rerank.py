@@ -20,7 +20,7 @@ from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.fusion import normalize_scores
 from finrag_pipeline.core.retrieval.query_understanding import parse_periods
-from finrag_pipeline.core.retrieval.registry import register_reranker
+from finrag_pipeline.core.retrieval.plugins import register_reranker
 
 
 class RerankerUnavailable(RuntimeError):

@@ -1,0 +1,26 @@
+"""Where retriever and reranker types register their names. A leaf module: retriever modules import it,
+and it imports none of them, so registering never forms an import cycle with the registry that builds
+them (``registry.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+RETRIEVERS: dict[str, type] = {}
+RERANKERS: dict[str, type] = {}
+
+
+def register_retriever(name: str) -> Callable[[type], type]:
+    def deco(cls: type) -> type:
+        RETRIEVERS[name] = cls
+        cls.type_name = name  # type: ignore[attr-defined]
+        return cls
+    return deco
+
+
+def register_reranker(name: str) -> Callable[[type], type]:
+    def deco(cls: type) -> type:
+        RERANKERS[name] = cls
+        cls.type_name = name  # type: ignore[attr-defined]
+        return cls
+    return deco
