@@ -14,7 +14,7 @@ Query understanding and reranking are wrapped around whatever the type builds, s
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from finrag_pipeline.core.retrieval.config import RerankerConfig, RetrieverConfig, load_retrievers_file
@@ -25,6 +25,7 @@ from finrag_pipeline.core.retrieval.plugins import (  # noqa: F401  (re-exported
     register_retriever,
 )
 from finrag_pipeline.core.retrieval.resources import RetrievalResources
+
 
 def resolve_type(type_ref: str, registry: Mapping[str, type], kind: str) -> type:
     """A registered name, or "package.module:ClassName" (also "package.module.ClassName")."""
