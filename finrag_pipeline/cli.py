@@ -291,13 +291,21 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def sql(ctx, query, live, as_json) -> None:
-    """Run a SQL query (read-only) and print a table."""
+    """Run a SQL query and print a table. --live reads a private copy of warehouse.duckdb taken at that
+    moment, so the query never holds a lock the pipeline would wait for."""
     import duckdb
 
+    from finrag_pipeline.core.warehouse import live_copy
+
     paths = _paths(ctx.obj["home"])
-    db = paths.warehouse if live or not paths.warehouse_snapshot.exists() else paths.warehouse_snapshot
-    with duckdb.connect(str(db), read_only=True) as con:
-        df = con.execute(query).df()
+    if live or not paths.warehouse_snapshot.exists():
+        if not paths.warehouse.exists():
+            raise click.ClickException(f"no warehouse yet at {paths.warehouse} (run `finrag ingest` first)")
+        with live_copy(paths.warehouse, paths.cache_dir / "sql-live") as con:
+            df = con.execute(query).df()
+    else:
+        with duckdb.connect(str(paths.warehouse_snapshot), read_only=True) as con:
+            df = con.execute(query).df()
     _emit(json.loads(df.to_json(orient="records", date_format="iso")), as_json, df.to_markdown(index=False))
 
 
@@ -389,5 +397,16 @@ def qa_review(ctx, file, reviewer) -> None:
     click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
 
 
+def run() -> None:
+    """Console entry point: a warehouse lock held too long is one line on stderr, not a traceback."""
+    from finrag_pipeline.core.warehouse import WarehouseBusy
+
+    try:
+        main(standalone_mode=True)
+    except WarehouseBusy as exc:
+        click.echo(f"finrag: {exc}", err=True)
+        sys.exit(75)  # EX_TEMPFAIL: try again later
+
+
 if __name__ == "__main__":
-    main()
+    run()

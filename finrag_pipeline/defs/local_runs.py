@@ -2,6 +2,8 @@
 and the end-to-end tests do. Every run is recorded in the instance, so `make ui` shows it."""
 
 import contextlib
+import os
+import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -10,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
+from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
@@ -62,7 +65,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
     with _stdout_to(log_dir / f"{job_name}.log" if log_dir else None):
         result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
-                                        raise_on_error=False)
+                                        raise_on_error=False, tags={PID_TAG: process_token()})
     for ev in result.get_asset_check_evaluations():
         report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
                               ev.severity.value))
@@ -88,19 +91,24 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
+    for run_id, why in fail_dead_runs(instance):
+        progress(f"  marked run {run_id[:8]} failed: {why}")
     t0 = time.perf_counter()
     for path in collect_files(files):
         reg = register_file(path, paths, wh)
         report.registrations.append(reg)
         progress(f"  {path.name}: {reg.status}" + (f" -> {reg.filing_id}" if reg.filing_id else "")
-                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message})"))
+                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message}; remedy: {reg.remedy})"))
     report.seconds["register"] = time.perf_counter() - t0
 
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
     active = active_filings(wh)
     instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, [f for f in active if f not in known])
     changed = {r.filing_id for r in report.registrations if r.ok}
-    to_ingest = [f for f in active if f in changed or not _materialized(instance, "qa_set", f)]
+    unfinished = incomplete_filings(paths, instance, wh, [f for f in active if f not in changed])
+    for fid, why in unfinished.items():
+        progress(f"  {fid} is not completely ingested ({why}): re-ingesting it")
+    to_ingest = [f for f in active if f in changed or f in unfinished]
 
     t0 = time.perf_counter()
     for i, fid in enumerate(to_ingest, 1):
@@ -109,6 +117,9 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         if not result.success:
             report.failed[fid] = _first_error(result)
             progress(f"  failed: {report.failed[fid]}")
+    for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
+        report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
+        progress(f"  failed: {fid} {report.failed[fid]}")
     report.seconds["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -133,8 +144,72 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     return report
 
 
-def _materialized(instance: dg.DagsterInstance, asset: str, partition: str) -> bool:
-    return bool(instance.get_materialized_partitions(dg.AssetKey(asset)) & {partition})
+# Every asset of a filing's ingest chain; all must be materialized for the filing to count as ingested.
+INGEST_CHAIN = ("filings", "pages", "table_rows", "xbrl_facts", "chunks", "bm25_index", "vector_index", "qa_set")
+
+
+def incomplete_filings(paths: FinragPaths, instance: dg.DagsterInstance, wh: Warehouse,
+                       filing_ids: list[str]) -> dict[str, str]:
+    """filing id -> why it is not completely ingested: an asset of its chain never materialized, or its
+    counts disagree (pages, leaf chunks, Tantivy documents, LanceDB rows; core/completion.py)."""
+    out: dict[str, str] = {}
+    materialized = {a: instance.get_materialized_partitions(dg.AssetKey(a)) for a in INGEST_CHAIN}
+    for fid in filing_ids:
+        missing = [a for a in INGEST_CHAIN if fid not in materialized[a]]
+        if missing:
+            out[fid] = "not materialized: " + ", ".join(missing)
+    rest = [f for f in filing_ids if f not in out]
+    for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest).items():
+        if not c.complete:
+            out[fid] = "; ".join(c.problems)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs of processes that died (kill -9, OOM): Dagster would show them STARTED forever.
+
+PID_TAG = "finrag/process"
+
+
+def process_token(pid: int | None = None) -> str:
+    """host:pid:start-time of a process; the start time tells a reused pid from the original process."""
+    pid = pid or os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def _start_time(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _alive(token: str) -> bool:
+    host, pid, started = (token.split(":") + ["", "", ""])[:3]
+    if host != socket.gethostname():
+        return True  # another machine's run: not ours to judge
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return _start_time(int(pid)) == started
+
+
+def fail_dead_runs(instance: dg.DagsterInstance) -> list[tuple[str, str]]:
+    """Mark failed every in-progress run started by a finrag process on this machine that no longer
+    exists. Runs launched by the daemon are left to Dagster's run monitoring (dagster.yaml)."""
+    failed: list[tuple[str, str]] = []
+    runs = instance.get_runs(filters=dg.RunsFilter(statuses=[
+        dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]))
+    for run in runs:
+        token = run.tags.get(PID_TAG)
+        if token and not _alive(token):
+            why = f"its process {token.split(':')[1]} died (killed or crashed) during {run.job_name}"
+            instance.report_run_failed(run, message=why)
+            failed.append((run.run_id, why))
+    return failed
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str:
