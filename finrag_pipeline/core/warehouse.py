@@ -130,7 +130,8 @@ def lock_holder(exc: Exception) -> str:
         return "another process"
     pid = m.group(1)
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        # one line, whatever the command line holds (NULs between arguments, newlines inside them)
+        cmd = " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split())
     except OSError:
         cmd = ""
     return f"PID {pid}" + (f" ({cmd[:120]})" if cmd else "")
@@ -168,7 +169,7 @@ class Warehouse:
                     raise WarehouseBusy(f"could not open {self.path}: {' '.join(str(exc).split())[:300]}") from exc
                 if time.monotonic() > deadline:
                     raise WarehouseBusy(f"{self.path.name} is locked by {lock_holder(exc)}; gave up after "
-                                        f"waiting {waited:.0f} s (FINRAG_LOCK_WAIT_SECONDS)") from None
+                                        f"waiting {waited:.1f} s (FINRAG_LOCK_WAIT_SECONDS)") from None
                 if not announced and waited > 2.0:  # one line, not one per retry
                     _log.warning("%s is locked by %s; waiting up to %.0f s", self.path.name, lock_holder(exc),
                                  self.retry_seconds)

@@ -145,3 +145,14 @@ def test_a_version_whose_period_ends_earlier_is_stale(sandbox):
     assert register_file(sandbox.src / "current.htm", paths, wh).status == "registered"
     older = register_file(sandbox.src / "older.pdf.htm", paths, wh)
     assert older.status == "stale" and "2025-06-28" in older.message
+
+
+def test_the_readme_bad_input_table_lists_every_status():
+    from finrag_pipeline.core.catalog import OK_STATUSES
+    from finrag_pipeline.core.ingest.errors import INGEST_STATUSES
+    from finrag_pipeline.core.paths import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    table = readme[readme.index("## Bad input"):readme.index("## Layout")]
+    listed = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    assert listed == set(INGEST_STATUSES) | set(OK_STATUSES) | {"parsed", "partial"}
