@@ -101,7 +101,8 @@ def register_file(path: str | Path, paths: FinragPaths, warehouse: Warehouse) ->
         reg = Registration(path.name, sha, "error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
     reg.retry_key = key
     log_ingest(warehouse, reg, str(path), stage="register")
-    if not reg.ok and reg.status != "duplicate" and reg.retried:
+    # stale depends on the catalog (the active version may be removed later), so it is never remembered
+    if not reg.ok and reg.status not in ("duplicate", "stale") and reg.retried:
         record_failure(warehouse, reg, stage="register")
     return reg
 

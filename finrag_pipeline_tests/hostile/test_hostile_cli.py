@@ -13,9 +13,10 @@ from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = pytest.mark.integration
 
 
+@pytest.mark.slow  # embeds and indexes the good filing
 def test_cli_ingest_survives_every_hostile_file_and_repeats_nothing(sandbox, hostile_files):
     import dagster as dg
 
@@ -50,4 +51,44 @@ def test_cli_ingest_survives_every_hostile_file_and_repeats_nothing(sandbox, hos
                    if r.job_name == "ingest_filing"]
     assert ingest_runs == [] and again.failed == {}
     assert_no_duplicate_rows(wh)
+    sandbox.assert_nothing_outside()
+
+
+def test_a_filing_rejected_after_registration_is_quarantined_and_not_retried(sandbox, monkeypatch, tmp_path):
+    """A filing that registers but fails a later stage (here: more leaf chunks than limits.max_leaf_chunks)
+    is quarantined with its remedy, taken out of the active catalog, and not re-run by the next ingest."""
+    import dagster as dg
+    import yaml
+
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+    from finrag_pipeline.definitions import defs
+    from finrag_pipeline.defs.local_runs import run_pipeline
+
+    config = tmp_path / "config"
+    shutil.copytree(ASSETS_CONFIG_DIR, config)
+    data = yaml.safe_load((config / "ingest.yaml").read_text())
+    data["limits"]["max_leaf_chunks"] = 5
+    (config / "ingest.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("FINRAG_CONFIG_DIR", str(config))
+    shutil.copy(PDF_EXCERPT, sandbox.src / "apple.pdf")
+    sandbox.freeze()
+    paths = FinragPaths.from_env(str(sandbox.home)).ensure()
+    wh = Warehouse(paths.warehouse)
+    instance = dg.DagsterInstance.ephemeral()
+
+    first = run_pipeline([sandbox.src], paths, instance, defs, evaluate=False, build_marts=False,
+                         progress=lambda _m: None)
+    assert [r.status for r in first.registrations] == ["registered"]
+    assert "[too_large]" in first.failed["AAPL-2022-10K"] and "over limits.max_leaf_chunks 5" in first.failed["AAPL-2022-10K"]
+    reason = (paths.quarantine / "AAPL-2022-10K.reason.txt").read_text()
+    assert "status: too_large" in reason and "remedy: raise the limit" in reason
+    assert active_filings(wh) == []                                    # never counted as ingested
+    assert any(p.suffix == ".pdf" for p in paths.filings_store.iterdir())        # bytes kept for a retry
+
+    second = run_pipeline([sandbox.src], paths, instance, defs, evaluate=False, build_marts=False,
+                          progress=lambda _m: None)
+    reg = second.registrations[0]
+    assert (reg.status, reg.retried) == ("too_large", False) and second.failed == {}
+    assert len([r for r in instance.get_runs() if r.job_name == "ingest_filing"]) == 1
     sandbox.assert_nothing_outside()
