@@ -24,7 +24,7 @@ import duckdb
 
 from finrag_pipeline.core.ingest.errors import IngestError, remedy
 from finrag_pipeline.core.ingest.parse import read_filing_meta
-from finrag_pipeline.core.ingest.registry import find_sidecar, sha256_file
+from finrag_pipeline.core.ingest.registry import find_sidecar, load_sidecar, sha256_file
 from finrag_pipeline.core.models import FilingMeta
 from finrag_pipeline.core.paths import FinragPaths, PathEscape, contained
 from finrag_pipeline.core.records import from_row
@@ -108,16 +108,21 @@ def register_file(path: str | Path, paths: FinragPaths, warehouse: Warehouse) ->
 
 
 def _register(path: Path, sha: str, key: str, paths: FinragPaths, warehouse: Warehouse) -> Registration:
-    known = _active_filings_by_sha(warehouse)
-    if sha and sha in known:
-        return Registration(path.name, sha, "duplicate",
-                            f"same bytes as already registered filing {known[sha]}", filing_id=known[sha])
+    # Order matters for one honest, order-independent status: a remembered rejection first, then the
+    # sidecar (a broken one is reported even when the bytes are a duplicate), then identity, then parsing.
     earlier = known_failure(warehouse, key) if key else None
     if earlier is not None:
         return Registration(path.name, sha, earlier["status"],
                             f"unchanged since rejected at {earlier['failed_at']:%Y-%m-%d %H:%M} (not retried "
                             f"until the file, its sidecar or the parser change): {earlier['message']}",
                             filing_id=earlier["filing_id"], retried=False)
+    sidecar = find_sidecar(path)
+    if sidecar is not None:
+        load_sidecar(sidecar)
+    known = _active_filings_by_sha(warehouse)
+    if sha and sha in known:
+        return Registration(path.name, sha, "duplicate",
+                            f"same bytes as already registered filing {known[sha]}", filing_id=known[sha])
     meta = read_filing_meta(path)
     previous = warehouse.query_df(
         "SELECT content_sha256, period_end_date, source_path, coalesce(removed, FALSE) AS removed "
@@ -133,6 +138,7 @@ def _register(path: Path, sha: str, key: str, paths: FinragPaths, warehouse: War
                if status == "updated" else f"{meta.company} {meta.form_type} FY{meta.fiscal_year}")
     write_filing(warehouse, meta)
     clear_failures(warehouse, meta.filing_id)
+    warehouse.delete_rows("core.ingest_failures", {"retry_key": key})
     return Registration(path.name, sha, status, message, filing_id=meta.filing_id, meta=meta)
 
 
