@@ -2,8 +2,6 @@
 and the end-to-end tests do. Every run is recorded in the instance, so `make ui` shows it."""
 
 import contextlib
-import os
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -12,10 +10,10 @@ from pathlib import Path
 import dagster as dg
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
-from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
 
 SUPPORTED_SUFFIXES = (".pdf", ".htm", ".html", ".xhtml")
 
@@ -142,74 +140,6 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
-
-
-# Every asset of a filing's ingest chain; all must be materialized for the filing to count as ingested.
-INGEST_CHAIN = ("filings", "pages", "table_rows", "xbrl_facts", "chunks", "bm25_index", "vector_index", "qa_set")
-
-
-def incomplete_filings(paths: FinragPaths, instance: dg.DagsterInstance, wh: Warehouse,
-                       filing_ids: list[str]) -> dict[str, str]:
-    """filing id -> why it is not completely ingested: an asset of its chain never materialized, or its
-    counts disagree (pages, leaf chunks, Tantivy documents, LanceDB rows; core/completion.py)."""
-    out: dict[str, str] = {}
-    materialized = {a: instance.get_materialized_partitions(dg.AssetKey(a)) for a in INGEST_CHAIN}
-    for fid in filing_ids:
-        missing = [a for a in INGEST_CHAIN if fid not in materialized[a]]
-        if missing:
-            out[fid] = "not materialized: " + ", ".join(missing)
-    rest = [f for f in filing_ids if f not in out]
-    for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest).items():
-        if not c.complete:
-            out[fid] = "; ".join(c.problems)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Runs of processes that died (kill -9, OOM): Dagster would show them STARTED forever.
-
-PID_TAG = "finrag/process"
-
-
-def process_token(pid: int | None = None) -> str:
-    """host:pid:start-time of a process; the start time tells a reused pid from the original process."""
-    pid = pid or os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def _start_time(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def _alive(token: str) -> bool:
-    host, pid, started = (token.split(":") + ["", "", ""])[:3]
-    if host != socket.gethostname():
-        return True  # another machine's run: not ours to judge
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True
-    return _start_time(int(pid)) == started
-
-
-def fail_dead_runs(instance: dg.DagsterInstance) -> list[tuple[str, str]]:
-    """Mark failed every in-progress run started by a finrag process on this machine that no longer
-    exists. Runs launched by the daemon are left to Dagster's run monitoring (dagster.yaml)."""
-    failed: list[tuple[str, str]] = []
-    runs = instance.get_runs(filters=dg.RunsFilter(statuses=[
-        dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]))
-    for run in runs:
-        token = run.tags.get(PID_TAG)
-        if token and not _alive(token):
-            why = f"its process {token.split(':')[1]} died (killed or crashed) during {run.job_name}"
-            instance.report_run_failed(run, message=why)
-            failed.append((run.run_id, why))
-    return failed
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str:

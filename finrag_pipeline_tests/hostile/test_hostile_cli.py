@@ -54,6 +54,7 @@ def test_cli_ingest_survives_every_hostile_file_and_repeats_nothing(sandbox, hos
     sandbox.assert_nothing_outside()
 
 
+@pytest.mark.slow  # ~10 s, but the first Dagster run of a session pays ~50 s of imports
 def test_a_filing_rejected_after_registration_is_quarantined_and_not_retried(sandbox, monkeypatch, tmp_path):
     """A filing that registers but fails a later stage (here: more leaf chunks than limits.max_leaf_chunks)
     is quarantined with its remedy, taken out of the active catalog, and not re-run by the next ingest."""

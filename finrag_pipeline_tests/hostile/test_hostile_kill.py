@@ -1,6 +1,6 @@
 """kill -9 in the middle of a real `finrag ingest` subprocess, then a re-run: the killed Dagster run is
-marked failed, the half-indexed filing is found incomplete by its counts and repaired, and nothing is
-duplicated."""
+marked failed (here by the inbox sensor's tick; the CLI does the same at its start, test_hostile_runs.py),
+the half-indexed filing is found incomplete by its counts and repaired, and nothing is duplicated."""
 
 from __future__ import annotations
 
@@ -64,10 +64,23 @@ def test_kill_9_mid_ingest_then_rerun_repairs(sandbox):
     before = check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, [FID])[FID]
     assert not before.complete or FID not in instance.get_materialized_partitions(dg.AssetKey("qa_set"))
 
+    # The inbox sensor (what the daemon runs every 30 s) sees the same: it fails the dead run and asks for one
+    # repair run of the filing, keyed by its version (the daemon launches one run per run key: no retry loop).
+    from finrag_pipeline.defs.local_runs import tick_inbox_sensor
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FINRAG_HOME", str(home))
+    try:
+        tick = tick_inbox_sensor(instance)
+        assert instance.get_run_by_id(killed[0].run_id).status == dg.DagsterRunStatus.FAILURE
+        assert [(r.partition_key, r.run_key) for r in tick.run_requests] == [
+            (FID, f"repair:{FID}:{wh.query_df('SELECT content_sha256 FROM core.filings').iloc[0, 0][:16]}")]
+    finally:
+        mp.undo()
+
     rerun = subprocess.run(_cli(home, "ingest", "--no-eval", str(sandbox.src / "apple.pdf")), env=_env(home),
                            capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
-    assert f"marked run {killed[0].run_id[:8]} failed" in rerun.stdout
     assert f"{FID} is not completely ingested" in rerun.stdout and "apple.pdf: duplicate" in rerun.stdout
     instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
     assert instance.get_run_by_id(killed[0].run_id).status == dg.DagsterRunStatus.FAILURE
