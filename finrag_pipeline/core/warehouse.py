@@ -131,7 +131,7 @@ def lock_holder(exc: Exception) -> str:
     pid = m.group(1)
     try:
         # one line, whatever the command line holds (NULs between arguments, newlines inside them)
-        cmd = " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split())
+        cmd = " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split())
     except OSError:
         cmd = ""
     return f"PID {pid}" + (f" ({cmd[:120]})" if cmd else "")
@@ -174,7 +174,8 @@ class Warehouse:
                     _log.warning("%s is locked by %s; waiting up to %.0f s", self.path.name, lock_holder(exc),
                                  self.retry_seconds)
                     announced = True
-                time.sleep(delay + random.random() * delay)
+                # never sleep past the deadline: the wait reported is the wait configured
+                time.sleep(max(0.0, min(delay + random.random() * delay, deadline - time.monotonic())))
                 delay = min(delay * 2, 2.0)
         if announced:
             _log.warning("%s: lock obtained after waiting %.1f s", self.path.name, time.monotonic() - started)
