@@ -62,6 +62,18 @@ def period_end_to(text: str, iso_date: str) -> str:
                         f"{d:%B}&#160;{d.day}</ix:nonNumeric>, {d.year}")
 
 
+def zero_width_text(text: str) -> str:
+    """Every letter and digit of the visible text (after the ix:header) followed by a zero-width space:
+    renders the same, extracts as junk-laden text."""
+    start = text.index("</ix:header>")
+    def junk(m: re.Match) -> str:   # entity references stay whole
+        return m.group(1) or m.group(2) + "&#8203;"
+
+    body = re.sub(r">([^<]+)<", lambda m: ">" + re.sub(r"(&#?\w+;)|([A-Za-z0-9])", junk, m.group(1)) + "<",
+                  text[start:])
+    return text[:start] + body
+
+
 def broken_xml(text: str) -> str:
     """An unclosed <span> inside the first table: lxml's XML parser stops, the HTML parser would not."""
     i = text.index("<table", text.index("</ix:header>"))
@@ -214,6 +226,8 @@ def generate(out: str | Path) -> dict[str, str]:
     expected["scanned.pdf"] = "needs_ocr"
     garbled_pdf(out / "garbled.pdf")
     expected["garbled.pdf"] = "garbled_text"
+    (out / "zero_width.htm").write_text(zero_width_text(excerpt), encoding="ascii")
+    expected["zero_width.htm"] = "garbled_text"
     # the classics
     (out / "empty.pdf").write_bytes(b"")
     expected["empty.pdf"] = "empty"

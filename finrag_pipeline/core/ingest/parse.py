@@ -138,6 +138,8 @@ def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
 def _parse_html(path: Path, timer: _Timer):
     with timer.step("html_parse"):
         root = html_mod.load_html(path)
+        # garbled_text before anything reads the cover: junk inside dei values would pass for "not a 10-K"
+        check_text_layer(["".join(root.itertext())], path=str(path), check_ocr=False)
     with timer.step("metadata"):
         dei = xbrl_mod.dei_values(root)
         if not dei.get("DocumentType"):
@@ -152,7 +154,6 @@ def _parse_html(path: Path, timer: _Timer):
     with timer.step("html_pages"):
         doc = html_mod.parse_html_document(root)
     page_texts = [(p.text, p.printed_label) for p in doc.pages]
-    check_text_layer([t for t, _ in page_texts], path=str(path), check_ocr=False)  # garbled_text
     xbrl_mod.check_ix_facts(root)  # ixbrl_error: a fact without a readable scale
 
     def facts(fid: str) -> list[XbrlFact]:
