@@ -57,3 +57,21 @@ def test_truncated_answers_are_invalid_output_and_complete_ones_are_answered():
     # cut after every needed field ended: the answer stands
     tail_cut = _answer(TAIL_CUT)
     assert tail_cut.response_state == "answered" and tail_cut.citations == [("AAPL-2022-10K", 28, "sales")]
+
+
+def test_a_truncated_judge_verdict_is_no_verdict():
+    pytest.importorskip("litellm")
+    from finrag_pipeline.core.evaluation.answer_metrics import LLMJudge
+    from finrag_pipeline.core.llm.client import LLMClient
+
+    def judge(reply: str) -> LLMJudge:
+        return LLMJudge(LLMClient("openai/gpt-4o-mini", use_cache=False, mock_response=reply, name="mock"))
+
+    claims = '{"claims": [{"claim": "Net sales were $394.3B", "supported": true}, {"claim": "They fell", "supp'
+    score, reason = judge(claims).faithfulness("Net sales?", "Net sales were $394.3B; they fell.", ["394,328"])
+    assert score is None and "truncated" in reason
+    whole = claims[:claims.index(', {"claim": "They')] + "]}"
+    assert judge(whole).faithfulness("Net sales?", "Net sales were $394.3B.", ["394,328"])[0] == 1.0
+    assert judge('{"score": 0.9, "reason": "it answers the que').relevancy("Net sales?", "394.3B") == (
+        0.9, "it answers the que")                       # the score ended before the cut: it stands
+    assert judge('{"reason": "ok", "score": 0.').relevancy("Net sales?", "394.3B")[0] is None
