@@ -136,36 +136,43 @@ end
 """
 
 
-def garbled_pdf(out: Path) -> None:
-    """The excerpt's real text, drawn with a font whose ToUnicode map sends every character to the
-    private-use area: it renders fine and extracts as junk (a common broken-producer PDF)."""
-    pages = excerpt_page_texts()
+def text_pdf(out: Path, pages: list[str], *, to_unicode: bytes | None = None, info: dict[str, str] | None = None,
+             note: str = "") -> None:
+    """A plain PDF of ``pages`` (Helvetica, one text line per line), written by hand so that its font's
+    ToUnicode map and its document info (ModDate, ...) can be chosen. ``note`` ends the last page."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
         objects.append(body)
         return len(objects)
 
+    def stream(data: bytes) -> bytes:
+        return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+
     catalog = add(b"")  # filled in below
     pages_obj = add(b"")
-    cmap = add(b"<< /Length %d >>\nstream\n" % len(_PUA_CMAP) + _PUA_CMAP + b"\nendstream")
-    font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding "
-               b"/ToUnicode %d 0 R >>" % cmap)
+    cmap = b" /ToUnicode %d 0 R" % add(stream(to_unicode)) if to_unicode else b""
+    font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding" + cmap + b" >>")
     kids = []
-    for text in pages:
-        lines = [ln.encode("ascii", "replace")[:110] for ln in text.splitlines() if ln.strip()][:60]
+    for n, text in enumerate(pages, 1):
+        lines = [ln.encode("cp1252", "replace")[:110] for ln in text.splitlines() if ln.strip()][:60]  # WinAnsi
+        if n == len(pages) and note:
+            lines.append(note.encode("ascii"))
         ops = [b"BT /F1 9 Tf 40 760 Td 11 TL"]
         for ln in lines:
             ln = ln.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
             ops.append(b"(" + ln + b") Tj T*")
         ops.append(b"ET")
-        content = b"\n".join(ops)
-        stream = add(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+        content = add(stream(b"\n".join(ops)))
         kids.append(add(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R"
-                        b" >> >> /Contents %d 0 R >>" % (pages_obj, font, stream)))
+                        b" >> >> /Contents %d 0 R >>" % (pages_obj, font, content)))
     objects[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_obj
     objects[pages_obj - 1] = (b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % k for k in kids)
                               + b"] /Count %d >>" % len(kids))
+    info_ref = b""
+    if info:
+        entries = b" ".join(b"/%s (%s)" % (k.encode(), v.encode()) for k, v in info.items())
+        info_ref = b" /Info %d 0 R" % add(b"<< " + entries + b" >>")
     data = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for i, body in enumerate(objects, 1):
@@ -174,8 +181,22 @@ def garbled_pdf(out: Path) -> None:
     xref = len(data)
     data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     data += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    data += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, catalog, xref)
+    data += (b"trailer\n<< /Size %d /Root %d 0 R" % (len(objects) + 1, catalog) + info_ref
+             + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref)
     out.write_bytes(bytes(data))
+
+
+def garbled_pdf(out: Path) -> None:
+    """The excerpt's real text, drawn with a font whose ToUnicode map sends every character to the
+    private-use area: it renders fine and extracts as junk (a common broken-producer PDF)."""
+    text_pdf(out, excerpt_page_texts(), to_unicode=_PUA_CMAP)
+
+
+def dated_pdf(out: Path, mod_date: str, note: str) -> None:
+    """The excerpt's real text re-set as a plain PDF whose own ModDate is ``mod_date`` (YYYYMMDD); ``note``
+    makes two versions differ in bytes."""
+    text_pdf(out, excerpt_page_texts(), info={"ModDate": f"D:{mod_date}120000Z", "Title": "Apple 10-K"},
+             note=note)
 
 
 def big_table_html(rows: int = 50_000) -> str:

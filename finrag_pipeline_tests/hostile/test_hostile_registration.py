@@ -156,3 +156,13 @@ def test_the_readme_bad_input_table_lists_every_status():
     table = readme[readme.index("## Bad input"):readme.index("## Layout")]
     listed = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
     assert listed == set(INGEST_STATUSES) | set(OK_STATUSES) | {"parsed", "partial"}
+
+
+def test_a_pdf_dated_before_the_active_version_is_stale(sandbox):
+    paths, wh = _setup(sandbox)
+    make_hostile_files.dated_pdf(sandbox.src / "amended.pdf", "20221215", "Amended copy.")
+    make_hostile_files.dated_pdf(sandbox.src / "original.pdf", "20221028", "Original copy.")
+    assert register_file(sandbox.src / "amended.pdf", paths, wh).status == "registered"
+    older = register_file(sandbox.src / "original.pdf", paths, wh)
+    assert older.status == "stale" and "dated 2022-10-28, before the active version" in older.message
+    assert "2022-12-15" in older.message and older.filing_id == "AAPL-2022-10K"
