@@ -31,6 +31,19 @@ def _paths(home: str | None):
     return FinragPaths.from_env(home).ensure()
 
 
+def _valid_filing_ids(ctx: click.Context, param: click.Parameter, value):
+    """A filing id from the command line matches the same pattern as one from a document or sidecar."""
+    from finrag_pipeline.core.ingest.errors import InvalidFilingId
+    from finrag_pipeline.core.ingest.registry import validate_filing_id
+
+    try:
+        for v in (value if isinstance(value, tuple) else (value,)):
+            validate_filing_id(v)
+    except InvalidFilingId as exc:
+        raise click.BadParameter(exc.message) from None
+    return value
+
+
 def _emit(data: Any, as_json: bool, table: str | None = None) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
@@ -92,7 +105,7 @@ def ingest(ctx: click.Context, inputs: tuple[str, ...], no_eval: bool) -> None:
 
 
 @main.command()
-@click.argument("filing_id")
+@click.argument("filing_id", callback=lambda c, p, v: _valid_filing_ids(c, p, v))
 @click.pass_context
 def remove(ctx: click.Context, filing_id: str) -> None:
     """Remove a filing: out of the catalog and both indexes; the whole-corpus evaluation is refreshed."""
@@ -193,7 +206,8 @@ def _snippet(text: str, width: int = 110) -> str:
 @click.argument("question")
 @click.option("--retriever", "-r", default="hybrid_rrf", show_default=True, help="A name in retrievers.yaml.")
 @click.option("--k", "-k", default=5, show_default=True)
-@click.option("--filing", multiple=True, help="Restrict to filing id(s); default the whole corpus.")
+@click.option("--filing", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v),
+              help="Restrict to filing id(s); default the whole corpus.")
 @click.option("--set", "sets", multiple=True, help="Override a retriever field: NAME.field=value.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -222,7 +236,7 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
 @click.option("--temperature", default=0.0, show_default=True, type=float)
 @click.option("--top-p", default=1.0, show_default=True, type=float)
 @click.option("--k", "-k", default=5, show_default=True)
-@click.option("--filing", multiple=True)
+@click.option("--filing", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v))
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, filing, as_json) -> None:
@@ -255,7 +269,8 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
 @click.option("--config", "configs", multiple=True, help="Retriever config name(s) of the matrix to run.")
 @click.option("--k", "ks", multiple=True, type=int, help="top-k value(s).")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(["filing", "corpus"]))
-@click.option("--filing", "filings", multiple=True, help="Filing id(s); default every filing.")
+@click.option("--filing", "filings", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v),
+              help="Filing id(s); default every filing.")
 @click.option("--answers", is_flag=True, help="Also run answer evaluation.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -291,13 +306,21 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def sql(ctx, query, live, as_json) -> None:
-    """Run a SQL query (read-only) and print a table."""
+    """Run a SQL query and print a table. --live reads a private copy of warehouse.duckdb taken at that
+    moment, so the query never holds a lock the pipeline would wait for."""
     import duckdb
 
+    from finrag_pipeline.core.warehouse import live_copy
+
     paths = _paths(ctx.obj["home"])
-    db = paths.warehouse if live or not paths.warehouse_snapshot.exists() else paths.warehouse_snapshot
-    with duckdb.connect(str(db), read_only=True) as con:
-        df = con.execute(query).df()
+    if live or not paths.warehouse_snapshot.exists():
+        if not paths.warehouse.exists():
+            raise click.ClickException(f"no warehouse yet at {paths.warehouse} (run `finrag ingest` first)")
+        with live_copy(paths.warehouse, paths.cache_dir / "sql-live") as con:
+            df = con.execute(query).df()
+    else:
+        with duckdb.connect(str(paths.warehouse_snapshot), read_only=True) as con:
+            df = con.execute(query).df()
     _emit(json.loads(df.to_json(orient="records", date_format="iso")), as_json, df.to_markdown(index=False))
 
 
@@ -350,7 +373,7 @@ def qa_import(ctx, file, fmt, filings_dir) -> None:
 
 
 @qa.command("export")
-@click.argument("filing_id")
+@click.argument("filing_id", callback=lambda c, p, v: _valid_filing_ids(c, p, v))
 @click.option("--out", type=click.Path(dir_okay=False), required=True)
 @click.pass_context
 def qa_export(ctx, filing_id, out) -> None:
@@ -389,5 +412,16 @@ def qa_review(ctx, file, reviewer) -> None:
     click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
 
 
+def run() -> None:
+    """Console entry point: a warehouse lock held too long is one line on stderr, not a traceback."""
+    from finrag_pipeline.core.warehouse import WarehouseBusy
+
+    try:
+        main(standalone_mode=True)
+    except WarehouseBusy as exc:
+        click.echo(f"finrag: {exc}", err=True)
+        sys.exit(75)  # EX_TEMPFAIL: try again later
+
+
 if __name__ == "__main__":
-    main()
+    run()

@@ -6,14 +6,44 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+# The instance the CLI and `make ui` share. Run monitoring lets the daemon fail runs whose worker died
+# (kill -9); the CLI also fails runs of its own dead processes when it starts (defs/local_runs.py).
+DAGSTER_INSTANCE_YAML = """telemetry:
+  enabled: false
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  max_resume_run_attempts: 0
+"""
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILINGS_DIR = REPO_ROOT / "data" / "sample_filings"
 ASSETS_CONFIG_DIR = REPO_ROOT / "assets_config"
 
 
+class PathEscape(ValueError):
+    """A path the pipeline was about to write lies outside the folder it must stay in."""
+
+
+def contained(path: str | os.PathLike, root: str | os.PathLike) -> Path:
+    """``path`` resolved (symlinks and '..' followed), if it lies under ``root``; raises PathEscape otherwise.
+
+    Every path built from outside input (a filing id, a file name) goes through this before a write.
+    """
+    root_resolved = Path(root).resolve()
+    resolved = Path(path).resolve()
+    if resolved != root_resolved and not resolved.is_relative_to(root_resolved):
+        raise PathEscape(f"refusing to write {path}: it resolves to {resolved}, outside {root_resolved}")
+    return resolved
+
+
 @dataclass(frozen=True)
 class FinragPaths:
     home: Path
+
+    def inside(self, path: str | os.PathLike) -> Path:
+        """``path`` resolved, if it lies under FINRAG_HOME (raises PathEscape otherwise)."""
+        return contained(path, self.home)
 
     @classmethod
     def from_env(cls, home: str | os.PathLike | None = None) -> FinragPaths:
@@ -81,5 +111,5 @@ class FinragPaths:
             p.mkdir(parents=True, exist_ok=True)
         instance_yaml = self.dagster_home / "dagster.yaml"
         if not instance_yaml.exists():  # default storage under DAGSTER_HOME; no telemetry from an offline box
-            instance_yaml.write_text("telemetry:\n  enabled: false\n")
+            instance_yaml.write_text(DAGSTER_INSTANCE_YAML)
         return self

@@ -10,8 +10,10 @@ atomically by :func:`publish_snapshot`, so an open analyst session never blocks 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import random
+import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -109,38 +111,74 @@ TABLE_DDL: dict[str, str] = {
         confidence DOUBLE, n_boot INTEGER, n_perm INTEGER, seed INTEGER, built_at TIMESTAMP""",
 }
 
+_log = logging.getLogger("finrag.warehouse")
 LOCK_MARKERS = ("Could not set lock", "Conflicting lock", "database is locked", "IO Error")
 
 
 class WarehouseBusy(RuntimeError):
-    """Another process held the warehouse for longer than the retry budget."""
+    """Another process held the warehouse for longer than the retry budget (message: one line saying who)."""
 
 
 def _is_lock_error(exc: Exception) -> bool:
     return any(m in str(exc) for m in LOCK_MARKERS)
 
 
+def lock_holder(exc: Exception) -> str:
+    """"PID 123 (python -m finrag_pipeline.cli sql ...)" from DuckDB's lock error, as far as it says."""
+    m = re.search(r"PID (\d+)", str(exc))
+    if not m:
+        return "another process"
+    pid = m.group(1)
+    try:
+        # one line, whatever the command line holds (NULs between arguments, newlines inside them)
+        cmd = " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split())
+    except OSError:
+        cmd = ""
+    return f"PID {pid}" + (f" ({cmd[:120]})" if cmd else "")
+
+
+def _lock_wait_seconds(default: float) -> float:
+    try:
+        return float(os.environ.get("FINRAG_LOCK_WAIT_SECONDS", default))
+    except ValueError:
+        return default
+
+
 class Warehouse:
     """Thin handle on ``warehouse.duckdb``: open late, hold briefly, retry on another writer's lock."""
 
-    def __init__(self, path: str | os.PathLike, *, retry_seconds: float = 120.0):
+    def __init__(self, path: str | os.PathLike, *, retry_seconds: float | None = None):
         self.path = Path(path)
-        self.retry_seconds = retry_seconds
+        # FINRAG_LOCK_WAIT_SECONDS overrides the default wait for another process's lock
+        self.retry_seconds = _lock_wait_seconds(120.0) if retry_seconds is None else retry_seconds
 
     @contextlib.contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + self.retry_seconds
+        started = time.monotonic()
+        deadline = started + self.retry_seconds
         delay = 0.05
+        announced = False
         while True:
             try:
                 con = duckdb.connect(str(self.path), read_only=read_only and self.path.exists())
                 break
-            except duckdb.Error as exc:  # another process holds the write lock
-                if not _is_lock_error(exc) or time.monotonic() > deadline:
-                    raise WarehouseBusy(f"could not open {self.path}: {exc}") from exc
-                time.sleep(delay + random.random() * delay)
+            except duckdb.Error as exc:  # another process holds the lock
+                waited = time.monotonic() - started
+                if not _is_lock_error(exc):
+                    raise WarehouseBusy(f"could not open {self.path}: {' '.join(str(exc).split())[:300]}") from exc
+                if time.monotonic() > deadline:
+                    raise WarehouseBusy(f"{self.path.name} is locked by {lock_holder(exc)}; gave up after "
+                                        f"waiting {waited:.1f} s (FINRAG_LOCK_WAIT_SECONDS)") from None
+                if not announced and waited > 2.0:  # one line, not one per retry
+                    _log.warning("%s is locked by %s; waiting up to %.0f s", self.path.name, lock_holder(exc),
+                                 self.retry_seconds)
+                    announced = True
+                # never sleep past the deadline: the wait reported is the wait configured
+                time.sleep(max(0.0, min(delay + random.random() * delay, deadline - time.monotonic())))
                 delay = min(delay * 2, 2.0)
+        if announced:
+            _log.warning("%s: lock obtained after waiting %.1f s", self.path.name, time.monotonic() - started)
         try:
             if not read_only:
                 ensure_tables(con)
@@ -229,6 +267,43 @@ def publish_snapshot(warehouse: Warehouse, snapshot: str | os.PathLike) -> Path:
         shutil.copyfile(warehouse.path, tmp)
     os.replace(tmp, snapshot)
     return snapshot
+
+
+@contextlib.contextmanager
+def live_copy(warehouse_path: str | os.PathLike, scratch_dir: str | os.PathLike,
+              attempts: int = 5) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a private copy of the live warehouse (file + WAL), taken without opening it: an
+    analyst reading "live" data never holds a lock the pipeline waits for. The copy is retried while a
+    writer changes the file under it, and deleted afterwards."""
+    src = Path(warehouse_path)
+    wal = src.with_name(src.name + ".wal")
+    scratch = Path(scratch_dir)
+    scratch.mkdir(parents=True, exist_ok=True)
+    target = scratch / f"live-{os.getpid()}-{time.monotonic_ns()}.duckdb"
+    con = None
+    try:
+        for attempt in range(attempts):
+            before = [(p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None for p in (src, wal)]
+            shutil.copyfile(src, target)
+            if wal.exists():
+                shutil.copyfile(wal, target.with_name(target.name + ".wal"))
+            after = [(p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None for p in (src, wal)]
+            if before == after:
+                try:
+                    con = duckdb.connect(str(target))  # replays the copied WAL into the private copy
+                    break
+                except duckdb.Error:
+                    if attempt == attempts - 1:
+                        raise
+            time.sleep(0.2 * (attempt + 1))
+        if con is None:
+            raise WarehouseBusy(f"{src.name} kept changing while it was copied ({attempts} attempts)")
+        yield con
+    finally:
+        if con is not None:
+            con.close()
+        for leftover in (target, target.with_name(target.name + ".wal")):
+            leftover.unlink(missing_ok=True)
 
 
 def rows_of(records: Iterable[Any]) -> list[dict[str, Any]]:

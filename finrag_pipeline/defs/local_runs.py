@@ -13,6 +13,7 @@ from finrag_pipeline.core.catalog import Registration, active_filings, register_
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
 
 SUPPORTED_SUFFIXES = (".pdf", ".htm", ".html", ".xhtml")
 
@@ -62,7 +63,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
     with _stdout_to(log_dir / f"{job_name}.log" if log_dir else None):
         result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
-                                        raise_on_error=False)
+                                        raise_on_error=False, tags={PID_TAG: process_token()})
     for ev in result.get_asset_check_evaluations():
         report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
                               ev.severity.value))
@@ -88,19 +89,24 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
+    for run_id, why in fail_dead_runs(instance):
+        progress(f"  marked run {run_id[:8]} failed: {why}")
     t0 = time.perf_counter()
     for path in collect_files(files):
         reg = register_file(path, paths, wh)
         report.registrations.append(reg)
         progress(f"  {path.name}: {reg.status}" + (f" -> {reg.filing_id}" if reg.filing_id else "")
-                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message})"))
+                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message}; remedy: {reg.remedy})"))
     report.seconds["register"] = time.perf_counter() - t0
 
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
     active = active_filings(wh)
     instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, [f for f in active if f not in known])
     changed = {r.filing_id for r in report.registrations if r.ok}
-    to_ingest = [f for f in active if f in changed or not _materialized(instance, "qa_set", f)]
+    unfinished = incomplete_filings(paths, instance, wh, [f for f in active if f not in changed])
+    for fid, why in unfinished.items():
+        progress(f"  {fid} is not completely ingested ({why}): re-ingesting it")
+    to_ingest = [f for f in active if f in changed or f in unfinished]
 
     t0 = time.perf_counter()
     for i, fid in enumerate(to_ingest, 1):
@@ -109,6 +115,9 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         if not result.success:
             report.failed[fid] = _first_error(result)
             progress(f"  failed: {report.failed[fid]}")
+    for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
+        report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
+        progress(f"  failed: {fid} {report.failed[fid]}")
     report.seconds["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -131,10 +140,6 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
-
-
-def _materialized(instance: dg.DagsterInstance, asset: str, partition: str) -> bool:
-    return bool(instance.get_materialized_partitions(dg.AssetKey(asset)) & {partition})
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str:

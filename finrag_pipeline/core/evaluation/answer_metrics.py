@@ -316,16 +316,18 @@ class LLMJudge:
     def name(self) -> str:
         return str(getattr(self.client, "name", getattr(self.client, "model", "judge")))
 
-    def _ask(self, prompt: str) -> tuple[Any | None, str]:
+    def _ask(self, prompt: str, required: tuple[str, ...]) -> tuple[Any | None, str]:
         resp = self.client.complete([{"role": "user", "content": prompt}], json=True, **self.params)
         if getattr(resp, "state", "ok") != "ok" or not isinstance(resp.parsed_json, dict):
             return None, f"judge {getattr(resp, 'state', '?')}: {getattr(resp, 'error', None) or resp.text[:200]}"
+        if getattr(resp, "json_truncated", False) and not resp.json_complete(required):
+            return None, f"judge output truncated before {', '.join(required)} ended"  # a partial verdict is none
         return resp.parsed_json, ""
 
     def faithfulness(self, question: str, answer: str, evidence: Sequence[str]) -> tuple[float | None, Any]:
         """supported claims / claims, with the judge's verdict per claim as the reasons."""
         ev = "\n---\n".join(evidence)[: self.max_evidence_chars]
-        data, err = self._ask(FAITHFULNESS_PROMPT.format(question=question, evidence=ev, answer=answer))
+        data, err = self._ask(FAITHFULNESS_PROMPT.format(question=question, evidence=ev, answer=answer), ("claims",))
         if data is None:
             return None, err
         claims = data.get("claims")
@@ -338,7 +340,7 @@ class LLMJudge:
         return sum(v["supported"] for v in verdicts) / len(verdicts), verdicts
 
     def relevancy(self, question: str, answer: str) -> tuple[float | None, str]:
-        data, err = self._ask(RELEVANCY_PROMPT.format(question=question, answer=answer))
+        data, err = self._ask(RELEVANCY_PROMPT.format(question=question, answer=answer), ("score",))
         if data is None:
             return None, err
         try:

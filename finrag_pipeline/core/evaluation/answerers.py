@@ -328,6 +328,11 @@ class LLMAnswerer:
         if state != "answered":
             return AnswerResult(getattr(resp, "text", "") or "", [], state,
                                 error=getattr(resp, "error", None) or state, **base)
+        if getattr(resp, "json_truncated", False) and not resp.json_complete(("answer", "citations")):
+            # A reply cut off mid-JSON: a repaired "394" of "394.3" must never score as a correct answer.
+            return AnswerResult(resp.text, [], "invalid_output",
+                                error="truncated JSON: answer or citations cut off (repaired fields incomplete)",
+                                **base)
         return self._parse(resp.parsed_json, resp.text, hits, base)
 
     def _parse(self, data: Any, raw: str, hits: Sequence[Hit], base: dict) -> AnswerResult:

@@ -44,13 +44,24 @@ def local_name(el: etree._Element) -> str:
     return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1].lower()
 
 
+def _declares_inline_xbrl(path: str | Path) -> bool:
+    """The inline-XBRL namespace or an ix:header near the top: the document claims to be iXBRL."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16).lower()
+    return b"http://www.xbrl.org/2013/inlinexbrl" in head or b"<ix:header" in head
+
+
 def load_html(path: str | Path) -> etree._Element:
     """Parse EDGAR XHTML with the XML parser (keeps ix: namespaces); fall back to the forgiving HTML
-    parser for tag soup. Raises IngestError("corrupt") when neither yields a document."""
+    parser for tag soup. Raises IngestError("corrupt") when neither yields a document, and
+    IngestError("ixbrl_error") for inline XBRL that is not well-formed XML: the HTML parser would drop
+    every fact's unit and period, so that is never a silent fallback."""
     try:
         return etree.parse(str(path), etree.XMLParser(huge_tree=True, resolve_entities=False)).getroot()
-    except etree.XMLSyntaxError:
-        pass
+    except etree.XMLSyntaxError as exc:
+        if _declares_inline_xbrl(path):
+            raise IngestError("ixbrl_error", f"inline XBRL is not well-formed XML (line {exc.lineno}): "
+                              f"{' '.join(str(exc.msg).split())[:200]}", path=str(path)) from exc
     try:
         root = lxml_html.parse(str(path)).getroot()
     except (etree.ParserError, ValueError, OSError) as exc:

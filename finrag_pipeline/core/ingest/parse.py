@@ -13,6 +13,7 @@ from finrag_pipeline.core.ingest import html as html_mod
 from finrag_pipeline.core.ingest import pdf as pdf_mod
 from finrag_pipeline.core.ingest import xbrl as xbrl_mod
 from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.limits import load_ingest_limits
 from finrag_pipeline.core.ingest.metadata import CoverInfo, cover_from_dei, looks_like_10k, parse_pdf_cover
 from finrag_pipeline.core.ingest.registry import (
     apply_sidecar,
@@ -24,6 +25,7 @@ from finrag_pipeline.core.ingest.registry import (
 )
 from finrag_pipeline.core.ingest.sections import assign_sections, find_printed_label
 from finrag_pipeline.core.ingest.tables import RawTable, to_table_rows
+from finrag_pipeline.core.ingest.text_quality import check_text_layer
 from finrag_pipeline.core.models import FilingMeta, Page, TableRow, XbrlFact
 
 
@@ -75,12 +77,13 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
                  printed_page_label=label, has_tables=i in table_pages, char_count=len(text))
             for i, ((text, label), (sec, title)) in enumerate(zip(page_texts, sections, strict=True), start=1)
         ]
-        table_rows = _table_rows(raw_tables, fid, pages)
+        notes = list(cover.notes)
+        table_rows = _table_rows(raw_tables, fid, pages, notes)
     with timer.step("xbrl_facts"):
         facts = facts_fn(fid)
     timer.timings["total"] = round(sum(timer.timings.values()), 4)
     return ParsedFiling(meta=meta, pages=pages, table_rows=table_rows, facts=facts,
-                        timings=timer.timings, notes=list(cover.notes))
+                        timings=timer.timings, notes=notes)
 
 
 def read_filing_meta(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | None = None) -> FilingMeta:
@@ -91,9 +94,14 @@ def read_filing_meta(path: str | Path, *, sidecar: str | Path | Mapping[str, Any
 
 def _read(path: str | Path, sidecar, timer: _Timer, *, with_tables: bool):
     path = Path(path)
+    limits = load_ingest_limits()
     with timer.step("hash"):
         if not path.is_file():
             raise FileNotFoundError(path)
+        size = path.stat().st_size
+        if size > limits.max_bytes:
+            raise IngestError("too_large", f"{size:,} bytes, over limits.max_bytes {limits.max_bytes:,} "
+                              "(assets_config/ingest.yaml)", path=str(path))
         sha = sha256_file(path)
         fmt = detect_format(path)
     with timer.step("sidecar"):
@@ -103,6 +111,9 @@ def _read(path: str | Path, sidecar, timer: _Timer, *, with_tables: bool):
         cover, page_texts, raw_tables, facts_fn = _parse_pdf(path, timer, with_tables)
     else:
         cover, page_texts, raw_tables, facts_fn = _parse_html(path, timer)
+    if len(page_texts) > limits.max_pages:
+        raise IngestError("too_large", f"{len(page_texts):,} pages, over limits.max_pages {limits.max_pages:,} "
+                          "(assets_config/ingest.yaml)", path=str(path))
     meta = _build_meta(path, sha, fmt, cover, len(page_texts), overrides)
     return path, meta, cover, page_texts, raw_tables, facts_fn
 
@@ -127,6 +138,8 @@ def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
 def _parse_html(path: Path, timer: _Timer):
     with timer.step("html_parse"):
         root = html_mod.load_html(path)
+        # garbled_text before anything reads the cover: junk inside dei values would pass for "not a 10-K"
+        check_text_layer(["".join(root.itertext())], path=str(path), check_ocr=False)
     with timer.step("metadata"):
         dei = xbrl_mod.dei_values(root)
         if not dei.get("DocumentType"):
@@ -141,6 +154,7 @@ def _parse_html(path: Path, timer: _Timer):
     with timer.step("html_pages"):
         doc = html_mod.parse_html_document(root)
     page_texts = [(p.text, p.printed_label) for p in doc.pages]
+    xbrl_mod.check_ix_facts(root)  # ixbrl_error: a fact without a readable scale
 
     def facts(fid: str) -> list[XbrlFact]:
         return xbrl_mod.extract_facts(root, fid, doc.fact_pages)
@@ -158,7 +172,7 @@ def _build_meta(path: Path, sha: str, fmt: str, cover: CoverInfo, n_pages: int,
                           "add a sidecar YAML next to it to register it", path=str(path))
     form_type = cover.form_type or "10-K"
     meta = FilingMeta(
-        filing_id=make_filing_id(cover.ticker or company, fiscal_year, form_type),
+        filing_id=make_filing_id(cover.ticker or company, fiscal_year, form_type, company),
         content_sha256=sha, source_path=str(path), original_name=path.name, source_format=fmt,  # type: ignore[arg-type]
         company=company, ticker=cover.ticker, cik=cover.cik, form_type=form_type, fiscal_year=int(fiscal_year),
         period_end_date=cover.period_end_date, fiscal_year_end=cover.fiscal_year_end, n_pages=n_pages,
@@ -167,12 +181,21 @@ def _build_meta(path: Path, sha: str, fmt: str, cover: CoverInfo, n_pages: int,
     return apply_sidecar(meta, overrides)
 
 
-def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page]) -> list[TableRow]:
+def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
+                notes: list[str] | None = None) -> list[TableRow]:
+    """Table rows of every raw table; a table over limits.max_rows_per_table keeps its first rows and a
+    ``partial:`` note says which table was cut (the asset logs it as status ``partial``)."""
+    cap = load_ingest_limits().max_rows_per_table
     rows: list[TableRow] = []
     per_page: dict[int, int] = {}
     for raw in raw_tables:
         n = per_page.get(raw.page_number, 0)
         per_page[raw.page_number] = n + 1
         raw.section = pages[raw.page_number - 1].section
+        if len(raw.rows) > cap:
+            if notes is not None:
+                notes.append(f"partial: table {n} on page {raw.page_number} ({raw.title or 'untitled'!r:.60}) has "
+                             f"{len(raw.rows):,} rows; kept the first {cap:,} (limits.max_rows_per_table)")
+            raw.rows = raw.rows[:cap]
         rows.extend(to_table_rows(raw, filing_id, n))
     return rows

@@ -31,12 +31,12 @@ from finrag_pipeline.core.ingest.tables import (
     is_title_candidate,
     looks_like_period_header,
 )
+from finrag_pipeline.core.ingest.text_quality import check_text_layer
 
 _NUM = r"(?:\(?\$?\s?\d[\d,]*(?:\.\d+)?\s?\)?\s?%?|[—–-])"
 _TABLE_LINE_RE = re.compile(r"[A-Za-z].*?(?:\s+" + _NUM + r"){2,}\s*$")
 _FOOTNOTE_RE = re.compile(r"(\s*\(\d{1,2}\))+$")
 _YEAR_ONLY_RE = re.compile(r"(?:19|20)\d{2}")
-MIN_TEXT_CHARS_PER_PAGE = 25   # below this a page is considered image-only
 
 
 def _clean_page_text(text: str) -> str:
@@ -65,10 +65,7 @@ def read_page_texts(path: str | Path) -> list[str]:
         raise IngestError("corrupt", f"PDF page could not be read: {exc}", path=str(path)) from exc
     finally:
         pdf.close()
-    with_text = sum(1 for t in texts if len(t.strip()) >= MIN_TEXT_CHARS_PER_PAGE)
-    if with_text == 0 or with_text < 0.1 * len(texts):
-        raise IngestError("needs_ocr", f"no text layer: {with_text} of {len(texts)} pages carry text "
-                          "(a scanned or image-only PDF); run OCR first", path=str(path))
+    check_text_layer(texts, path=str(path))  # garbled_text / needs_ocr (mostly scanned)
     return texts
 
 

@@ -12,11 +12,12 @@ from typing import Any, Literal
 
 import yaml
 
-from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.errors import BadSidecar, IngestError, InvalidFilingId
 from finrag_pipeline.core.models import FilingMeta
 
 FileFormat = Literal["pdf", "html"]
 _SNIFF_BYTES = 4096
+MAX_SIDECAR_BYTES = 64 * 1024
 
 # Magic numbers of things people drop in an inbox by mistake, for a precise "unsupported" message.
 _KNOWN_MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -45,15 +46,38 @@ def normalize_form_type(form_type: str) -> str:
     return re.sub(r"[^A-Z0-9]", "", (form_type or "10-K").upper())
 
 
-def make_filing_id(ticker_or_company: str, fiscal_year: int, form_type: str = "10-K") -> str:
+# A filing id is a partition key and part of file names: letters, digits, '-', '_', '.', no leading dot,
+# at most 64 characters. Nothing else (no '/', no '..' prefix, no spaces) can reach a path or a key.
+FILING_ID_PATTERN = r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}"
+_FILING_ID_RE = re.compile(FILING_ID_PATTERN)
+
+
+def validate_filing_id(value: object, *, source: str = "filing id", path: str | None = None) -> str:
+    """``value`` if it is a valid filing id; raises InvalidFilingId (status invalid_id) otherwise."""
+    if not isinstance(value, str) or not _FILING_ID_RE.fullmatch(value):
+        shown = repr(value)[:80]
+        raise InvalidFilingId(f"{source} {shown} is not a valid filing id (letters, digits, '-', '_', '.', "
+                              "no leading dot, 1-64 characters)", path=path)
+    return value
+
+
+def _id_name(text: str | None) -> str:
+    return re.sub(r"[^A-Z0-9]+", "-", (text or "").upper()).strip("-")[:40].strip("-")
+
+
+def make_filing_id(ticker_or_company: str, fiscal_year: int, form_type: str = "10-K",
+                   *fallbacks: str | None) -> str:
     """Readable, stable partition key: ``make_filing_id("AAPL", 2022, "10-K") == "AAPL-2022-10K"``.
 
-    A company name works too ("Apple Inc." -> "APPLE-INC-2022-10K") for filings without a ticker.
+    A company name works too ("Apple Inc." -> "APPLE-INC-2022-10K") for filings without a ticker;
+    ``fallbacks`` (e.g. the company name) are used when the first name has no letters or digits ("---").
+    Raises InvalidFilingId (a ValueError) when no name is usable.
     """
-    name = re.sub(r"[^A-Z0-9]+", "-", (ticker_or_company or "").upper()).strip("-")
+    name = next((n for n in map(_id_name, (ticker_or_company, *fallbacks)) if n), "")
     if not name:
-        raise ValueError("a filing id needs a ticker or company name")
-    return f"{name}-{int(fiscal_year)}-{normalize_form_type(form_type)}"
+        raise InvalidFilingId(f"a filing id needs a ticker or company name with letters or digits; got "
+                              f"{[ticker_or_company, *fallbacks]!r:.120}")
+    return validate_filing_id(f"{name}-{int(fiscal_year)}-{normalize_form_type(form_type)[:12]}")
 
 
 def detect_format(path: str | Path) -> FileFormat:
@@ -102,25 +126,47 @@ _META_FIELDS = {f.name for f in dataclasses.fields(FilingMeta)}
 def load_sidecar(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
     """Read and validate sidecar overrides (a YAML path or an already-loaded mapping).
 
-    Keys must be FilingMeta fields; dates may be ISO strings. Raises ValueError on unknown keys.
+    Keys must be FilingMeta fields; dates may be ISO strings; ``filing_id`` must match
+    FILING_ID_PATTERN. Raises IngestError: bad_sidecar (unreadable, unknown keys, bad values),
+    invalid_id, unsafe_path (a symlinked sidecar is never followed).
     """
     if isinstance(source, Mapping):
         data = dict(source)
     else:
-        loaded = yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}
+        src = Path(source)
+        if src.is_symlink():
+            raise IngestError("unsafe_path", f"sidecar {src.name} is a symlink; not followed", path=str(src))
+        if src.stat().st_size > MAX_SIDECAR_BYTES:
+            raise BadSidecar(f"sidecar {src.name} is {src.stat().st_size} bytes (at most "
+                              f"{MAX_SIDECAR_BYTES})", path=str(src))
+        try:
+            loaded = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise BadSidecar(f"sidecar {src.name} is not valid YAML: "
+                              f"{' '.join(str(exc).split())[:200]}", path=str(src)) from exc
         if not isinstance(loaded, Mapping):
-            raise ValueError(f"sidecar {source} must be a mapping of FilingMeta fields")
+            raise BadSidecar(f"sidecar {src.name} must be a mapping of FilingMeta fields",
+                              path=str(src))
         data = dict(loaded)
-    unknown = sorted(set(data) - _META_FIELDS)
+    unknown = sorted(set(map(str, data)) - _META_FIELDS)
     if unknown:
-        raise ValueError(f"sidecar has unknown keys {unknown}; allowed: {sorted(_META_FIELDS)}")
-    if "fiscal_year" in data and data["fiscal_year"] is not None:
-        data["fiscal_year"] = int(data["fiscal_year"])
-    if isinstance(data.get("period_end_date"), str):
-        data["period_end_date"] = date.fromisoformat(data["period_end_date"])
-    for key in ("ticker", "cik"):
-        if data.get(key) is not None:
-            data[key] = str(data[key])
+        raise BadSidecar(f"sidecar has unknown keys {unknown}; allowed: {sorted(_META_FIELDS)}")
+    try:
+        if "fiscal_year" in data and data["fiscal_year"] is not None:
+            data["fiscal_year"] = int(data["fiscal_year"])
+            if not 1900 <= data["fiscal_year"] <= 2200:
+                raise ValueError(f"fiscal_year {data['fiscal_year']} is out of range")
+        if isinstance(data.get("period_end_date"), str):
+            data["period_end_date"] = date.fromisoformat(data["period_end_date"])
+        for key in ("ticker", "cik", "company", "form_type"):
+            if data.get(key) is not None:
+                if not isinstance(data[key], str | int):
+                    raise ValueError(f"{key} must be text, not {type(data[key]).__name__}")
+                data[key] = str(data[key])[:200]
+    except (TypeError, ValueError) as exc:
+        raise BadSidecar(f"sidecar value: {exc}") from exc
+    if "filing_id" in data:
+        validate_filing_id(data["filing_id"], source="sidecar filing_id")
     return data
 
 
@@ -131,7 +177,8 @@ def apply_sidecar(meta: FilingMeta, overrides: Mapping[str, Any]) -> FilingMeta:
     changes = dict(overrides)
     new = dataclasses.replace(meta, **changes)
     if "filing_id" not in changes:
-        new.filing_id = make_filing_id(new.ticker or new.company, new.fiscal_year, new.form_type)
+        new.filing_id = make_filing_id(new.ticker or new.company, new.fiscal_year, new.form_type, new.company)
+    validate_filing_id(new.filing_id)
     new.metadata_source = "+".join(s for s in (meta.metadata_source, "sidecar") if s)
     return new
 

@@ -8,6 +8,7 @@ from datetime import date
 
 from lxml import etree
 
+from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.html import local_name
 from finrag_pipeline.core.ingest.tables import clean_text
 from finrag_pipeline.core.models import XbrlFact, stable_id
@@ -114,6 +115,28 @@ def _decimals(raw: str | None) -> int | None:
         return None
 
 
+def ix_scale(el: etree._Element) -> int:
+    """The integer ``scale`` of an ix:nonFraction; IngestError("ixbrl_error") for anything else, since a
+    fact with an unreadable scale has no value."""
+    raw = (el.get("scale") or "0").strip()
+    try:
+        scale = int(raw)
+        if not -30 <= scale <= 30:
+            raise ValueError(raw)
+    except ValueError:
+        raise IngestError("ixbrl_error", f"ix:nonFraction {el.get('name', '?')!r:.80} (id {el.get('id', '?')!r:.40}, "
+                          f"line {el.sourceline}) has scale={raw!r:.20}, not an integer power of ten") from None
+    return scale
+
+
+def check_ix_facts(root: etree._Element) -> None:
+    """Raise ixbrl_error for the first numeric fact whose attributes cannot give a value (registration
+    runs this, so a broken fact never becomes a partition)."""
+    for el in root.iter():
+        if local_name(el) == "nonfraction":
+            ix_scale(el)
+
+
 def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, int] | None = None,
                   *, include_nil: bool = False) -> list[XbrlFact]:
     """Every ix:nonFraction in the document as an XbrlFact (value = displayed number x 10^scale,
@@ -130,7 +153,7 @@ def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, in
             continue
         ctx = contexts.get(el.get("contextRef", ""))
         text = clean_text("".join(el.itertext()))
-        scale = int(el.get("scale") or 0)
+        scale = ix_scale(el)
         value: float | None = None
         if el.get(_XSI_NIL) == "true" and not include_nil:
             continue

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from finrag_pipeline.core.llm.json_extract import extract_json
+from finrag_pipeline.core.llm.json_extract import JsonExtraction, extract_json_checked
 from finrag_pipeline.core.llm.registry import ModelRegistry, ModelSpec, load_model_registry
 from finrag_pipeline.core.paths import FinragPaths
 
@@ -48,6 +48,13 @@ class LLMResponse:
     cached: bool = False
     error: str | None = None
     attempts: int = 0
+    json_truncated: bool = False  # the reply's JSON was cut off and repaired (see json_complete)
+    json_complete_keys: tuple[str, ...] = ()  # with json_truncated: top-level keys whose values ended
+
+    def json_complete(self, required: tuple[str, ...]) -> bool:
+        """``parsed_json`` holds every ``required`` key, and none of them was cut off by a truncation."""
+        return isinstance(self.parsed_json, dict) and all(k in self.parsed_json for k in required) and (
+            not self.json_truncated or set(required) <= set(self.json_complete_keys))
 
     @property
     def ok(self) -> bool:
@@ -161,9 +168,12 @@ class LLMClient:
         cost = 0.0 if cached else self._cost(p_tok, c_tok, raw)
         if not text.strip():
             return LLMResponse(text, None, "empty", p_tok, c_tok, latency_ms, cost, cached, attempts=attempts)
-        parsed = extract_json(text) if want_json else None
+        extraction = extract_json_checked(text) if want_json else JsonExtraction(None)
+        parsed = extraction.value
         state: ResponseState = "invalid_output" if want_json and parsed is None else "ok"
-        return LLMResponse(text, parsed, state, p_tok, c_tok, latency_ms, cost, cached, attempts=attempts)
+        return LLMResponse(text, parsed, state, p_tok, c_tok, latency_ms, cost, cached, attempts=attempts,
+                           json_truncated=extraction.truncated,
+                           json_complete_keys=tuple(sorted(extraction.complete_keys)))
 
     def _cost(self, p_tok: int, c_tok: int, raw: Any) -> float:
         if self.cost_per_1k_prompt or self.cost_per_1k_completion:

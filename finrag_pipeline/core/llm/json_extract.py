@@ -4,12 +4,18 @@ Models wrap JSON in ```json fences, open with "Sure! Here is ...", leave trailin
 single quotes. :func:`extract_json` finds the first balanced ``{...}``/``[...]`` span after
 stripping fences, tries strict ``json.loads`` first, then ``json_repair`` (a maintained repair
 library, used when installed), then a small set of local fixes. It never raises.
+
+A reply cut off mid-JSON (max_tokens, a dying server) can be "repaired" into a plausible object whose
+last value is cut short ("394" of "394.3", a citation list missing its end). :func:`extract_json_checked`
+says whether the JSON was truncated and which top-level keys were complete before the cut, so callers
+can refuse to trust a truncated answer unless every field they need was complete.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -86,6 +92,102 @@ def _parse_span(span: str) -> Any | None:
         return _local_fixes(span)
     except ValueError:
         return None
+
+
+@dataclass(frozen=True)
+class JsonExtraction:
+    value: Any | None
+    truncated: bool = False                     # the JSON never closed: it was cut off
+    complete_keys: frozenset[str] = field(default_factory=frozenset)  # top-level keys whose values ended
+
+    def complete(self, required: tuple[str, ...] | list[str]) -> bool:
+        """The value is trustworthy for ``required``: not truncated, or every required key's value ended
+        before the cut."""
+        return isinstance(self.value, dict) and all(k in self.value for k in required) and (
+            not self.truncated or set(required) <= self.complete_keys)
+
+
+def _complete_top_level_keys(span: str) -> frozenset[str]:
+    """Top-level keys of a (possibly truncated) JSON object whose values visibly ended: a closed string,
+    a closed array/object, or a literal followed by a delimiter."""
+    done: set[str] = set()
+    if not span.startswith("{"):
+        return frozenset()
+    depth, i, n = 0, 0, len(span)
+    key: str | None = None
+    expecting_key = True
+    while i < n:
+        ch = span[i]
+        if ch in "\"'":
+            end, escaped = i + 1, False
+            while end < n and (escaped or span[end] != ch):
+                escaped = not escaped and span[end] == "\\"
+                end += 1
+            if end >= n:
+                break  # string cut off
+            if depth == 1:
+                if expecting_key:
+                    key, expecting_key = span[i + 1:end], False
+                elif key is not None:
+                    done.add(key)
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 1 and key is not None:
+                done.add(key)
+        elif depth == 1 and ch == ",":
+            expecting_key = True
+        elif depth == 1 and not expecting_key and key is not None and (ch.isalnum() or ch in "-."):
+            j = i
+            while j < n and (span[j].isalnum() or span[j] in "+-."):
+                j += 1
+            if j < n:  # a delimiter follows: the literal is whole
+                done.add(key)
+            i = j
+            continue
+        i += 1
+    return frozenset(done)
+
+
+def extract_json_checked(text: str | None) -> JsonExtraction:
+    """Like :func:`extract_json`, and says whether the JSON was truncated and which keys were complete."""
+    if not text or not text.strip():
+        return JsonExtraction(None)
+    for candidate in _candidates(text):
+        span = _balanced_span(candidate)
+        if span is None:
+            continue
+        value = _parse_span(span)
+        if isinstance(value, dict | list):
+            truncated = not _is_closed(span)
+            keys = _complete_top_level_keys(span) if truncated else frozenset(value if isinstance(value, dict) else ())
+            return JsonExtraction(value, truncated, keys)
+    return JsonExtraction(None)
+
+
+def _is_closed(span: str) -> bool:
+    """The span ends its outermost bracket (``_balanced_span`` hands back the unclosed tail otherwise)."""
+    stack: list[str] = []
+    in_str: str | None = None
+    escaped = False
+    for ch in span:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == in_str:
+                in_str = None
+        elif ch in "\"'":
+            in_str = ch
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+    return not stack and in_str is None
 
 
 def extract_json(text: str | None) -> Any | None:

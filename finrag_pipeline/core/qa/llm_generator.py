@@ -127,6 +127,9 @@ def generate_llm(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], confi
             counts["cache_hit"] += 1
         if not resp.ok:
             continue
+        if getattr(resp, "json_truncated", False) and not resp.json_complete(("question", "answer", "evidence_quote")):
+            counts["truncated_output"] += 1  # a question or answer cut off mid-JSON is never a QA item
+            continue
         fields = _validate(resp.parsed_json)
         if fields is None:
             counts["missing_fields"] += 1

@@ -2,11 +2,13 @@
 
 import dagster as dg
 
+from finrag_pipeline.core.catalog import active_filings
 from finrag_pipeline.core.edgar import load_automation_config
 from finrag_pipeline.core.inbox import InboxCursor, pending_files, process_inbox_file
 from finrag_pipeline.defs.automation.jobs import ingest_filing_job
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
+from finrag_pipeline.defs.run_health import fail_dead_runs, repair_requests
 
 QUARANTINE_ASSET = dg.AssetKey("inbox_quarantine")
 MAX_FILES_PER_TICK = 10  # a tick must finish well within Dagster's sensor timeout
@@ -16,7 +18,8 @@ MAX_FILES_PER_TICK = 10  # a tick must finish well within Dagster's sensor timeo
     job=ingest_filing_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
     description="Watches the inbox folder (assets_config/automation.yaml, default FINRAG_HOME/inbox). A new "
                 "file is registered (deduplicated by content hash), its partition added and the ingest job "
-                "requested; a file that cannot be a filing goes to quarantine with its reason.",
+                "requested; a file that cannot be a filing goes to quarantine with its reason. It also fails runs "
+                "whose process died and re-runs (once per version) a filing such a run left half-indexed.",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) -> dg.SensorResult:
     paths = finrag.paths
@@ -42,6 +45,16 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
             events.append(dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
                 "file": path.name, "status": reg.status, "reason": reg.message,
                 "folder": dg.MetadataValue.path(str(quarantine))}))
+
+    # A run whose process died (kill -9) is failed, and a filing it left half-indexed is re-run once.
+    for run_id, why in fail_dead_runs(context.instance):
+        context.log.warning(f"run {run_id[:8]} marked failed: {why}")
+    wh = finrag.warehouse
+    active = [f for f in active_filings(wh) if f not in new_partitions]
+    shas = dict(wh.query_df("SELECT filing_id, content_sha256 FROM core.filings").itertuples(index=False))
+    for fid, run_key, why in repair_requests(context.instance, paths, wh, active, shas):
+        context.log.warning(f"{fid} is not completely ingested ({why}): requesting a repair run")
+        run_requests.append(dg.RunRequest(partition_key=fid, run_key=run_key, tags={"finrag/repair": why[:200]}))
 
     return dg.SensorResult(
         run_requests=run_requests,

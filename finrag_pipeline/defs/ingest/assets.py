@@ -5,10 +5,18 @@ import time
 
 import dagster as dg
 
-from finrag_pipeline.core.catalog import Registration, load_filing, log_ingest, write_filing
+from finrag_pipeline.core.catalog import (
+    ENVIRONMENT_ERRORS,
+    Registration,
+    load_filing,
+    log_ingest,
+    reject_filing,
+    write_filing,
+)
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.chunking.config import load_chunking_config
-from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.errors import IngestError, remedy
+from finrag_pipeline.core.ingest.limits import load_ingest_limits
 from finrag_pipeline.core.ingest.parse import parse_filing
 from finrag_pipeline.core.records import load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
@@ -54,11 +62,14 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     meta = load_filing(wh, context.partition_key)
     try:
         parsed = parse_filing(meta.source_path)
-    except IngestError as exc:
-        reg = Registration(meta.original_name, meta.content_sha256, exc.status, exc.message, meta.filing_id)
-        log_ingest(wh, reg, meta.source_path, stage="parse")
-        raise dg.Failure(description=f"{meta.filing_id}: [{exc.status}] {exc.message}",
-                         metadata={"status": exc.status}) from exc
+    except ENVIRONMENT_ERRORS:
+        raise
+    except Exception as exc:  # every failure is a status: quarantined, not retried until something changes
+        status, message = ((exc.status, exc.message) if isinstance(exc, IngestError)
+                           else ("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"))
+        reject_filing(wh, finrag.paths, meta, status, message, stage="parse")
+        raise dg.Failure(description=f"{meta.filing_id}: [{status}] {message}",
+                         metadata={"status": status, "remedy": remedy(status)}) from exc
     if parsed.filing_id != meta.filing_id:
         raise dg.Failure(f"parsed filing id {parsed.filing_id} differs from partition {meta.filing_id}; "
                          "the sidecar or the document changed since registration: re-register the file")
@@ -71,6 +82,10 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     log_ingest(wh, Registration(meta.original_name, meta.content_sha256, "parsed",
                                 f"{len(parsed.pages)} pages, {len(parsed.table_rows)} table rows, "
                                 f"{len(parsed.facts)} facts", fid), meta.source_path, stage="parse")
+    for note in (n for n in parsed.notes if n.startswith("partial:")):
+        log_ingest(wh, Registration(meta.original_name, meta.content_sha256, "partial", note, fid),
+                   meta.source_path, stage="parse")
+        context.log.warning(f"{fid}: {note}")
 
     timings = {k: round(v, 2) for k, v in parsed.timings.items()}
     n_sections = len({p.section for p in parsed.pages if p.section})
@@ -108,7 +123,15 @@ def chunks(context: dg.AssetExecutionContext, config: ChunkingRunConfig,
     overrides = {k: v for k, v in (("chunk_size", config.chunk_size), ("overlap", config.overlap)) if v is not None}
     chunking = load_chunking_config(config.variant, **overrides)
     t0 = time.perf_counter()
-    out = chunk_filing(load_filing(wh, fid), load_pages(wh, fid), load_table_rows(wh, fid), chunking)
+    meta = load_filing(wh, fid)
+    out = chunk_filing(meta, load_pages(wh, fid), load_table_rows(wh, fid), chunking)
+    limit = load_ingest_limits().max_leaf_chunks
+    n_leaves = sum(c.is_leaf for c in out)
+    if n_leaves > limit:
+        message = f"{n_leaves:,} leaf chunks, over limits.max_leaf_chunks {limit:,} (assets_config/ingest.yaml)"
+        reject_filing(wh, finrag.paths, meta, "too_large", message, stage="chunks")
+        raise dg.Failure(description=f"{fid}: [too_large] {message}",
+                         metadata={"status": "too_large", "remedy": remedy("too_large")})
     wh.replace_rows("core.chunks", rows_of(out), where={"filing_id": fid})
     by_type: dict[str, int] = {}
     for c in out:

@@ -1,0 +1,49 @@
+"""Is a text layer usable? Shares of pages without text (scans) and of junk characters (garbled).
+
+A PDF whose pages are mostly images needs OCR; a text layer whose characters are mostly invisible
+(zero-width, format controls) or private-use code points (a font without a usable ToUnicode map) is
+garbled: indexing it would add junk chunks that match nothing.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from finrag_pipeline.core.ingest.errors import IngestError
+
+MIN_TEXT_CHARS_PER_PAGE = 25     # visible characters below which a page counts as image-only
+MAX_TEXTLESS_SHARE = 0.5         # more pages than this without text: needs_ocr
+MAX_JUNK_SHARE = 0.3             # more non-space characters than this invisible/private-use: garbled_text
+_JUNK_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs"})
+
+
+def is_junk(ch: str) -> bool:
+    """Invisible (format/control), private-use, unassigned or the replacement character."""
+    return ch == "\ufffd" or unicodedata.category(ch) in _JUNK_CATEGORIES
+
+
+def visible_chars(text: str) -> int:
+    return sum(1 for ch in text if not ch.isspace() and not is_junk(ch))
+
+
+def junk_chars(text: str) -> int:
+    return sum(1 for ch in text if not ch.isspace() and is_junk(ch))
+
+
+def check_text_layer(texts: Sequence[str], *, path: str | None = None, check_ocr: bool = True) -> None:
+    """Raise IngestError garbled_text / needs_ocr when the pages' text is not usable."""
+    n = len(texts)
+    junk = sum(junk_chars(t) for t in texts)
+    visible = sum(visible_chars(t) for t in texts)
+    if junk and junk > MAX_JUNK_SHARE * (junk + visible):
+        sample = sorted({f"U+{ord(ch):04X}" for t in texts for ch in t if not ch.isspace() and is_junk(ch)})[:4]
+        raise IngestError("garbled_text", f"{junk / (junk + visible):.0%} of the text layer's {junk + visible} "
+                          f"characters are invisible or private-use ({', '.join(sample)}...): the text cannot "
+                          "be read", path=path)
+    if not check_ocr or not n:
+        return
+    textless = sum(1 for t in texts if visible_chars(t) < MIN_TEXT_CHARS_PER_PAGE)
+    if textless == n or textless > MAX_TEXTLESS_SHARE * n:
+        raise IngestError("needs_ocr", f"{textless} of {n} pages ({textless / n:.0%}) have no text layer "
+                          "(scanned or image-only); run OCR first", path=path)
