@@ -72,6 +72,20 @@ def read_page_texts(path: str | Path) -> list[str]:
     return texts
 
 
+def document_info(path: str | Path) -> dict[str, str]:
+    """The PDF's Info dictionary (Title, Author, Subject, Producer...), empty when unreadable."""
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return {}
+    try:
+        return {k: str(v) for k, v in pdf.get_metadata_dict(skip_empty=True).items()}
+    except Exception:  # noqa: BLE001 - metadata is a fallback; a broken Info dict must not stop parsing
+        return {}
+    finally:
+        pdf.close()
+
+
 def page_has_tables(text: str, *, min_lines: int = 3) -> bool:
     """Cheap test on plain text: at least ``min_lines`` lines end in two or more numeric columns."""
     return sum(1 for line in text.splitlines() if _TABLE_LINE_RE.match(line.strip())) >= min_lines
@@ -208,14 +222,16 @@ def _nearest_column(seg: Segment, columns: list[tuple[float, float]], slack: flo
 
 
 def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float]], page_width: float
-                 ) -> tuple[list[str], int]:
-    """Composed header per column from the lines just above the first record, and the index of
-    the first header line (the title and unit caption are looked for above it)."""
+                 ) -> tuple[list[str], int, list[Line]]:
+    """Composed header per column from the lines just above the first record, the index of the
+    first header line (the title and unit caption are looked for above it), and the group labels
+    between the headers and the first record ("North America", "ASSETS:")."""
     headers = [[] for _ in columns]
     prefix: list[str] = []
     first_col_x0 = columns[0][0] if columns else page_width
     i = start - 1
     band: list[Line] = []
+    groups: list[Line] = []
     while i >= 0 and start - i <= 7:
         line = lines[i]
         if _is_prose(line, page_width) or find_unit_text(line.text) or _is_record(line):
@@ -223,6 +239,7 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if not in_values and not looks_like_period_header(line.text):
             if not band and start - i <= 3:
+                groups.insert(0, line)
                 i -= 1
                 continue  # group labels ("ASSETS:", "Net sales:") between the headers and the rows
             break
@@ -239,7 +256,9 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
             if k is not None:
                 headers[k].append(s.text)
     composed = [clean_text(" ".join(prefix + h)) if h else "" for h in headers]
-    return composed, i + 1
+    if not band:
+        groups = []  # no header band: those lines were not between a header and the rows
+    return composed, i + 1, groups
 
 
 def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[str | None, str | None]:
@@ -254,6 +273,8 @@ def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[s
         if title is None and len(text) <= 100 and is_title_candidate(text) \
                 and not text.rstrip().endswith((".", ":", ",")):
             title = text
+        elif title is None and text.rstrip().endswith(":"):
+            break  # "... is as follows (in millions):" introduces the table; what is above is prose
     if title and unit is None:
         unit = find_unit_text(title)
     return title, unit
@@ -268,21 +289,25 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
         columns = _columns(records)
         if not columns:
             continue
-        headers, top = _header_band(lines, start, columns, page_width)
+        headers, top, groups = _header_band(lines, start, columns, page_width)
         if len(columns) == 1 and not any(headers):
             continue  # an index of page numbers ("Consolidated Balance Sheets ... 31"), not a table
         rows: list[tuple[str, list[str]]] = []
+        indents: list[float] = []
         pending_label = ""
-        for line in lines[start:end]:
+        for line in [*groups, *lines[start:end]]:
             if not _is_record(line):
                 # A text-only line inside a table: a group label ("Net sales:") or a wrapped label.
                 pending_label = line.text if len(line.segments) == 1 else ""
                 rows.append((line.text, [""] * len(columns)))
+                indents.append(line.segments[0].x0)
                 continue
             label_parts = [s.text for s in line.segments if s.x1 < columns[0][0] - 2 and not s.numeric]
             label = " ".join(label_parts) or line.segments[0].text
+            indent = line.segments[0].x0
             if pending_label and label[:1].islower() and not pending_label.rstrip().endswith(":"):
                 rows.pop()
+                indent = indents.pop()
                 label = f"{pending_label} {label}"  # a label wrapped onto two lines
             pending_label = ""
             values = [""] * len(columns)
@@ -292,13 +317,14 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
                     if k is not None and not values[k]:
                         values[k] = s.text
             rows.append((_FOOTNOTE_RE.sub("", label), values))
+            indents.append(indent)
         title, unit = _title_and_unit(lines, top, records)
         if out and not any(headers) and len(out[-1].headers) == len(headers):
             # The rest of a table interrupted by a long label: same columns as the one above.
             headers, title, unit = out[-1].headers, out[-1].title, unit or out[-1].unit_text
         header_text = " ".join(ln.text for ln in lines[top:start])
         out.append(RawTable(page_number=page_number, headers=headers, rows=rows, title=title,
-                            unit_text=unit or find_unit_text(header_text)))
+                            unit_text=unit or find_unit_text(header_text), extra={"indents": indents}))
     return out
 
 

@@ -121,6 +121,11 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     if by_title in ("cash_flow", "balance_sheet", "income_statement", "equity"):
         return by_title
     scores = _row_scores(row_labels)
+    # The same line items under several group headings (North America / International / AWS:
+    # "Net sales", "Operating income") is a segment table, not a statement.
+    if by_title is None and _repeated_line_items(row_labels) >= 2 and scores["balance_sheet"] < 3.0 \
+            and scores["cash_flow"] < 3.0:
+        return "segment_note"
     in_statements = section is None or bool(_IN_STATEMENTS_RE.match(section.strip()))
     best_kind, best = max(scores.items(), key=lambda kv: kv[1])
     # Outside Item 8 (MD&A, selected data) a summary table shares statement line items; ask for more.
@@ -134,6 +139,18 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     if sum(bool(_SEGMENT_ROW_RE.search(lbl or "")) for lbl in row_labels) >= 2:
         return "segment_note"
     return "other"
+
+
+_NOT_A_LINE_ITEM = re.compile(r"^(?:basic|diluted|total|other|net|\W*)$", re.I)
+
+
+def _repeated_line_items(row_labels: Sequence[str]) -> int:
+    seen: dict[str, int] = {}
+    for raw in row_labels:
+        label = re.sub(r"\s+", " ", raw or "").strip(" :").lower()
+        if label and not _NOT_A_LINE_ITEM.match(label):
+            seen[label] = seen.get(label, 0) + 1
+    return sum(1 for n in seen.values() if n > 1)
 
 
 def statement_periods(periods: Sequence[str | None]) -> list[str]:
