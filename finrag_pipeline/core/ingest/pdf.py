@@ -234,8 +234,11 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
     groups: list[Line] = []
     while i >= 0 and start - i <= 7:
         line = lines[i]
-        if _is_prose(line, page_width) or find_unit_text(line.text) or _is_record(line):
+        if _is_prose(line, page_width) or _is_record(line):
             break
+        if find_unit_text(line.text) and not any(
+                _YEAR_ONLY_RE.fullmatch(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
+            break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if not in_values and not looks_like_period_header(line.text):
             if not band and start - i <= 3:
@@ -250,7 +253,8 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
         for s in segs:
             if single_span or s.x1 < first_col_x0 - 30:
-                prefix.append(s.text)  # "Years ended" over all columns, or "Year Ended June 30," on the left
+                if not find_unit_text(s.text):
+                    prefix.append(s.text)  # "Years ended" over all columns, or "Year Ended June 30," on the left
                 continue
             k = _nearest_column(s, columns)
             if k is not None:

@@ -53,12 +53,12 @@ _ROW_EVIDENCE: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
     "income_statement": (
         (re.compile(r"^(?:total\s+)?(?:net\s+)?(?:revenues?|sales|net\s+sales)$|^total\s+(?:net\s+)?revenues?$", re.I),
          1.0),
-        (re.compile(r"^(?:total\s+)?costs?\s+of\s+(?:sales|revenues?|goods\s+sold)", re.I), 1.0),
+        (re.compile(r"^(?:total\s+)?costs?\s+of\s+(?:sales|revenues?|goods\s+sold|products\s+sold)", re.I), 1.0),
         (re.compile(r"^gross\s+(?:profit|margin)$", re.I), 1.0),
         (re.compile(r"^(?:total\s+)?operating\s+(?:income|profit|loss)|^income\s+from\s+operations|"
                     r"^(?:operating\s+)?(?:income|loss)\s+\(loss\)\s+from\s+operations", re.I), 1.0),
-        (re.compile(r"^(?:income|earnings|loss)\s+(?:\(loss\)\s+)?before\s+(?:provision\s+for\s+)?(?:income\s+)?taxes",
-                    re.I), 1.5),
+        (re.compile(r"^(?:income|earnings|loss)\s+(?:\(loss\)\s+)?(?:from\s+continuing\s+operations\s+)?before\s+"
+                    r"(?:provision\s+for\s+|the\s+provision\s+for\s+)?(?:income\s+)?tax", re.I), 1.5),
         (re.compile(r"^(?:provision\s+for|benefit\s+from)?\s*income\s+tax(?:es)?(?:\s+expense)?", re.I), 0.5),
         (re.compile(r"^(?:basic|diluted)(?:\s+(?:net\s+)?(?:earnings|income|loss)\s+per\s+share)?$|"
                     r"per\s+(?:common\s+)?share", re.I), 0.7),
@@ -123,8 +123,11 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     scores = _row_scores(row_labels)
     # The same line items under several group headings (North America / International / AWS:
     # "Net sales", "Operating income") is a segment table, not a statement.
+    # An income statement repeats "Net income attributable to ..." under Basic and Diluted EPS, so
+    # it is kept when it shows what a segment table never does (pre-tax income, share counts).
+    income_markers = sum(bool(_INCOME_MARKER_RE.search(lbl or "")) for lbl in row_labels)
     if by_title is None and _repeated_line_items(row_labels) >= 2 and scores["balance_sheet"] < 3.0 \
-            and scores["cash_flow"] < 3.0:
+            and scores["cash_flow"] < 3.0 and not (income_markers >= 2 and scores["income_statement"] >= 3.0):
         return "segment_note"
     in_statements = section is None or bool(_IN_STATEMENTS_RE.match(section.strip()))
     best_kind, best = max(scores.items(), key=lambda kv: kv[1])
@@ -141,6 +144,8 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     return "other"
 
 
+_INCOME_MARKER_RE = re.compile(r"before\s+(?:provision\s+for\s+)?(?:income\s+)?tax|weighted[- ]average|per\s+share|"
+                               r"^(?:basic|diluted)$", re.I)
 _NOT_A_LINE_ITEM = re.compile(r"^(?:basic|diluted|total|other|net|\W*)$", re.I)
 
 

@@ -257,7 +257,7 @@ def currency_unit_violations(rows: list[TableRow]) -> list[TableRow]:
         if not is_currency_unit(r.unit):
             continue
         path = " ".join(r.row_path or [r.row_label])
-        valued = [c for c in r.cells if clean_text(c.value_text)]
+        valued = [c for c in r.cells if clean_text(c.value_text) and c.value is not None]
         all_percent = bool(valued) and all(clean_text(c.value_text).endswith(("%", "%)")) for c in valued)
         if all_percent or (_PER_SHARE_RE.search(path) and not _SHARES_ROW_RE.search(path)):
             bad.append(r)
