@@ -17,35 +17,20 @@ import sys
 import time
 from pathlib import Path
 
-from finrag_pipeline.core.ingest.inspect import check_against_manifest, inspect_filing
+from finrag_pipeline.core.ingest.inspect import check_against_manifest, inspect_filing, read_manifest
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR
 
 ROBUSTNESS_DIR = REPO_ROOT.parent / "shared" / "corpus" / "robustness"
-# The sample filings carry no manifest: company (common name) and fiscal-year label, read off each filing.
-SAMPLE_MANIFEST = {
-    "AMAZON_2022_10K.pdf": {"company": "Amazon", "fiscal_year_label": 2022},
-    "APPLE_2021_10K.pdf": {"company": "Apple", "fiscal_year_label": 2021},
-    "APPLE_2022_10K.pdf": {"company": "Apple", "fiscal_year_label": 2022},
-    "BOEING_2021_10K.pdf": {"company": "Boeing", "fiscal_year_label": 2021},
-    "MICROSOFT_2022_10K.pdf": {"company": "Microsoft", "fiscal_year_label": 2022},
-    "aapl-10-k-2024-11-01.html": {"company": "Apple", "fiscal_year_label": 2024},
-    "amzn-10-k-2025-02-07.html": {"company": "Amazon", "fiscal_year_label": 2024},
-    "nvda-10-k-2025-02-26.html": {"company": "NVIDIA", "fiscal_year_label": 2025},
-}
+# The sample filings carry no manifest of their own: company (common name) and fiscal-year label,
+# read off each filing, are kept next to this script.
+SAMPLE_MANIFEST = Path(__file__).with_name("sample_manifest.jsonl")
 COLUMNS = ("file", "registered", "company", "company_ok", "fiscal_year", "fy_ok", "statements", "statements_ok",
            "unit_violations", "rows", "rows_with_period_pct", "pages", "seconds", "s_per_page")
 
 
 def load_manifest(folder: Path) -> dict[str, dict]:
     path = folder / "manifest.jsonl"
-    if not path.is_file():
-        return dict(SAMPLE_MANIFEST)
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            entry = json.loads(line)
-            out[Path(entry["file"]).name] = entry
-    return out
+    return read_manifest(path if path.is_file() else SAMPLE_MANIFEST)
 
 
 def filing_files(folder: Path) -> list[Path]:

@@ -113,6 +113,18 @@ def format_inspection(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def read_manifest(path: str | Path) -> dict[str, dict[str, Any]]:
+    """A corpus manifest (JSON lines with "file", "company", "fiscal_year_label"), keyed by file name."""
+    import json
+
+    out = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            out[Path(entry["file"]).name] = entry
+    return out
+
+
 def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, dict[str, Any]]
                            ) -> list[dict[str, Any]]:
     """Per file: registered without a sidecar?, company recognised as the manifest's company (by the

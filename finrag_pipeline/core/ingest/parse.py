@@ -120,7 +120,8 @@ def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
         cover_text = "\n".join(texts[:2])
         if not looks_like_10k("\n".join(texts[:5])):
             raise IngestError("not_a_filing", "PDF has text but no 10-K cover (no 'FORM 10-K' / annual report "
-                              "marker in its first pages)", path=str(path))
+                              "marker in its first pages); if it is a 10-K without its cover, add a sidecar "
+                              f"{path.name}.yaml with company: and fiscal_year:", path=str(path))
         cover = parse_pdf_cover(cover_text, running_header=running_header(texts),
                                 info=pdf_mod.document_info(path))
     with timer.step("table_detect"):

@@ -196,7 +196,7 @@ def table_units(unit_text: str | None) -> tuple[str | None, str | None]:
     base = normalize_unit(unit_text)
     t = (unit_text or "").lower()
     share = None
-    m = re.search(r"shares?[^,;)]*?(?:reflected\s+)?in\s+(thousands|millions|billions)", t) or \
+    m = re.search(r"\bshares?\b[^;)]{0,40}?\bin\s+(thousands|millions|billions)", t) or \
         re.search(r"(thousands|millions|billions)\s+of\s+shares", t)
     if m:
         share = f"shares {m.group(1)}"
@@ -288,20 +288,16 @@ class _HeadingStack:
         self.items.append((heading, indent, colon))
 
     def path_for(self, label: str, indent: float | None) -> list[str]:
-        if indent is None or any(i is None for _, i, _ in self.items):
-            heads = [h for h, _, _ in self.items]
-        else:
-            last = self.items[-1][0] if self.items else None
-            heads = [h for h, i, colon in self.items
-                     if i < indent - 1 or (h == last and colon and abs(i - indent) <= 1)]  # type: ignore[operator]
-        return [_heading_text(h) for h in heads] + [label]
+        """The row's path; with indents, a row at a heading's own level (or left of it) closes that
+        heading ("Operating income" after the "Costs and expenses:" group)."""
+        if indent is not None and all(i is not None for _, i, _ in self.items):
+            self.items = [h for h in self.items if h[1] < indent - 1]  # type: ignore[operator]
+        return [_heading_text(h) for h, _, _ in self.items] + [label]
 
     def after_row(self, label: str) -> None:
         # "Total current assets" ends "Current assets:"; the next rows are outside it.
-        if _TOTAL_RE.match(label) and self.items and self.items[-1][2]:
-            head = _heading_text(self.items[-1][0]).lower()
-            if head and head.split()[0] in label.lower() or self.items[-1][1] is None:
-                self.items.pop()
+        if _TOTAL_RE.match(label) and self.items and self.items[-1][2] and self.items[-1][1] is None:
+            self.items.pop()
 
 
 def _heading_text(h: str) -> str:
@@ -325,12 +321,18 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
                                     raw.section)
     stack = _HeadingStack()
     out: list[TableRow] = []
+    last_was_heading = False
     for (label, values), indent in zip(raw.rows, indents, strict=False):
         label = clean_text(label)
         if not any(clean_text(v) for v in values):
+            if label and last_was_heading and label[:1].islower() and stack.items:
+                head, head_indent, _ = stack.items.pop()   # a heading wrapped onto two lines
+                label, indent = f"{head} {label}", head_indent
             if label:
                 stack.push(label, indent)
+                last_was_heading = True
             continue
+        last_was_heading = False
         path = stack.path_for(label, indent)
         units = [cell_unit(v, h) for h, v in zip(headers, values, strict=False)]
         valued_units = [u for u, v in zip(units, values, strict=False) if clean_text(v) and parse_number(v) is not None]
