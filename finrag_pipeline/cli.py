@@ -40,7 +40,24 @@ def _emit(data: Any, as_json: bool, table: str | None = None) -> None:
         click.echo(table)
 
 
-@click.group()
+class _Group(click.Group):
+    """Configuration mistakes (an unknown retriever, model or --set name; an invalid value) end with
+    a message naming what is valid, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from pydantic import ValidationError
+
+        from finrag_pipeline.core.config import ConfigError
+
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except ValidationError as exc:
+            raise click.ClickException(f"invalid configuration: {exc}") from exc
+
+
+@click.group(cls=_Group)
 @click.option("--home", envvar="FINRAG_HOME", default=None, help="FINRAG_HOME (default <repo>/.finrag).")
 @click.pass_context
 def main(ctx: click.Context, home: str | None) -> None:

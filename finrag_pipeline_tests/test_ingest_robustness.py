@@ -377,3 +377,73 @@ def test_company_without_ticker_is_keyed_by_name_and_found(corpus_parser):
     assert qu.companies == ["Acme Widgets Holdings, Inc."]
     assert qu.filing_ids == ["ACME-WIDGETS-2021-10K"]
     assert corpus_parser.parse("Which block of shares was repurchased in 2021?").companies == []
+
+
+# ---------------------------------------------------------------- configuration resolver
+
+
+def test_every_yaml_is_resolved_through_finrag_config_dir(tmp_path, monkeypatch):
+    from finrag_pipeline.core.chunking.config import load_chunking_config
+    from finrag_pipeline.core.config import ASSETS_CONFIG_DIR, config_path
+    from finrag_pipeline.core.llm.registry import load_model_registry
+    from finrag_pipeline.core.retrieval.config import load_retrievers
+
+    custom = tmp_path / "cfg"
+    custom.mkdir()
+    (custom / "retrievers.yaml").write_text("retrievers:\n  only_bm25: {type: bm25, k: 3}\n")
+    (custom / "models.yaml").write_text((ASSETS_CONFIG_DIR / "models.yaml").read_text())
+    monkeypatch.setenv("FINRAG_CONFIG_DIR", str(custom))
+    assert config_path("retrievers.yaml") == custom / "retrievers.yaml"
+    assert config_path("ingest.yaml") == ASSETS_CONFIG_DIR / "ingest.yaml"  # not overridden: the default
+    assert list(load_retrievers()) == ["only_bm25"]
+    assert load_model_registry() is not None and load_chunking_config() is not None
+    per_file = tmp_path / "r.yaml"
+    per_file.write_text("retrievers:\n  other: {type: bm25}\n")
+    monkeypatch.setenv("FINRAG_RETRIEVERS_YAML", str(per_file))
+    assert list(load_retrievers()) == ["other"]
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"nope.k": 1}, "unknown retriever 'nope'; valid: "),
+    ({"bm25.kk": 1}, "unknown field of retriever 'bm25' 'kk'; valid: "),
+])
+def test_unknown_set_names_list_the_valid_ones(overrides, message):
+    from finrag_pipeline.core.config import ConfigError
+    from finrag_pipeline.core.retrieval.config import load_retrievers
+
+    with pytest.raises(ConfigError) as err:
+        load_retrievers(overrides=overrides)
+    assert message in str(err.value)
+    assert "bm25" in str(err.value).split("valid: ")[1] or "k" in str(err.value).split("valid: ")[1]
+
+
+def test_cli_unknown_retriever_is_a_message_not_a_traceback(tmp_path):
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+
+    result = CliRunner().invoke(main, ["--home", str(tmp_path), "search", "revenue", "--set", "nope.k=3"])
+    assert result.exit_code != 0
+    assert "unknown retriever 'nope'; valid:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_inspect_json_and_refusal(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+
+    result = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(TEST_DATA / "pge_2020_excerpt.pdf"),
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    report = _json.loads(result.output)
+    assert report["metadata"]["company"] == "PG&E CORPORATION" and report["metadata"]["fiscal_year"] == 2020
+    assert report["statements"]["income_statement"]["periods"][:2] == ["FY2020", "FY2019"]
+    assert report["pages"] == 2 and report["xbrl_facts"] == 0 and report["units"]["USD millions"] > 10
+    assert "pdf_tables" in report["timings"]
+    junk = tmp_path / "notes.pdf"
+    junk.write_bytes(b"hello")
+    refused = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(junk)])
+    assert refused.exit_code == 2 and "unsupported" in refused.output and "remedy" in refused.output

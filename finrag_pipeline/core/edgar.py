@@ -32,7 +32,8 @@ import requests
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR, FinragPaths
+from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.paths import FinragPaths
 
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/CIK{cik10}.json"
 ARCHIVES_URL = "https://www.sec.gov/Archives/edgar/data/{cik}/{accession_no_dashes}/{document}"
@@ -103,7 +104,7 @@ class AutomationConfig(BaseModel):
 
 def load_automation_config(path: str | os.PathLike | None = None) -> AutomationConfig:
     """Read assets_config/automation.yaml (or ``path``); a missing file gives the defaults."""
-    p = Path(path) if path else ASSETS_CONFIG_DIR / "automation.yaml"
+    p = Path(path) if path else config_path("automation.yaml")
     data = yaml.safe_load(p.read_text()) if p.exists() else None
     return AutomationConfig.model_validate(data or {})
 
