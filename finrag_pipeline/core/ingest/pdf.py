@@ -23,6 +23,7 @@ import pypdfium2.raw as pdfium_c
 from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.tables import (
     DATE_RE,
+    UNIT_LINE_RE,
     YEAR_RE,
     RawTable,
     clean_text,
@@ -36,6 +37,7 @@ _NUM = r"(?:\(?\$?\s?\d[\d,]*(?:\.\d+)?\s?\)?\s?%?|[—–-])"
 _TABLE_LINE_RE = re.compile(r"[A-Za-z].*?(?:\s+" + _NUM + r"){2,}\s*$")
 _FOOTNOTE_RE = re.compile(r"(\s*\(\d{1,2}\))+$")
 _YEAR_ONLY_RE = re.compile(r"(?:19|20)\d{2}")
+_PAGE_FOOTER_RE = re.compile(r"\d{1,3}|[ivxl]{1,5}")
 MIN_TEXT_CHARS_PER_PAGE = 25   # below this a page is considered image-only
 
 
@@ -237,7 +239,7 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         if _is_prose(line, page_width) or _is_record(line):
             break
         if find_unit_text(line.text) and not any(
-                _YEAR_ONLY_RE.fullmatch(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
+                looks_like_period_header(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if not in_values and not looks_like_period_header(line.text):
@@ -253,8 +255,9 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
         for s in segs:
             if single_span or s.x1 < first_col_x0 - 30:
-                if not find_unit_text(s.text):
-                    prefix.append(s.text)  # "Years ended" over all columns, or "Year Ended June 30," on the left
+                rest = clean_text(UNIT_LINE_RE.sub(" ", s.text))  # "Years Ended (In Millions, ...)" -> "Years Ended"
+                if rest:
+                    prefix.append(rest)  # "Years ended" over all columns, or "Year Ended June 30," on the left
                 continue
             k = _nearest_column(s, columns)
             if k is not None:
@@ -287,6 +290,10 @@ def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[s
 def tables_from_words(words: Sequence[dict], page_number: int, page_width: float) -> list[RawTable]:
     """Rebuild the tables on one page from its words."""
     lines = words_to_lines(words)
+    # The running footer ("Financial Statements  Consolidated Statements of Income  74") is no record.
+    while lines and _PAGE_FOOTER_RE.fullmatch(lines[-1].segments[-1].text) and \
+            sum(s.numeric for s in lines[-1].segments) == 1:
+        lines.pop()
     out: list[RawTable] = []
     for start, end in _find_blocks(lines, page_width):
         records = [ln for ln in lines[start:end] if _is_record(ln)]
