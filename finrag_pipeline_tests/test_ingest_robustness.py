@@ -447,3 +447,53 @@ def test_cli_inspect_json_and_refusal(tmp_path):
     junk.write_bytes(b"hello")
     refused = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(junk)])
     assert refused.exit_code == 2 and "unsupported" in refused.output and "remedy" in refused.output
+
+
+def test_question_labels_carry_the_group_heading():
+    from finrag_pipeline.core.models import TableRow
+    from finrag_pipeline.core.qa.model_free import row_question_label
+
+    def row(path):
+        return TableRow(filing_id="X", table_id="t", row_index=0, page_number=1, section=None, table_title=None,
+                        unit=None, unit_text=None, row_label=path[-1], row_path=path)
+
+    assert row_question_label(row(["Net loss per share attributable to common stockholders", "Diluted"])) == \
+        "Net loss per share attributable to common stockholders, diluted"
+    assert row_question_label(row(["North America", "Operating income (loss)"])) == \
+        "North America operating income (loss)"
+    assert row_question_label(row(["Total net sales"])) == "Total net sales"
+
+
+def _words(line_specs):
+    """Word boxes as pdfium_words gives them: (top, [(x0, text), ...]); 5 pt per character."""
+    words = []
+    for top, segs in line_specs:
+        for x0, text in segs:
+            x = x0
+            for w in text.split(" "):
+                words.append({"x0": x, "x1": x + 5 * len(w), "top": top, "bottom": top + 9, "text": w})
+                x += 5 * len(w) + 3
+    return words
+
+
+def test_unit_caption_on_the_period_header_line():
+    """Intel FY2020 p.76: "Years Ended (In Millions, Except Per Share Amounts)  Dec 26, 2020  Dec 28, 2019"
+    is one line; it is the header (the periods are fiscal years), not only the unit caption."""
+    from finrag_pipeline.core.ingest.pdf import tables_from_words
+
+    words = _words([
+        (51, [(34, "Consolidated Statements of Income")]),
+        (89, [(34, "Years Ended (In Millions, Except Per Share Amounts)"), (383, "Dec 26, 2020"),
+              (452, "Dec 28, 2019")]),
+        (103, [(34, "Net revenue"), (411, "77,867"), (480, "71,965")]),
+        (117, [(34, "Cost of sales"), (411, "34,255"), (480, "29,825")]),
+        (131, [(34, "Earnings per share—diluted"), (421, "4.94"), (490, "4.71")]),
+        (700, [(34, "Financial Statements"), (300, "74")]),
+    ])
+    (raw,) = tables_from_words(words, 76, 612.0)
+    rows = to_table_rows(raw, "INTC-2020-10K", 0)
+    assert raw.title == "Consolidated Statements of Income"
+    assert [c.period for c in rows[0].cells] == ["FY2020", "FY2019"]
+    assert [r.row_label for r in rows] == ["Net revenue", "Cost of sales", "Earnings per share—diluted"]
+    assert [r.unit for r in rows] == ["USD millions", "USD millions", "USD per share"]
+    assert {r.statement_type for r in rows} == {"income_statement"}
