@@ -379,6 +379,16 @@ def test_company_without_ticker_is_keyed_by_name_and_found(corpus_parser):
     assert corpus_parser.parse("Which block of shares was repurchased in 2021?").companies == []
 
 
+@pytest.mark.parametrize(("question", "key"), [
+    ("SQ revenue in 2021", "XYZ"),                 # a former ticker (Square)
+    ("Revenue of CIK 320193 in 2021", "AAPL"),     # the CIK, from the company map
+    ("What did Wal-Mart earn in 2021?", "WMT"),    # a former/common name
+    ("What was PG&E's revenue in 2021?", "PCG"),
+])
+def test_aliases_from_the_company_map(corpus_parser, question, key):
+    assert corpus_parser.parse(question).companies == [key]
+
+
 # ---------------------------------------------------------------- configuration resolver
 
 
@@ -497,3 +507,75 @@ def test_unit_caption_on_the_period_header_line():
     assert [r.row_label for r in rows] == ["Net revenue", "Cost of sales", "Earnings per share—diluted"]
     assert [r.unit for r in rows] == ["USD millions", "USD millions", "USD per share"]
     assert {r.statement_type for r in rows} == {"income_statement"}
+
+
+def test_every_nullable_field_of_every_record_reads_back_as_none(tmp_path):
+    """Each record written with None in every optional field (and a second row with values, so that
+    pandas sees a mixed column) reads back with None there: never NaN, NaT or a float for an int."""
+    import dataclasses
+    import typing
+
+    from finrag_pipeline.core import models
+    from finrag_pipeline.core.catalog import load_filing, write_filing
+    from finrag_pipeline.core.records import (
+        load_chunks,
+        load_facts,
+        load_pages,
+        load_qa_items,
+        load_table_rows,
+    )
+    from finrag_pipeline.core.warehouse import Warehouse, rows_of
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    fid = "ACME-2021-10K"
+    required = {"filing_id": fid, "content_sha256": "ab", "source_path": "x", "original_name": "x.pdf",
+                "source_format": "pdf", "company": "Acme", "form_type": "10-K", "fiscal_year": 2021,
+                "table_id": "t", "row_index": 0, "page_number": 1, "row_label": "Revenue", "text": "t",
+                "fact_id": "f", "concept": "us-gaap:Revenues", "value_text": "1", "period_type": "instant",
+                "chunk_id": "c", "page_start": 1, "page_end": 1, "chunk_type": "prose", "qa_id": "q",
+                "question": "?", "reference_answer": "a", "question_type": "factual"}
+
+    def build(cls, filled: bool):
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            optional = type(None) in typing.get_args(hints[f.name])
+            if f.name in required:
+                kwargs[f.name] = required[f.name] if not filled or f.name != "chunk_id" else "c2"
+            elif optional:
+                base = [a for a in typing.get_args(hints[f.name]) if a is not type(None)][0]
+                sample = {int: 7, float: 0.5, str: "s", date: date(2021, 12, 31)}.get(base)
+                kwargs[f.name] = sample if filled else None
+        if filled:
+            kwargs.update({k: v for k, v in {"qa_id": "q2", "fact_id": "f2", "row_index": 1, "page_number": 2, "position": 1}.items()
+                           if k in kwargs})
+        return cls(**kwargs)
+
+    optional_fields = {}
+    for cls in (models.FilingMeta, models.Page, models.TableRow, models.XbrlFact, models.Chunk, models.QAItem):
+        hints = typing.get_type_hints(cls)
+        optional_fields[cls.__name__] = [f.name for f in dataclasses.fields(cls)
+                                         if type(None) in typing.get_args(hints[f.name]) and f.name not in required]
+    write_filing(wh, build(models.FilingMeta, False))
+    for table, cls in (("core.pages", models.Page), ("core.table_rows", models.TableRow),
+                       ("core.xbrl_facts", models.XbrlFact), ("core.chunks", models.Chunk), ("qa.items", models.QAItem)):
+        wh.replace_rows(table, rows_of([build(cls, False), build(cls, True)]), where={"filing_id": fid})
+    read = {"FilingMeta": [load_filing(wh, fid)], "Page": load_pages(wh, fid), "TableRow": load_table_rows(wh, fid),
+            "XbrlFact": load_facts(wh, fid), "Chunk": load_chunks(wh, fid), "QAItem": load_qa_items(wh, fid)}
+    for name, fields in optional_fields.items():
+        records = read[name]
+        assert records, name
+        empty = records[0]
+        for f in fields:
+            assert getattr(empty, f) is None, f"{name}.{f} = {getattr(empty, f)!r}"
+        for r in records:
+            for f in dataclasses.fields(r):
+                v = getattr(r, f.name)
+                assert not (isinstance(v, float) and math.isnan(v)), f"{name}.{f.name} is NaN"
+        filled = [r for r in records if r is not empty]
+        for r in filled:  # the filled row keeps its types: an int stays an int next to a NULL
+            for f in fields:
+                v = getattr(r, f)
+                hint = typing.get_type_hints(type(r))[f]
+                if int in typing.get_args(hint):
+                    assert isinstance(v, int) and not isinstance(v, bool), f"{name}.{f} = {v!r}"
