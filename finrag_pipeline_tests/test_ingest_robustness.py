@@ -579,3 +579,30 @@ def test_every_nullable_field_of_every_record_reads_back_as_none(tmp_path):
                 hint = typing.get_type_hints(type(r))[f]
                 if int in typing.get_args(hint):
                     assert isinstance(v, int) and not isinstance(v, bool), f"{name}.{f} = {v!r}"
+
+
+def test_asset_check_fails_on_a_percentage_row_in_usd(tmp_path, excerpts):
+    import types
+
+    from finrag_pipeline.core.warehouse import rows_of
+    from finrag_pipeline.defs.ingest.checks import table_row_units_are_consistent
+    from finrag_pipeline.defs.resources import FinragResource
+
+    finrag = FinragResource(home=str(tmp_path))
+    rows = excerpts["walmart_2021"].table_rows
+    fid = rows[0].filing_id
+    finrag.warehouse.replace_rows("core.table_rows", rows_of(rows), where={"filing_id": fid})
+    context = types.SimpleNamespace(partition_key=fid)  # the check reads only the partition key
+    check = table_row_units_are_consistent.node_def.compute_fn.decorated_fn
+    ok = check(context, finrag=finrag)
+    assert ok.passed and ok.metadata["rows_with_currency_on_percent_or_per_share"].value == 0
+    broken = [dataclasses_replace(r, unit="USD millions") if r.unit == "USD per share" else r for r in rows]
+    finrag.warehouse.replace_rows("core.table_rows", rows_of(broken), where={"filing_id": fid})
+    bad = check(context, finrag=finrag)
+    assert not bad.passed and bad.metadata["rows_with_currency_on_percent_or_per_share"].value == 3
+
+
+def dataclasses_replace(obj, **changes):
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)
