@@ -606,3 +606,30 @@ def dataclasses_replace(obj, **changes):
     import dataclasses
 
     return dataclasses.replace(obj, **changes)
+
+
+def test_company_map_refresh_from_an_installed_edgartools(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from finrag_pipeline.core.company_map import BUNDLED_MAP, load_company_map, refresh_company_map
+
+    # edgartools ships edgar/reference/data/company_tickers.parquet (cik, ticker, exchange, name)
+    data = tmp_path / "site" / "edgar" / "reference" / "data"
+    data.mkdir(parents=True)
+    (tmp_path / "site" / "edgar" / "__init__.py").write_text("")
+    pd.DataFrame([{"cik": "0001512673", "ticker": "XYZ", "exchange": "NYSE", "name": "Block, Inc."},
+                  {"cik": "0000320193", "ticker": "AAPL", "exchange": "Nasdaq", "name": "Apple Inc."},
+                  {"cik": "0000320193", "ticker": "AAPL-W", "exchange": "Nasdaq", "name": "Apple Inc."}]
+                 ).to_parquet(data / "company_tickers.parquet")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home"))
+    assert load_company_map().source == str(BUNDLED_MAP)
+    path, n = refresh_company_map("edgartools")
+    assert n == 2 and path == tmp_path / "home" / "reference" / "company_map.csv.gz"
+    refreshed = load_company_map()
+    assert refreshed.source == str(path) and len(refreshed) == 2 + 1  # + the co-registrant from the extras
+    block, how = refreshed.find(name="SQUARE, INC.")
+    assert (block.cik, block.ticker, how) == ("1512673", "XYZ", "former name")   # former names survive
+    assert refreshed.by_ticker("AAPL-W").cik == "320193"
+    with pytest.raises(ValueError, match="valid: edgartools, edgar"):
+        refresh_company_map("wikipedia")

@@ -141,8 +141,10 @@ def apply_extra(companies: list[Company], extra_path: Path = EXTRA_MAP) -> list[
     by_cik = {c.cik: c for c in companies}
     for cik, info in (extra.get("companies") or {}).items():
         c = by_cik.get(str(cik).lstrip("0"))
+        if c is None and not info.get("name"):
+            continue  # former names of a registrant this map does not hold
         if c is None:
-            c = Company(cik=str(cik).lstrip("0"), name=info.get("name") or "")
+            c = Company(cik=str(cik).lstrip("0"), name=info["name"])
             companies.append(c)
             by_cik[c.cik] = c
         for key in ("former_names", "former_tickers", "common_names"):
