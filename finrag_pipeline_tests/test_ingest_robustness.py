@@ -108,6 +108,8 @@ def test_underscore_rules_are_not_part_of_the_name():
     ("PG&E CORPORATION", True),
     ("McDONALD'S CORPORATION", True),
     ("The Kraft Heinz Company", True),
+    ("salesforce.com, inc.", True),
+    ("eBay Inc.", True),
 ])
 def test_cover_boilerplate_is_never_a_company(text, ok):
     assert plausible_company_name(text) is ok

@@ -96,7 +96,9 @@ def plausible_company_name(name: str | None) -> bool:
     if _CHECKBOX_RE.search(n) or re.search(r"\d{2}-\d{7}|\(\d{3}\)", n):
         return False
     words = n.split()
-    lower = [w for w in words if w[:1].islower() and w.lower() not in ("and", "of", "the", "de", "du")]
+    # "salesforce.com, inc." and "eBay Inc." are names; "report pursuant to section" is not.
+    lower = [w for w in words if w[:1].islower() and "." not in w.rstrip(".,") and not _LEGAL_SUFFIX_RE.search(" " + w)
+             and w.lower() not in ("and", "of", "the", "de", "du")]
     return len(words) <= 10 and len(lower) <= max(1, len(words) // 3)
 
 

@@ -197,7 +197,7 @@ class CompanyAlias:
 
 # Company names that are also ordinary words: matched only as a proper noun ("Block", "BLOCK").
 ORDINARY_WORD_NAMES = {"block", "square", "target", "gap", "visa", "ford", "delta", "ball", "crown", "progressive",
-                       "oracle", "intel", "nike", "apple", "amazon", "general", "united", "first"}
+                       "general", "united", "first", "alphabet", "meta", "match", "chewy", "carter", "best"}
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
