@@ -635,3 +635,18 @@ def test_company_map_refresh_from_an_installed_edgartools(tmp_path, monkeypatch)
     assert refreshed.by_ticker("AAPL-W").cik == "320193"
     with pytest.raises(ValueError, match="valid: edgartools, edgar"):
         refresh_company_map("wikipedia")
+
+
+def test_pdf_info_and_running_header_fallbacks():
+    from finrag_pipeline.core.ingest.metadata import running_header
+
+    nameless = "FORM 10-K\nFor the fiscal year ended September 24, 2022\nCommission File Number: 001-36743\n"
+    by_info = parse_pdf_cover(nameless, info={"Title": "Apple Inc.", "Producer": "EDGAR PDF Generator"})
+    assert (by_info.company, by_info.ticker, by_info.field_sources["company"]) == ("Apple Inc.", "AAPL", "pdf-info:title")
+    assert by_info.confidence < 1.0
+    # a title that is no registrant ("Document", an EDGAR file stem) is never taken as the company
+    assert parse_pdf_cover(nameless, info={"Title": "Document"}).company is None
+    pages = ["cover", "contents"] + [f"Apple Inc. | 2022 Form 10-K | {n}\nNet sales rose." for n in range(3, 9)]
+    assert running_header(pages) == "Apple Inc."
+    by_header = parse_pdf_cover(nameless, running_header=running_header(pages))
+    assert (by_header.company, by_header.field_sources["company"]) == ("Apple Inc.", "running-header")
