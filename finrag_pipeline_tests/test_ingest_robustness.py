@@ -650,3 +650,17 @@ def test_pdf_info_and_running_header_fallbacks():
     assert running_header(pages) == "Apple Inc."
     by_header = parse_pdf_cover(nameless, running_header=running_header(pages))
     assert (by_header.company, by_header.field_sources["company"]) == ("Apple Inc.", "running-header")
+
+
+def test_find_the_balance_sheet_of_a_year(boeing):
+    from finrag_pipeline.core.ingest.statements import find_statement
+
+    sheet = find_statement(boeing.table_rows, "balance_sheet", "FY2021")
+    assert {r.page_number for r in sheet} == {62}       # Item 8, Consolidated Statements of Financial Position
+    total = next(r for r in sheet if r.row_label == "Total assets")
+    assert (total.unit, _value(total, "2021-12-31"), _value(total, "2020-12-31")) == ("USD millions", 138552.0, 152136.0)
+    cash = find_statement(boeing.table_rows, "cash_flow", "2021")
+    assert {r.page_number for r in cash} == {63}
+    assert find_statement(boeing.table_rows, "income_statement", "FY1999") == []
+    with pytest.raises(ValueError, match="valid: income_statement"):
+        find_statement(boeing.table_rows, "p&l")

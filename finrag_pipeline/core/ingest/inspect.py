@@ -71,6 +71,9 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
             if meta.period_end_date else None, "fiscal_year_end": meta.fiscal_year_end,
             "metadata_source": meta.metadata_source, "confidence": meta.metadata_confidence,
             "field_sources": meta.field_sources,
+            "commission_file_number": parsed.cover.commission_file_number if parsed.cover else None,
+            "trading_symbols": parsed.cover.trading_symbols if parsed.cover else [],
+            "co_registrants": parsed.cover.co_registrants if parsed.cover else [],
         },
         "pages": n_pages,
         "sections": dict(sorted(sections.items(), key=lambda kv: kv[0])),
@@ -98,7 +101,8 @@ def format_inspection(report: dict[str, Any]) -> str:
              f"  company       {m['company']!r}  ({m['field_sources'].get('company', m['metadata_source'])})",
              f"  ticker        {m['ticker']}  ({m['field_sources'].get('ticker', '-')})   CIK {m['cik']}",
              f"  fiscal year   {m['fiscal_year']}  period end {m['period_end_date']}  form {m['form_type']}",
-             f"  confidence    {m['confidence']}   source {m['metadata_source']}",
+             f"  confidence    {m['confidence']}   source {m['metadata_source']}   file no. "
+             f"{m['commission_file_number']}   symbols {m['trading_symbols'][:6]}",
              f"  pages         {report['pages']}   sections {len(report['sections'])}",
              "  statements:"]
     for kind, s in report["statements"].items():

@@ -43,6 +43,7 @@ class ParsedFiling:
     facts: list[XbrlFact]
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    cover: CoverInfo | None = None    # what the cover said (file number, symbols, co-registrants)
 
     @property
     def filing_id(self) -> str:
@@ -86,7 +87,7 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
         facts = facts_fn(fid)
     timer.timings["total"] = round(sum(timer.timings.values()), 4)
     return ParsedFiling(meta=meta, pages=pages, table_rows=table_rows, facts=facts,
-                        timings=timer.timings, notes=list(cover.notes))
+                        timings=timer.timings, notes=list(cover.notes), cover=cover)
 
 
 def read_filing_meta(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | None = None) -> FilingMeta:

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from finrag_pipeline.core.models import TableRow
 
 STATEMENT_TYPES = ("income_statement", "balance_sheet", "cash_flow", "equity", "segment_note", "other")
 
@@ -165,3 +169,32 @@ def statement_periods(periods: Sequence[str | None]) -> list[str]:
         if p and p not in seen:
             seen.append(p)
     return seen
+
+
+def find_statement(rows: Sequence[TableRow], statement_type: str, period: str | None = None) -> list[TableRow]:
+    """The rows of a filing's primary ``statement_type`` table ("the consolidated balance sheet of
+    FY2022"): among the tables so tagged (that have a column for ``period`` when given: "FY2022",
+    "2022-12-31", or a bare year matching either), the one in Item 8 with the most rows. Empty when none."""
+    if statement_type not in STATEMENT_TYPES:
+        raise ValueError(f"unknown statement type {statement_type!r}; valid: {', '.join(STATEMENT_TYPES)}")
+    tables: dict[str, list[TableRow]] = {}
+    for r in rows:
+        if r.statement_type == statement_type:
+            tables.setdefault(r.table_id, []).append(r)
+
+    def has_period(table: list[TableRow]) -> bool:
+        if period is None:
+            return True
+        year = period[2:] if period.startswith("FY") else period[:4] if len(period) == 4 else None
+        for c in table[0].cells:
+            p = c.period or ""
+            if p == period or (year and (p == f"FY{year}" or p.startswith(f"{year}-"))):
+                return True
+        return False
+
+    candidates = [t for t in tables.values() if has_period(t)]
+    if not candidates:
+        return []
+    best = max(candidates, key=lambda t: (bool(_IN_STATEMENTS_RE.match((t[0].section or "").strip())), len(t),
+                                          -t[0].page_number))
+    return sorted(best, key=lambda r: r.row_index)
