@@ -646,6 +646,12 @@ def test_pdf_info_and_running_header_fallbacks():
     assert by_info.confidence < 1.0
     # a title that is no registrant ("Document", an EDGAR file stem) is never taken as the company
     assert parse_pdf_cover(nameless, info={"Title": "Document"}).company is None
+    # EDGAR renderings title the PDF with the accession number; a self-filer's CIK leads it
+    by_accession = parse_pdf_cover(nameless, info={"Title": "0000320193-21-000105", "Subject": "10-K"})
+    assert (by_accession.company, by_accession.cik, by_accession.field_sources["company"]) == (
+        "Apple Inc.", "320193", "pdf-info:accession-cik")
+    agent = parse_pdf_cover(nameless, info={"Title": "0001193125-21-204830"})   # a filing agent: no company
+    assert agent.company is None and any("0001193125-21-204830" in n for n in agent.notes)
     pages = ["cover", "contents"] + [f"Apple Inc. | 2022 Form 10-K | {n}\nNet sales rose." for n in range(3, 9)]
     assert running_header(pages) == "Apple Inc."
     by_header = parse_pdf_cover(nameless, running_header=running_header(pages))

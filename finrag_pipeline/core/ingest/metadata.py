@@ -189,24 +189,35 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
         after = flat[m.end():m.end() + 120]
         stop = re.search(r"\s(?:" + _US_STATES + r")\b|\(|\d{2}-\d{7}", after)
         candidates.append((_tidy_name(after[:stop.start()] if stop else ""), "cover:after-file-number"))
-    for key in ("Title", "Subject", "Author"):
+    for key in ("Title", "XMPTitle", "Subject", "Author"):
         if info and info.get(key):
             candidates.append((clean_text(info[key]), f"pdf-info:{key.lower()}"))
     if running_header:
         candidates.append((running_header, "running-header"))
 
     cmap = load_company_map()
+    # EDGAR's PDF renderings put the accession number in the Info title ("0001512673-18-000004"); its
+    # first ten digits are the CIK of whoever submitted it: the registrant itself when it self-files.
+    accession = re.fullmatch(r"(\d{10})-\d{2}-\d{6}", clean_text((info or {}).get("Title", "")))
+    submitter = cmap.by_cik(accession.group(1)) if accession else None
+    if accession:
+        out.notes.append(f"EDGAR accession number {accession.group(0)} (PDF Info title)")
+    if submitter is not None:
+        candidates.append((submitter.name, "pdf-info:accession-cik"))
     chosen: tuple[str, str] | None = None
     for name, how in candidates:
         if not plausible_company_name(name):
             continue
-        if how.startswith(("pdf-info", "running-header")) and cmap.by_name(name) is None:
+        if how.startswith(("pdf-info:title", "pdf-info:xmp", "pdf-info:subject", "pdf-info:author", "running-header")) \
+                and cmap.by_name(name) is None:
             continue  # a title such as "Document" or "aapl-20220924" is no company unless the map knows it
         chosen = (name, how)
         break
     if chosen:
         out.company, out.field_sources["company"] = chosen
     _cross_check(out, cmap)
+    if submitter is not None and out.cik == submitter.cik and out.field_sources["company"] != "pdf-info:accession-cik":
+        out.notes.append("the accession number's CIK confirms the registrant")
     return out
 
 

@@ -81,11 +81,30 @@ def document_info(path: str | Path) -> dict[str, str]:
     except pdfium.PdfiumError:
         return {}
     try:
-        return {k: str(v) for k, v in pdf.get_metadata_dict(skip_empty=True).items()}
+        info = {k: str(v) for k, v in pdf.get_metadata_dict(skip_empty=True).items()}
     except Exception:  # noqa: BLE001 - metadata is a fallback; a broken Info dict must not stop parsing
-        return {}
+        info = {}
     finally:
         pdf.close()
+    title = xmp_title(path)
+    if title:
+        info["XMPTitle"] = title
+    return info
+
+
+_XMP_RE = re.compile(rb"<x:xmpmeta.*?</x:xmpmeta>", re.S)
+_XMP_TITLE_RE = re.compile(r"<dc:title>.*?<rdf:li[^>]*>(.*?)</rdf:li>", re.S)
+
+
+def xmp_title(path: str | Path, max_bytes: int = 8 << 20) -> str | None:
+    """dc:title of the document's XMP packet (stored uncompressed, as the XMP spec recommends)."""
+    with open(path, "rb") as fh:
+        head = fh.read(max_bytes)
+    m = _XMP_RE.search(head)
+    if not m:
+        return None
+    t = _XMP_TITLE_RE.search(m.group(0).decode("utf-8", errors="ignore"))
+    return clean_text(re.sub(r"<[^>]+>", "", t.group(1))) or None if t else None
 
 
 def page_has_tables(text: str, *, min_lines: int = 3) -> bool:
