@@ -54,9 +54,9 @@ def _value(row, period):
 
 @pytest.mark.parametrize(("name", "company", "ticker", "cik", "fy", "period_end", "company_source"), [
     # one word per line; the name appears only on the cover, the ticker from the company map's former name
-    ("block_2017", "SQUARE, INC.", "XYZ", "1512673", 2017, date(2017, 12, 31), "cover:exact-name"),
-    ("pge_2020", "PG&E CORPORATION", "PCG", "1004980", 2020, date(2020, 12, 31), "cover:registrant-row"),
-    ("walmart_2021", "WALMART INC.", "WMT", "104169", 2021, date(2021, 1, 31), "cover:exact-name"),
+    ("block_2017", "SQUARE, INC.", "XYZ", "0001512673", 2017, date(2017, 12, 31), "cover:exact-name"),
+    ("pge_2020", "PG&E CORPORATION", "PCG", "0001004980", 2020, date(2020, 12, 31), "cover:registrant-row"),
+    ("walmart_2021", "WALMART INC.", "WMT", "0000104169", 2021, date(2021, 1, 31), "cover:exact-name"),
 ])
 def test_cover_metadata_of_real_filings(excerpts, name, company, ticker, cik, fy, period_end, company_source):
     meta = excerpts[name].meta
@@ -89,7 +89,7 @@ def test_cover_read_the_same_whatever_the_line_layout():
     one_line = parse_pdf_cover(cover)
     for info in (one_per_line, one_line):
         assert (info.company, info.ticker, info.cik, info.fiscal_year, info.commission_file_number) == (
-            "MICROSOFT CORPORATION", "MSFT", "789019", 2022, "001-37845")
+            "MICROSOFT CORPORATION", "MSFT", "0000789019", 2022, "001-37845")
         assert info.trading_symbols == ["MSFT"]
 
 
@@ -649,7 +649,7 @@ def test_pdf_info_and_running_header_fallbacks():
     # EDGAR renderings title the PDF with the accession number; a self-filer's CIK leads it
     by_accession = parse_pdf_cover(nameless, info={"Title": "0000320193-21-000105", "Subject": "10-K"})
     assert (by_accession.company, by_accession.cik, by_accession.field_sources["company"]) == (
-        "Apple Inc.", "320193", "pdf-info:accession-cik")
+        "Apple Inc.", "0000320193", "pdf-info:accession-cik")
     agent = parse_pdf_cover(nameless, info={"Title": "0001193125-21-204830"})   # a filing agent: no company
     assert agent.company is None and any("0001193125-21-204830" in n for n in agent.notes)
     pages = ["cover", "contents"] + [f"Apple Inc. | 2022 Form 10-K | {n}\nNet sales rose." for n in range(3, 9)]

@@ -232,7 +232,7 @@ def _cross_check(out: CoverInfo, cmap) -> None:
     if out.fiscal_year:
         confidence += 0.3
     if company is not None:
-        out.cik = out.cik or company.cik
+        out.cik = out.cik or company.cik.zfill(10)   # EDGAR's 10-digit form, as dei:EntityCentralIndexKey
         out.field_sources.setdefault("cik", f"company-map:{'name' if by_name else 'ticker'}")
         if by_name is not None and by_ticker is not None and by_name.cik != by_ticker.cik:
             out.notes.append(f"the cover's name matches CIK {by_name.cik} but its first trading symbol "
