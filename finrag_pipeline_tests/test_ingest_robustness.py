@@ -93,6 +93,16 @@ def test_cover_read_the_same_whatever_the_line_layout():
         assert info.trading_symbols == ["MSFT"]
 
 
+def test_former_name_gives_the_current_ticker():
+    """Adobe's FY2015 cover says "ADOBE SYSTEMS INCORPORATED" and prints no trading symbol: the filing id
+    takes the ticker the company map knows for it (ADBE), not the legal name."""
+    cover = ("FORM 10-K For the fiscal year ended November 27, 2015 Commission File Number: 0-15175 "
+             "ADOBE SYSTEMS INCORPORATED (Exact name of registrant as specified in its charter) Delaware 77-0019522")
+    info = parse_pdf_cover(cover)
+    assert (info.company, info.ticker, info.cik, info.fiscal_year) == (
+        "ADOBE SYSTEMS INCORPORATED", "ADBE", "0000796343", 2015)
+
+
 def test_underscore_rules_are_not_part_of_the_name():
     text = ("FORM 10-K\nFor the fiscal year ended December 31, 2020\nCommission File Number: 001-35727\n"
             "_________________________________ Netflix, Inc.\n(Exact name of registrant as specified in its charter)")
