@@ -680,3 +680,26 @@ def test_find_the_balance_sheet_of_a_year(boeing):
     assert find_statement(boeing.table_rows, "income_statement", "FY1999") == []
     with pytest.raises(ValueError, match="valid: income_statement"):
         find_statement(boeing.table_rows, "p&l")
+
+
+def test_unit_caption_between_the_header_and_the_rows():
+    """Netflix FY2020 p.24: years, then "(in thousands, except ...)" over the value columns, then the rows."""
+    from finrag_pipeline.core.ingest.pdf import tables_from_words
+
+    words = _words([
+        (144, [(38, "The following represents our consolidated performance highlights:")]),
+        (179, [(340, "2020"), (415, "2019"), (491, "2018")]),
+        (190, [(351, "(in thousands, except revenue per membership and percentages)")]),
+        (200, [(18, "Financial Results:")]),
+        (211, [(18, "Streaming revenues"), (332, "24,756,675"), (408, "19,859,230"), (483, "15,428,752")]),
+        (223, [(18, "DVD revenues"), (343, "239,381"), (419, "297,217"), (494, "365,589")]),
+        (339, [(18, "Operating margin"), (363, "18%"), (439, "13%"), (514, "10%")]),
+    ])
+    (raw,) = tables_from_words(words, 24, 612.0)
+    rows = to_table_rows(raw, "NFLX-2020-10K", 0)
+    assert [c.period for c in rows[0].cells] == ["FY2020", "FY2019", "FY2018"]
+    # "Financial Results:" sits at the rows' own indent: a flat heading's reach is unknown (no total
+    # row ends it), so it is not put on the rows rather than put on the wrong ones
+    assert rows[0].row_path == ["Streaming revenues"]
+    assert (rows[0].unit, rows[0].cells[0].value) == ("USD thousands", 24756675.0)
+    assert rows[-1].unit == "percent"

@@ -253,16 +253,22 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
     i = start - 1
     band: list[Line] = []
     groups: list[Line] = []
+    below_unit = False
     while i >= 0 and start - i <= 7:
         line = lines[i]
         if _is_prose(line, page_width) or _is_record(line):
             break
         if find_unit_text(line.text) and not any(
                 looks_like_period_header(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
+            if not band and not below_unit and line.segments[0].x0 > first_col_x0 - 60 and start - i <= 4:
+                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows
+                below_unit = True
+                i -= 1
+                continue
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if not in_values and not looks_like_period_header(line.text):
-            if not band and start - i <= 3:
+            if not band and start - i <= 3 and not below_unit:
                 groups.insert(0, line)
                 i -= 1
                 continue  # group labels ("ASSETS:", "Net sales:") between the headers and the rows
