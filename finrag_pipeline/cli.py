@@ -7,6 +7,8 @@
     finrag ask "question"            an answer with evidence, citations, state and timings
     finrag eval                      run (or re-run) the evaluation matrix, print the table
     finrag sql "SELECT ..."          query the analysts' snapshot (or --live warehouse)
+    finrag inspect FILE [--json]     parse one filing without registering it; show what was read
+    finrag company-map refresh       rebuild the SEC company map (edgartools offline, or EDGAR online)
     finrag qa import|export|review   external QA sets and human review
     finrag report                    rebuild the HTML report
 """
@@ -51,7 +53,24 @@ def _emit(data: Any, as_json: bool, table: str | None = None) -> None:
         click.echo(table)
 
 
-@click.group()
+class _Group(click.Group):
+    """Configuration mistakes (an unknown retriever, model or --set name; an invalid value) end with
+    a message naming what is valid, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from pydantic import ValidationError
+
+        from finrag_pipeline.core.config import ConfigError
+
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except ValidationError as exc:
+            raise click.ClickException(f"invalid configuration: {exc}") from exc
+
+
+@click.group(cls=_Group)
 @click.option("--home", envvar="FINRAG_HOME", default=None, help="FINRAG_HOME (default <repo>/.finrag).")
 @click.pass_context
 def main(ctx: click.Context, home: str | None) -> None:
@@ -333,6 +352,55 @@ def report(ctx) -> None:
     paths = _paths(ctx.obj["home"])
     source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
     click.echo(build_report(source, paths.reports_dir / "finrag_report.html"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ingest diagnostics
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def inspect(file, as_json) -> None:
+    """Parse FILE without registering it and print what was read: metadata with sources, pages,
+    sections, statements with their periods, rows, units, XBRL facts, warnings, seconds per stage."""
+    from finrag_pipeline.core.ingest.inspect import format_inspection, inspect_filing
+
+    report = inspect_filing(file)
+    _emit(report, as_json, format_inspection(report))
+    if report.get("status") != "ok":
+        sys.exit(2)
+
+
+@main.group("company-map")
+def company_map() -> None:
+    """The SEC company map (CIK, tickers, former names) used to cross-check cover metadata."""
+
+
+@company_map.command("refresh")
+@click.option("--online", is_flag=True, help="Fetch SEC's ticker table and the catalog's former names "
+              "(needs edgar.user_agent in automation.yaml); default: the table an installed edgartools ships.")
+@click.pass_context
+def company_map_refresh(ctx, online) -> None:
+    """Rebuild FINRAG_HOME/reference/company_map.csv.gz."""
+    from finrag_pipeline.core.company_map import refresh_company_map
+
+    _paths(ctx.obj["home"])
+    try:
+        if online:
+            from finrag_pipeline.core.edgar import EdgarClient, load_automation_config
+            from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+            from finrag_pipeline.core.warehouse import Warehouse
+
+            cfg = load_automation_config().edgar
+            catalog = CorpusCatalog.from_warehouse(Warehouse(_paths(ctx.obj["home"]).warehouse))
+            ciks = sorted({f.cik for f in catalog.filings if f.cik})
+            path, n = refresh_company_map("edgar", client=EdgarClient(cfg.user_agent), ciks_with_history=ciks)
+        else:
+            path, n = refresh_company_map("edgartools")
+    except (RuntimeError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{n} companies -> {path}")
 
 
 # ---------------------------------------------------------------------------------------------

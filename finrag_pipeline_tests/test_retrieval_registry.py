@@ -56,7 +56,7 @@ def test_overrides_nested_dotted_and_star():
     assert named["bm25"].k == 7 and named["dense"].k == 3
     assert named["hybrid_rrf"].rrf_k == 5 and named["hybrid_rrf"].k == 7
     assert named["hybrid_weighted"].normalization == "zscore"
-    with pytest.raises(KeyError, match="unknown retrievers"):
+    with pytest.raises(KeyError, match="unknown retriever .nope.; valid: .*bm25"):
         load_retrievers(overrides={"nope.k": 1})
     with pytest.raises(ValueError):
         load_retrievers(overrides={"bm25.period_mode": "sometimes"})

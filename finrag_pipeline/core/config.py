@@ -20,13 +20,45 @@ from .paths import ASSETS_CONFIG_DIR
 M = TypeVar("M", bound=BaseModel)
 
 
+class ConfigError(KeyError, ValueError):
+    """A configuration names something that does not exist; the message lists what does.
+    A KeyError (a name lookup failed) and a ValueError (bad configuration) at once."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+def unknown_names_error(kind: str, unknown: Iterable[str], valid: Iterable[str]) -> ConfigError:
+    """``ConfigError("unknown retriever 'bm25x'; valid: bm25, dense, hybrid_rrf")``."""
+    unknown = list(unknown)
+    names = ", ".join(repr(n) for n in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    return ConfigError(f"unknown {kind}{plural} {names}; valid: {', '.join(sorted(map(str, valid))) or '(none)'}")
+
+
 def config_dir() -> Path:
     """``FINRAG_CONFIG_DIR`` lets a deployment keep its YAML elsewhere; default is the repo's assets_config/."""
     return Path(os.environ.get("FINRAG_CONFIG_DIR") or ASSETS_CONFIG_DIR)
 
 
+def config_path(name: str) -> Path:
+    """The one resolver for every YAML under assets_config/ ("retrievers.yaml", "models.yaml", ...).
+
+    Order: the per-file variable ``FINRAG_<STEM>_YAML`` (``FINRAG_RETRIEVERS_YAML``), then
+    ``FINRAG_CONFIG_DIR/<name>``, then the repo's assets_config/<name>. A FINRAG_CONFIG_DIR that holds
+    only some files overrides those; the others keep the defaults.
+    """
+    per_file = os.environ.get(f"FINRAG_{Path(name).stem.upper()}_YAML")
+    if per_file:
+        return Path(per_file)
+    custom = os.environ.get("FINRAG_CONFIG_DIR")
+    if custom and (Path(custom) / name).exists():
+        return Path(custom) / name
+    return ASSETS_CONFIG_DIR / name
+
+
 def load_yaml(name: str, directory: str | os.PathLike | None = None) -> dict[str, Any]:
-    path = Path(directory or config_dir()) / name
+    path = Path(directory) / name if directory else config_path(name)
     if not path.exists():
         raise FileNotFoundError(f"configuration file {path} does not exist")
     with path.open(encoding="utf-8") as fh:
@@ -77,7 +109,7 @@ def config_fingerprint(*names: str, directory: str | os.PathLike | None = None) 
 
     h = hashlib.sha256()
     for name in names:
-        path = Path(directory or config_dir()) / name
+        path = Path(directory) / name if directory else config_path(name)
         h.update(name.encode())
         h.update(path.read_bytes() if path.exists() else b"<missing>")
     return h.hexdigest()[:12]

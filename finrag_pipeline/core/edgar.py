@@ -2,7 +2,7 @@
 
 Off by default (``edgar.enabled: false`` in assets_config/automation.yaml). One poll:
 
-1. resolve each ticker to its CIK (a small bundled map, or SEC's own ``company_tickers.json``),
+1. resolve each ticker to its CIK (the bundled company map of SEC registrants, or SEC's own ``company_tickers.json``),
 2. fetch ``https://data.sec.gov/submissions/CIK##########.json`` (the company's filing index),
 3. keep the 10-K rows whose accession number the cursor has not seen,
 4. download each primary document into the inbox atomically (temp file + rename), so the inbox
@@ -32,12 +32,12 @@ import requests
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR, FinragPaths
+from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.paths import FinragPaths
 
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/CIK{cik10}.json"
 ARCHIVES_URL = "https://www.sec.gov/Archives/edgar/data/{cik}/{accession_no_dashes}/{document}"
 SEC_MIN_INTERVAL_SECONDS = 0.1  # SEC's published ceiling: 10 requests per second per client
-BUNDLED_TICKER_MAP = Path(__file__).with_name("edgar_tickers.json")
 PARTIAL_DIR_NAME = ".edgar-partial"  # temp downloads live here, beside (not in) the watched folder
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 
@@ -103,7 +103,7 @@ class AutomationConfig(BaseModel):
 
 def load_automation_config(path: str | os.PathLike | None = None) -> AutomationConfig:
     """Read assets_config/automation.yaml (or ``path``); a missing file gives the defaults."""
-    p = Path(path) if path else ASSETS_CONFIG_DIR / "automation.yaml"
+    p = Path(path) if path else config_path("automation.yaml")
     data = yaml.safe_load(p.read_text()) if p.exists() else None
     return AutomationConfig.model_validate(data or {})
 
@@ -132,7 +132,12 @@ def check_user_agent(user_agent: str) -> str:
 def load_ticker_map(path: str | os.PathLike | None = None) -> dict[str, str]:
     """Ticker -> 10-digit CIK from SEC's ``company_tickers.json`` layout
     (``{"0": {"cik_str": 320193, "ticker": "AAPL", "title": ...}, ...}``) or a flat ``{"AAPL": 320193}``."""
-    raw = json.loads(Path(path or BUNDLED_TICKER_MAP).read_text())
+    if path is None:  # every SEC registrant with a ticker (current and former), offline
+        from finrag_pipeline.core.company_map import load_company_map
+
+        return {t.upper(): cik10(c.cik) for c in load_company_map().companies
+                for t in [*c.former_tickers, *reversed(c.tickers)]}   # the primary ticker wins
+    raw = json.loads(Path(path).read_text())
     entries: Iterable[tuple[Any, Any]]
     if isinstance(raw, Mapping) and raw and all(isinstance(v, Mapping) for v in raw.values()):
         entries = ((v["ticker"], v["cik_str"]) for v in raw.values())
@@ -402,7 +407,8 @@ def poll_edgar(config: EdgarConfig, cursor: EdgarCursor | None, *, inbox: Path,
 def _poll_ticker(ticker: str, config: EdgarConfig, ticker_map: Mapping[str, str], cursor: EdgarCursor,
                  client: EdgarClient, inbox: Path, result: PollResult) -> None:
     if ticker not in ticker_map:
-        raise EdgarError(f"unknown ticker (not in the ticker map {config.ticker_map or BUNDLED_TICKER_MAP.name})")
+        raise EdgarError(f"unknown ticker (not in the ticker map {config.ticker_map or 'core/data/company_map.csv.gz'};"
+                         " `finrag company-map refresh` updates it)")
     submissions = client.get_json(SUBMISSIONS_URL.format(cik10=ticker_map[ticker]))
     first_time = not cursor.knows(ticker)
     take, skip = select_new_filings(recent_filings(submissions, ticker), config.forms,

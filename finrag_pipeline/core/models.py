@@ -63,6 +63,9 @@ class FilingMeta(_Row):
     fiscal_year_end: str | None = None   # "--09-28" style month-day, from dei:CurrentFiscalYearEndDate or derived
     n_pages: int = 0
     metadata_source: str = ""            # "ixbrl-dei", "pdf-cover", "sidecar", combos like "pdf-cover+sidecar"
+    metadata_confidence: float | None = None  # 0..1: how sure the reader is of company + fiscal year
+    field_sources: dict[str, str] = field(default_factory=dict)  # field -> how it was found ("cover:exact-name")
+    json_fields = ("field_sources",)
 
 
 @dataclass
@@ -83,6 +86,7 @@ class TableCell:
     period: str | None        # normalized period of the column: "FY2022", "2022-09-24", ... or None
     value_text: str           # as printed: "(1,234)", "394,328", "12 %"
     value: float | None       # parsed number with sign applied (parentheses -> negative), unit scale NOT applied
+    unit: str | None = None   # only when this cell's unit differs from its row's ("12 %" in a USD row)
 
 
 @dataclass
@@ -93,12 +97,14 @@ class TableRow(_Row):
     page_number: int
     section: str | None
     table_title: str | None   # "CONSOLIDATED STATEMENTS OF OPERATIONS"
-    unit: str | None          # normalized: "USD millions", "USD thousands", "shares", "percent", None
-    unit_text: str | None     # as printed: "(In millions, except number of shares ... per-share amounts)"
+    unit: str | None          # per row (contract 1): "USD millions", "USD per share", "percent", "shares", ...
+    unit_text: str | None     # the table's unit as printed: "(In millions, except ... per-share amounts)"
     row_label: str            # "Total net sales"
     headers: list[str] = field(default_factory=list)   # all column headers (label column first)
     cells: list[TableCell] = field(default_factory=list)
-    json_fields = ("headers", "cells")
+    row_path: list[str] = field(default_factory=list)  # group headings + the label: ["North America", "Operating income"]
+    statement_type: str | None = None  # core/ingest/statements.py STATEMENT_TYPES
+    json_fields = ("headers", "cells", "row_path")
 
 
 @dataclass

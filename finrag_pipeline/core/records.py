@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import typing
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -29,14 +31,27 @@ def _clean(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _int_fields(cls: type) -> frozenset[str]:
+    """Fields annotated int / int | None: pandas reads an INTEGER column holding a NULL as float."""
+    hints = typing.get_type_hints(cls)
+    return frozenset(name for name, hint in hints.items()
+                     if hint is int or (int in typing.get_args(hint) and float not in typing.get_args(hint)))
+
+
 def from_row(cls: type[T], row: dict[str, Any]) -> T:
+    """A dataclass from a warehouse row: NULL/NaN/NaT become None (never NaN), integral floats in
+    int fields become int, JSON text fields are decoded."""
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     json_fields = getattr(cls, "json_fields", ())
+    ints = _int_fields(cls)
     values = {}
     for key in names & row.keys():
         value = _clean(row[key])
         if key in json_fields and isinstance(value, str):
             value = json.loads(value)
+        elif key in ints and isinstance(value, float) and value.is_integer():
+            value = int(value)
         values[key] = value
     return cls(**values)
 
@@ -44,6 +59,8 @@ def from_row(cls: type[T], row: dict[str, Any]) -> T:
 def table_row_from_row(row: dict[str, Any]) -> TableRow:
     tr = from_row(TableRow, row)
     tr.cells = [TableCell(**c) if isinstance(c, dict) else c for c in tr.cells]
+    if not tr.row_path:  # rows written before row_path existed: the label alone
+        tr.row_path = [tr.row_label]
     return tr
 
 

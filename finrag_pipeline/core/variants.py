@@ -64,7 +64,7 @@ def source_digests(warehouse: Any, filing_ids: Sequence[str]) -> dict[str, str]:
         list(filing_ids))
     rows = warehouse.query_df(
         "SELECT filing_id, md5(string_agg(concat_ws('\x1f', table_id, row_index, page_number, section, table_title, "
-        "unit, unit_text, row_label, headers, cells), '\x1e' ORDER BY table_id, row_index)) AS d "
+        "unit, unit_text, row_label, headers, cells, row_path, statement_type), '\x1e' ORDER BY table_id, row_index)) AS d "
         f"FROM core.table_rows WHERE filing_id IN ({marks}) GROUP BY filing_id", list(filing_ids))
     p = dict(zip(pages["filing_id"], pages["d"], strict=True))
     r = dict(zip(rows["filing_id"], rows["d"], strict=True))

@@ -29,7 +29,8 @@ TABLE_DDL: dict[str, str] = {
         filing_id VARCHAR PRIMARY KEY, content_sha256 VARCHAR NOT NULL, source_path VARCHAR,
         original_name VARCHAR, source_format VARCHAR, company VARCHAR, ticker VARCHAR, cik VARCHAR,
         form_type VARCHAR, fiscal_year INTEGER, period_end_date DATE, fiscal_year_end VARCHAR,
-        n_pages INTEGER, metadata_source VARCHAR, registered_at TIMESTAMP DEFAULT current_timestamp,
+        n_pages INTEGER, metadata_source VARCHAR, metadata_confidence DOUBLE, field_sources VARCHAR,
+        registered_at TIMESTAMP DEFAULT current_timestamp,
         removed BOOLEAN DEFAULT FALSE""",
     "core.pages": """
         filing_id VARCHAR, page_number INTEGER, text VARCHAR, section VARCHAR, section_title VARCHAR,
@@ -37,7 +38,7 @@ TABLE_DDL: dict[str, str] = {
     "core.table_rows": """
         filing_id VARCHAR, table_id VARCHAR, row_index INTEGER, page_number INTEGER, section VARCHAR,
         table_title VARCHAR, unit VARCHAR, unit_text VARCHAR, row_label VARCHAR, headers VARCHAR,
-        cells VARCHAR""",
+        cells VARCHAR, row_path VARCHAR, statement_type VARCHAR""",
     "core.xbrl_facts": """
         filing_id VARCHAR, fact_id VARCHAR, concept VARCHAR, value DOUBLE, value_text VARCHAR,
         unit VARCHAR, decimals INTEGER, period_type VARCHAR, period_start DATE, period_end DATE,
@@ -240,14 +241,25 @@ def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, ddl: Mapping[str, str] | None = None) -> None:
     # One catalog query instead of two DDL statements per table: every writable connection calls this.
-    existing = {f"{schema}.{table}" for schema, table in con.execute(
-        "SELECT table_schema, table_name FROM information_schema.tables").fetchall()}
+    existing: dict[str, set[str]] = {}
+    for schema, table, column in con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns").fetchall():
+        existing.setdefault(f"{schema}.{table}", set()).add(column)
     for name, columns in (ddl or TABLE_DDL).items():
         if name in existing:
+            _add_missing_columns(con, name, columns, existing[name])
             continue
         schema = name.split(".")[0]
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str, columns: str, have: set[str]) -> None:
+    """A warehouse written by an older version gains the columns added since (NULL for old rows)."""
+    for col_def in re.split(r",\s*(?![^()]*\))", " ".join(columns.split())):
+        col = col_def.split(" ", 1)[0]
+        if col and col not in have:
+            con.execute(f"ALTER TABLE {name} ADD COLUMN {col_def.split(' DEFAULT')[0]}")
 
 
 def register_tables(ddl: Mapping[str, str]) -> None:

@@ -183,6 +183,7 @@ def _table_chunks(meta: FilingMeta, rows: list[TableRow], page_map: _PageMap, co
                       chunk_type="table_row", text=table_row_text(meta, row), char_start=row_start,
                       char_end=row_end, parent_id=table_chunk_id if config.include_parents else None,
                       table_id=table_id, metadata={**common, "row_index": row.row_index,
-                                                   "row_label": row.row_label})
+                                                   "row_label": row.row_label, "row_path": list(row.row_path),
+                                                   "statement_type": row.statement_type, "unit": row.unit})
         out.append(((first_page, 2, order, row.row_index), chunk))
     return out

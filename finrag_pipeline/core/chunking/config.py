@@ -25,6 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from finrag_pipeline.core.config import config_path, unknown_names_error
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_CONFIG_FILE = ASSETS_CONFIG_DIR / "ingest.yaml"
@@ -57,7 +58,7 @@ class ChunkingConfig(BaseModel):
 
 
 def _chunking_section(path: Path | None) -> dict[str, Any]:
-    path = Path(path) if path else DEFAULT_CONFIG_FILE
+    path = Path(path) if path else config_path("ingest.yaml")
     data = yaml.safe_load(path.read_text()) or {}
     return data.get("chunking") or {}
 
@@ -78,7 +79,7 @@ def load_chunking_config(name: str | None = None, path: Path | None = None,
     name = name or section.get("default_variant") or "default"
     variants = chunking_variants(path)
     if name not in variants:
-        raise KeyError(f"unknown chunking variant {name!r}; known: {sorted(variants)}")
+        raise unknown_names_error("chunking variant", [name], variants)
     config = variants[name]
     # Re-validate rather than model_copy(update=...), which would skip the validators.
     return ChunkingConfig(**{**config.model_dump(), **overrides}) if overrides else config

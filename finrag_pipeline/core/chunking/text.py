@@ -65,12 +65,18 @@ def cell_texts(row: TableRow) -> list[str]:
     return out
 
 
+def row_path_text(row: TableRow) -> str:
+    """The row's label with its group headings: "North America > Operating income (loss)"."""
+    path = [p for p in (row.row_path or []) if p] or [row.row_label]
+    return " > ".join(_SPACES.sub(" ", p).strip() for p in path)
+
+
 def table_row_text(meta: FilingMeta, row: TableRow) -> str:
     """One row standing alone:
-    "Apple 10-K FY2022 | Consolidated Statements of Operations | Total net sales | 2022: 394,328 | USD millions".
+    "Amazon 10-K FY2022 | North America > Operating income (loss) | 2022: (2,847) | USD millions".
     """
     parts = [filing_label(meta, short=True), tidy_title(row.table_title),
-             _SPACES.sub(" ", row.row_label).strip(), *cell_texts(row), row.unit or _tidy(row.unit_text)]
+             row_path_text(row), *cell_texts(row), row.unit or _tidy(row.unit_text)]
     return " | ".join(p for p in parts if p)
 
 
@@ -85,7 +91,8 @@ def table_text(meta: FilingMeta, rows: list[TableRow]) -> str:
         lines.append(" | ".join(["", *value_headers]).strip())
     for row in rows:
         values = [_SPACES.sub(" ", c.value_text or "").strip() for c in row.cells]
-        lines.append(" | ".join([_SPACES.sub(" ", row.row_label).strip(), *values]))
+        unit = f" [{row.unit}]" if row.unit and row.unit != first.unit else ""
+        lines.append(" | ".join([row_path_text(row) + unit, *values]))
     return "\n".join(lines)
 
 

@@ -14,7 +14,13 @@ from finrag_pipeline.core.ingest import pdf as pdf_mod
 from finrag_pipeline.core.ingest import xbrl as xbrl_mod
 from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.limits import load_ingest_limits
-from finrag_pipeline.core.ingest.metadata import CoverInfo, cover_from_dei, looks_like_10k, parse_pdf_cover
+from finrag_pipeline.core.ingest.metadata import (
+    CoverInfo,
+    cover_from_dei,
+    looks_like_10k,
+    parse_pdf_cover,
+    running_header,
+)
 from finrag_pipeline.core.ingest.registry import (
     apply_sidecar,
     detect_format,
@@ -39,6 +45,7 @@ class ParsedFiling:
     facts: list[XbrlFact]
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    cover: CoverInfo | None = None    # what the cover said (file number, symbols, co-registrants)
 
     @property
     def filing_id(self) -> str:
@@ -83,7 +90,7 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
         facts = facts_fn(fid)
     timer.timings["total"] = round(sum(timer.timings.values()), 4)
     return ParsedFiling(meta=meta, pages=pages, table_rows=table_rows, facts=facts,
-                        timings=timer.timings, notes=notes)
+                        timings=timer.timings, notes=notes, cover=cover)
 
 
 def read_filing_meta(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | None = None) -> FilingMeta:
@@ -125,8 +132,10 @@ def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
         cover_text = "\n".join(texts[:2])
         if not looks_like_10k("\n".join(texts[:5])):
             raise IngestError("not_a_filing", "PDF has text but no 10-K cover (no 'FORM 10-K' / annual report "
-                              "marker in its first pages)", path=str(path))
-        cover = parse_pdf_cover(cover_text)
+                              "marker in its first pages); if it is a 10-K without its cover, add a sidecar "
+                              f"{path.name}.yaml with company: and fiscal_year:", path=str(path))
+        cover = parse_pdf_cover(cover_text, running_header=running_header(texts),
+                                info=pdf_mod.document_info(path))
     with timer.step("table_detect"):
         candidates = [i for i, t in enumerate(texts, start=1) if with_tables and pdf_mod.page_has_tables(t)]
     with timer.step("pdf_tables"):
@@ -168,15 +177,17 @@ def _build_meta(path: Path, sha: str, fmt: str, cover: CoverInfo, n_pages: int,
     fiscal_year = overrides.get("fiscal_year") or cover.fiscal_year
     if not company or not fiscal_year:
         missing = [n for n, v in (("company", company), ("fiscal year", fiscal_year)) if not v]
-        raise IngestError("not_a_filing", f"could not read the {' and '.join(missing)} from the filing; "
-                          "add a sidecar YAML next to it to register it", path=str(path))
+        tried = "; ".join(cover.notes) or "no registrant name or 'fiscal year ended' date on the cover"
+        raise IngestError("not_a_filing", f"could not read the {' and '.join(missing)} from the filing ({tried}); "
+                          f"run `finrag inspect {path.name}` to see what was read, then add a sidecar "
+                          f"{path.name}.yaml with company: and fiscal_year: next to it", path=str(path))
     form_type = cover.form_type or "10-K"
     meta = FilingMeta(
         filing_id=make_filing_id(cover.ticker or company, fiscal_year, form_type, company),
         content_sha256=sha, source_path=str(path), original_name=path.name, source_format=fmt,  # type: ignore[arg-type]
         company=company, ticker=cover.ticker, cik=cover.cik, form_type=form_type, fiscal_year=int(fiscal_year),
         period_end_date=cover.period_end_date, fiscal_year_end=cover.fiscal_year_end, n_pages=n_pages,
-        metadata_source=cover.source,
+        metadata_source=cover.source, metadata_confidence=cover.confidence, field_sources=dict(cover.field_sources),
     )
     return apply_sidecar(meta, overrides)
 

@@ -23,6 +23,7 @@ import pypdfium2.raw as pdfium_c
 from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.tables import (
     DATE_RE,
+    UNIT_LINE_RE,
     YEAR_RE,
     RawTable,
     clean_text,
@@ -37,6 +38,7 @@ _NUM = r"(?:\(?\$?\s?\d[\d,]*(?:\.\d+)?\s?\)?\s?%?|[—–-])"
 _TABLE_LINE_RE = re.compile(r"[A-Za-z].*?(?:\s+" + _NUM + r"){2,}\s*$")
 _FOOTNOTE_RE = re.compile(r"(\s*\(\d{1,2}\))+$")
 _YEAR_ONLY_RE = re.compile(r"(?:19|20)\d{2}")
+_PAGE_FOOTER_RE = re.compile(r"\d{1,3}|[ivxl]{1,5}")
 
 
 def _clean_page_text(text: str) -> str:
@@ -67,6 +69,39 @@ def read_page_texts(path: str | Path) -> list[str]:
         pdf.close()
     check_text_layer(texts, path=str(path))  # garbled_text / needs_ocr (mostly scanned)
     return texts
+
+
+def document_info(path: str | Path) -> dict[str, str]:
+    """The PDF's Info dictionary (Title, Author, Subject, Producer...), empty when unreadable."""
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return {}
+    try:
+        info = {k: str(v) for k, v in pdf.get_metadata_dict(skip_empty=True).items()}
+    except Exception:  # noqa: BLE001 - metadata is a fallback; a broken Info dict must not stop parsing
+        info = {}
+    finally:
+        pdf.close()
+    title = xmp_title(path)
+    if title:
+        info["XMPTitle"] = title
+    return info
+
+
+_XMP_RE = re.compile(rb"<x:xmpmeta.*?</x:xmpmeta>", re.S)
+_XMP_TITLE_RE = re.compile(r"<dc:title>.*?<rdf:li[^>]*>(.*?)</rdf:li>", re.S)
+
+
+def xmp_title(path: str | Path, max_bytes: int = 8 << 20) -> str | None:
+    """dc:title of the document's XMP packet (stored uncompressed, as the XMP spec recommends)."""
+    with open(path, "rb") as fh:
+        head = fh.read(max_bytes)
+    m = _XMP_RE.search(head)
+    if not m:
+        return None
+    t = _XMP_TITLE_RE.search(m.group(0).decode("utf-8", errors="ignore"))
+    return clean_text(re.sub(r"<[^>]+>", "", t.group(1))) or None if t else None
 
 
 def page_has_tables(text: str, *, min_lines: int = 3) -> bool:
@@ -205,21 +240,33 @@ def _nearest_column(seg: Segment, columns: list[tuple[float, float]], slack: flo
 
 
 def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float]], page_width: float
-                 ) -> tuple[list[str], int]:
-    """Composed header per column from the lines just above the first record, and the index of
-    the first header line (the title and unit caption are looked for above it)."""
+                 ) -> tuple[list[str], int, list[Line]]:
+    """Composed header per column from the lines just above the first record, the index of the
+    first header line (the title and unit caption are looked for above it), and the group labels
+    between the headers and the first record ("North America", "ASSETS:")."""
     headers = [[] for _ in columns]
     prefix: list[str] = []
     first_col_x0 = columns[0][0] if columns else page_width
     i = start - 1
     band: list[Line] = []
+    groups: list[Line] = []
+    below_unit = False
     while i >= 0 and start - i <= 7:
         line = lines[i]
-        if _is_prose(line, page_width) or find_unit_text(line.text) or _is_record(line):
+        if _is_prose(line, page_width) or _is_record(line):
             break
+        if find_unit_text(line.text) and not any(
+                looks_like_period_header(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
+            if not band and not below_unit and line.segments[0].x0 > first_col_x0 - 60 and start - i <= 4:
+                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows
+                below_unit = True
+                i -= 1
+                continue
+            break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if not in_values and not looks_like_period_header(line.text):
-            if not band and start - i <= 3:
+            if not band and start - i <= 3 and not below_unit:
+                groups.insert(0, line)
                 i -= 1
                 continue  # group labels ("ASSETS:", "Net sales:") between the headers and the rows
             break
@@ -230,13 +277,17 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
         for s in segs:
             if single_span or s.x1 < first_col_x0 - 30:
-                prefix.append(s.text)  # "Years ended" over all columns, or "Year Ended June 30," on the left
+                rest = clean_text(UNIT_LINE_RE.sub(" ", s.text))  # "Years Ended (In Millions, ...)" -> "Years Ended"
+                if rest:
+                    prefix.append(rest)  # "Years ended" over all columns, or "Year Ended June 30," on the left
                 continue
             k = _nearest_column(s, columns)
             if k is not None:
                 headers[k].append(s.text)
     composed = [clean_text(" ".join(prefix + h)) if h else "" for h in headers]
-    return composed, i + 1
+    if not band:
+        groups = []  # no header band: those lines were not between a header and the rows
+    return composed, i + 1, groups
 
 
 def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[str | None, str | None]:
@@ -251,6 +302,8 @@ def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[s
         if title is None and len(text) <= 100 and is_title_candidate(text) \
                 and not text.rstrip().endswith((".", ":", ",")):
             title = text
+        elif title is None and text.rstrip().endswith(":"):
+            break  # "... is as follows (in millions):" introduces the table; what is above is prose
     if title and unit is None:
         unit = find_unit_text(title)
     return title, unit
@@ -259,27 +312,35 @@ def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[s
 def tables_from_words(words: Sequence[dict], page_number: int, page_width: float) -> list[RawTable]:
     """Rebuild the tables on one page from its words."""
     lines = words_to_lines(words)
+    # The running footer ("Financial Statements  Consolidated Statements of Income  74") is no record.
+    while lines and _PAGE_FOOTER_RE.fullmatch(lines[-1].segments[-1].text) and \
+            sum(s.numeric for s in lines[-1].segments) == 1:
+        lines.pop()
     out: list[RawTable] = []
     for start, end in _find_blocks(lines, page_width):
         records = [ln for ln in lines[start:end] if _is_record(ln)]
         columns = _columns(records)
         if not columns:
             continue
-        headers, top = _header_band(lines, start, columns, page_width)
+        headers, top, groups = _header_band(lines, start, columns, page_width)
         if len(columns) == 1 and not any(headers):
             continue  # an index of page numbers ("Consolidated Balance Sheets ... 31"), not a table
         rows: list[tuple[str, list[str]]] = []
+        indents: list[float] = []
         pending_label = ""
-        for line in lines[start:end]:
+        for line in [*groups, *lines[start:end]]:
             if not _is_record(line):
                 # A text-only line inside a table: a group label ("Net sales:") or a wrapped label.
                 pending_label = line.text if len(line.segments) == 1 else ""
                 rows.append((line.text, [""] * len(columns)))
+                indents.append(line.segments[0].x0)
                 continue
             label_parts = [s.text for s in line.segments if s.x1 < columns[0][0] - 2 and not s.numeric]
             label = " ".join(label_parts) or line.segments[0].text
+            indent = line.segments[0].x0
             if pending_label and label[:1].islower() and not pending_label.rstrip().endswith(":"):
                 rows.pop()
+                indent = indents.pop()
                 label = f"{pending_label} {label}"  # a label wrapped onto two lines
             pending_label = ""
             values = [""] * len(columns)
@@ -289,13 +350,14 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
                     if k is not None and not values[k]:
                         values[k] = s.text
             rows.append((_FOOTNOTE_RE.sub("", label), values))
+            indents.append(indent)
         title, unit = _title_and_unit(lines, top, records)
         if out and not any(headers) and len(out[-1].headers) == len(headers):
             # The rest of a table interrupted by a long label: same columns as the one above.
             headers, title, unit = out[-1].headers, out[-1].title, unit or out[-1].unit_text
         header_text = " ".join(ln.text for ln in lines[top:start])
         out.append(RawTable(page_number=page_number, headers=headers, rows=rows, title=title,
-                            unit_text=unit or find_unit_text(header_text)))
+                            unit_text=unit or find_unit_text(header_text), extra={"indents": indents}))
     return out
 
 

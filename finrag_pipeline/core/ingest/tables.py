@@ -165,25 +165,187 @@ class RawTable:
     extra: dict = field(default_factory=dict)
 
 
+# ---------------------------------------------------------------- units per row and per cell
+
+_CURRENCY_UNITS = frozenset({"USD", "USD thousands", "USD millions", "USD billions"})
+_SHARES_ROW_RE = re.compile(
+    r"weighted[- ]average\b.*\bshares|\bshares\s+(?:used|outstanding)\b|\b(?:average|number\s+of|diluted|basic)\s+"
+    r"(?:common\s+|ordinary\s+)?shares\b|\bshares\s+(?:repurchased|purchased|issued|granted|vested|forfeited)"
+    r"(?:\s+\(in\s+\w+\))?$|^shares\b|\(shares\)|\bin\s+shares\b", re.I)
+_SHARES_NOT_RE = re.compile(r"par\s+value|\bat\s+cost\b|\$|\bamount\b|\bvalue\b|proceeds|payments?\b", re.I)
+_PER_SHARE_RE = re.compile(r"\bper\s+(?:common\s+|ordinary\s+|basic\s+|diluted\s+|class\s+\w\s+)?(?:share|unit)\b|"
+                           r"\bper[- ]share\b|\bEPS\b|\bearnings\s+per\b|\bdividends?\s+declared\s+per\b", re.I)
+_PERCENT_ROW_RE = re.compile(r"\bpercent(?:age)?\b|%|\b(?:tax|growth|interest|discount|churn|return|"
+                             r"utili[sz]ation|payout|occupancy|load)\s+rates?\b|\bas\s+a\s+percentage\b|"
+                             r"\bbasis\s+points?\b|\bmargins?\s+\(%\)", re.I)
+_DAYS_ROW_RE = re.compile(r"\bdays?\s+(?:sales|inventory|payables?|receivables?)\b|\bnumber\s+of\s+days\b|\(days\)|"
+                          r"\bin\s+days\b|\bdays\s+outstanding\b", re.I)
+_RATIO_ROW_RE = re.compile(r"\bratio\b|\bcoverage\b.*\(x\)|\btimes\s+interest\b", re.I)
+_COUNT_ROW_RE = re.compile(r"^(?:number\s+of\s+(?:employees|stores|locations|restaurants|customers|clubs|"
+                           r"warehouses|members|subscribers|units|aircraft|deliveries))\b|\bheadcount\b", re.I)
+_PERCENT_HEADER_RE = re.compile(r"%|\bpercent", re.I)
+
+
+def table_units(unit_text: str | None) -> tuple[str | None, str | None]:
+    """(money unit, share unit) a table's caption states.
+
+    "(In millions, except per share amounts)" -> ("USD millions", "shares millions");
+    "(in millions, except number of shares, which are reflected in thousands, and per-share amounts)"
+    -> ("USD millions", "shares thousands"). Shares follow the table's scale unless stated.
+    """
+    base = normalize_unit(unit_text)
+    t = (unit_text or "").lower()
+    share = None
+    m = re.search(r"\bshares?\b[^;)]{0,40}?\bin\s+(thousands|millions|billions)", t) or \
+        re.search(r"(thousands|millions|billions)\s+of\s+shares", t)
+    if m:
+        share = f"shares {m.group(1)}"
+    elif base and base.startswith("USD ") and base.split(" ")[1] in ("thousands", "millions", "billions"):
+        share = f"shares {base.split(' ')[1]}"
+    elif base and base.startswith("shares"):
+        share = base
+    return base, share
+
+
+def cell_unit(value_text: str, header: str | None = None) -> str | None:
+    """The unit a single cell states by itself: "12.5 %" -> "percent", "3.2x" -> "ratio", else None."""
+    t = clean_text(value_text)
+    if not t:
+        return None
+    if t.endswith("%") or t.endswith("%)") or (header and _PERCENT_HEADER_RE.search(header) and parse_number(t) is not None
+                                               and not re.search(r"\$", t)):
+        return "percent"
+    if re.fullmatch(r"\(?-?\d[\d,]*(?:\.\d+)?\)?\s?[x×]", t):
+        return "ratio"
+    return None
+
+
+def row_unit(path_text: str, cell_units: list[str | None], table_unit: str | None, share_unit: str | None) -> str | None:
+    """One row's unit: what all its valued cells state ("(4.7)%"), else what its label with its group
+    headings says ("Diluted" under "Earnings per share:"), else the table's unit. Percentages and per-share values never get the table's currency scale."""
+    stated = [u for u in cell_units if u]
+    if stated and len(stated) == len(cell_units) and len(set(stated)) == 1:
+        return stated[0]  # every valued cell says it: "(4.7)%", "12 %"
+    label = path_text
+    if _SHARES_ROW_RE.search(label) and not _SHARES_NOT_RE.search(label) and not _PER_SHARE_RE.search(
+            re.sub(r"(?:earnings|income|loss)\s+per\s+share", "", label, flags=re.I)):
+        return share_unit or "shares"
+    if _PER_SHARE_RE.search(label):
+        return "USD per share"
+    if _PERCENT_ROW_RE.search(label):
+        return "percent"
+    if _DAYS_ROW_RE.search(label):
+        return "days"
+    if _RATIO_ROW_RE.search(label) and not re.search(r"\$", label):
+        return "ratio"
+    if _COUNT_ROW_RE.search(label):
+        return None
+    if table_unit in ("percent", "USD per share") and stated:
+        return stated[0]
+    return table_unit
+
+
+def is_currency_unit(unit: str | None) -> bool:
+    return unit in _CURRENCY_UNITS
+
+
+def currency_unit_violations(rows: list[TableRow]) -> list[TableRow]:
+    """Rows whose values are percentages or per-share amounts but whose unit is a currency scale
+    (the check behind the ``table_row_units`` asset check)."""
+    bad = []
+    for r in rows:
+        if not is_currency_unit(r.unit):
+            continue
+        path = " ".join(r.row_path or [r.row_label])
+        valued = [c for c in r.cells if clean_text(c.value_text) and c.value is not None]
+        all_percent = bool(valued) and all(clean_text(c.value_text).endswith(("%", "%)")) for c in valued)
+        if all_percent or (_PER_SHARE_RE.search(path) and not _SHARES_ROW_RE.search(path)):
+            bad.append(r)
+    return bad
+
+
+# ---------------------------------------------------------------- group headings -> row_path
+
+_TOTAL_RE = re.compile(r"^total\b", re.I)
+
+
+class _HeadingStack:
+    """Group headings seen so far in a table. With indents (PDF word boxes) a heading holds the rows
+    indented deeper than itself; without, a heading ending in ":" ("Current assets:") is a subgroup
+    of the last plain heading ("North America") and a "Total ..." row closes it."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, float | None, bool]] = []   # (heading, indent, ends with colon)
+
+    def push(self, heading: str, indent: float | None) -> None:
+        colon = heading.rstrip().endswith(":")
+        if indent is not None and all(i is not None for _, i, _ in self.items):
+            self.items = [h for h in self.items if h[1] < indent - 1]   # type: ignore[operator]
+        elif colon:
+            self.items = [h for h in self.items if not h[2]]
+        else:
+            self.items = []
+        self.items.append((heading, indent, colon))
+
+    def path_for(self, label: str, indent: float | None) -> list[str]:
+        """The row's path; with indents, a row at a heading's own level (or left of it) closes that
+        heading ("Operating income" after the "Costs and expenses:" group)."""
+        if indent is not None and all(i is not None for _, i, _ in self.items):
+            self.items = [h for h in self.items if h[1] < indent - 1]  # type: ignore[operator]
+        return [_heading_text(h) for h, _, _ in self.items] + [label]
+
+    def after_row(self, label: str) -> None:
+        # "Total current assets" ends "Current assets:"; the next rows are outside it.
+        if _TOTAL_RE.match(label) and self.items and self.items[-1][2] and self.items[-1][1] is None:
+            self.items.pop()
+
+
+def _heading_text(h: str) -> str:
+    return clean_text(h).rstrip(":").strip()
+
+
 def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[TableRow]:
-    """One TableRow per record row of ``raw``; rows without any value (group labels such as
-    "Net sales:") are not records and are skipped."""
+    """One TableRow per record row of ``raw``. Rows without any value (group labels such as
+    "Net sales:" or a segment name) are not records: they become the ``row_path`` of the rows below
+    them. Units are per row (and per cell where a cell differs); the table's caption is the default."""
+    from finrag_pipeline.core.ingest.statements import classify_table  # statements imports nothing from here
+
     table_id = f"{filing_id}:p{raw.page_number}:t{table_number}"
     unit_text = clean_text(raw.unit_text) if raw.unit_text else None
-    unit = normalize_unit(unit_text)
+    table_unit, share_unit = table_units(unit_text)
     periods = [normalize_period(h) for h in raw.headers]
+    headers = [clean_text(h) for h in raw.headers]
+    indents: list[float | None] = list(raw.extra.get("indents") or [None] * len(raw.rows))
+    title = clean_text(raw.title) if raw.title else None
+    statement_type = classify_table(title, [label for label, values in raw.rows if any(clean_text(v) for v in values)],
+                                    raw.section)
+    stack = _HeadingStack()
     out: list[TableRow] = []
-    for label, values in raw.rows:
+    last_was_heading = False
+    for (label, values), indent in zip(raw.rows, indents, strict=False):
+        label = clean_text(label)
         if not any(clean_text(v) for v in values):
+            if label and last_was_heading and label[:1].islower() and stack.items:
+                head, head_indent, _ = stack.items.pop()   # a heading wrapped onto two lines
+                label, indent = f"{head} {label}", head_indent
+            if label:
+                stack.push(label, indent)
+                last_was_heading = True
             continue
+        last_was_heading = False
+        path = stack.path_for(label, indent)
+        units = [cell_unit(v, h) for h, v in zip(headers, values, strict=False)]
+        valued_units = [u for u, v in zip(units, values, strict=False) if clean_text(v) and parse_number(v) is not None]
+        unit = row_unit(" ".join(path), valued_units, table_unit, share_unit)
         cells = [
-            TableCell(header=clean_text(h), period=p, value_text=clean_text(v), value=parse_number(v))
-            for h, p, v in zip(raw.headers, periods, values, strict=False)
+            TableCell(header=h, period=p, value_text=clean_text(v), value=parse_number(v),
+                      unit=u if u and u != unit else None)
+            for h, p, v, u in zip(headers, periods, values, units, strict=False)
         ]
         out.append(TableRow(
             filing_id=filing_id, table_id=table_id, row_index=len(out), page_number=raw.page_number,
-            section=raw.section, table_title=clean_text(raw.title) if raw.title else None,
-            unit=unit, unit_text=unit_text, row_label=clean_text(label),
-            headers=[""] + [clean_text(h) for h in raw.headers], cells=cells,
+            section=raw.section, table_title=title, unit=unit, unit_text=unit_text, row_label=label,
+            headers=[""] + headers, cells=cells, row_path=path, statement_type=statement_type,
         ))
+        stack.after_row(label)
     return out

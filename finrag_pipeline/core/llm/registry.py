@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from finrag_pipeline.core.config import config_path, unknown_names_error
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_MODELS_YAML = ASSETS_CONFIG_DIR / "models.yaml"
@@ -42,11 +43,11 @@ class ModelRegistry(BaseModel):
             return self.models[name]
         if "/" in name:
             return ModelSpec(name=name, provider=name)
-        raise KeyError(f"unknown model {name!r}; known: {sorted(self.models)}")
+        raise unknown_names_error("model", [name], self.models)
 
 
 def load_model_registry(path: str | Path | None = None) -> ModelRegistry:
     """Parse models.yaml (default ``assets_config/models.yaml``); each entry's key becomes its name."""
-    raw = yaml.safe_load(Path(path or DEFAULT_MODELS_YAML).read_text()) or {}
+    raw = yaml.safe_load(Path(path or config_path("models.yaml")).read_text()) or {}
     models = {name: {**spec, "name": name} for name, spec in (raw.get("models") or {}).items()}
     return ModelRegistry(default=raw.get("default", "local-0.5b"), models=models)

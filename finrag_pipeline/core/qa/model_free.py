@@ -105,6 +105,18 @@ def tidy_label(label: str) -> str:
     return _FOOTNOTE_RE.sub("", re.sub(r"\s+", " ", label or "")).strip(" :")
 
 
+def row_question_label(row: TableRow) -> str:
+    """The row's label with its group context: "Diluted" under "Earnings per share:" reads
+    "Earnings per share, diluted"; "Operating income" under "North America" reads
+    "North America operating income" (row_path, core/ingest/tables.py)."""
+    label = tidy_label(row.row_label)
+    heads = [tidy_label(h) for h in (row.row_path or [])[:-1] if tidy_label(h)]
+    if not heads:
+        return label
+    return f"{heads[-1]}, {label[:1].lower() + label[1:]}" if len(label.split()) <= 2 or heads[-1].lower().endswith(
+        ("per share", "outstanding")) else f"{heads[-1]} {label[:1].lower() + label[1:]}"
+
+
 def period_text(period: str) -> str:
     """"FY2022" -> "fiscal 2022"; "2022-09-24" -> "September 24, 2022"."""
     if period.startswith("FY"):
@@ -191,7 +203,7 @@ def _in_scope(period: str | None, ctx: _Ctx) -> bool:
 def figures_from_rows(rows: list[TableRow], ctx: _Ctx) -> list[Figure]:
     out: list[Figure] = []
     for row in rows:
-        label = tidy_label(row.row_label)
+        label = row_question_label(row)
         reason = _row_usable(row, label, ctx.config)
         if reason:
             ctx.count(f"row_skipped:{reason}")

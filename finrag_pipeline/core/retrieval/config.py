@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from finrag_pipeline.core.config import deep_merge
+from finrag_pipeline.core.config import config_path, deep_merge, unknown_names_error
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
@@ -152,14 +152,20 @@ def normalize_overrides(overrides: Mapping[str, Any] | None, names: list[str]) -
 
 def load_retrievers_file(path: str | os.PathLike | None = None,
                          overrides: Mapping[str, Any] | None = None) -> RetrieversFile:
-    path = Path(path or os.environ.get("FINRAG_RETRIEVERS_YAML") or DEFAULT_RETRIEVERS_PATH)
+    path = Path(path or config_path("retrievers.yaml"))
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     names = list((data.get("retrievers") or {}).keys())
     over = normalize_overrides(overrides, names)
     top_level = {k: over.pop(k) for k in ("defaults", "lexicon_paths") if k in over}
     unknown = [n for n in over if n not in names]
     if unknown:
-        raise KeyError(f"overrides name unknown retrievers {unknown}; known: {names}")
+        raise unknown_names_error("retriever", unknown, names)
+    for name, fields in over.items():
+        # --set bm25.kk=3 must not be silently ignored (the model allows extras for plug-in types)
+        known_fields = set(RetrieverConfig.model_fields) | set((data["retrievers"].get(name) or {}).keys())
+        bad = [f for f in (fields or {}) if f not in known_fields] if isinstance(fields, Mapping) else []
+        if bad:
+            raise unknown_names_error(f"field of retriever {name!r}", bad, known_fields)
     data = deep_merge(data, top_level)
     data["retrievers"] = deep_merge(data.get("retrievers") or {}, over)
     return RetrieversFile.model_validate(data)

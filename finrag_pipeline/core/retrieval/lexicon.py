@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from finrag_pipeline.core.config import config_path
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_LEXICON_PATH = ASSETS_CONFIG_DIR / "lexicon.yaml"
@@ -103,7 +104,7 @@ class Lexicon:
 
     @classmethod
     def load_default(cls, extra_paths: Iterable[str | Path] = ()) -> Lexicon:
-        return cls.load(DEFAULT_LEXICON_PATH, *extra_paths)
+        return cls.load(config_path("lexicon.yaml"), *extra_paths)
 
     def _pattern(self, phrase: str) -> re.Pattern[str]:
         pat = self._patterns.get(phrase)

@@ -192,34 +192,87 @@ class FiscalCalendar:
 class CompanyAlias:
     key: str              # ticker when known, else the company name
     patterns: list[re.Pattern[str]]
+    names: list[str] = field(default_factory=list)   # the alias texts, for display and tests
+
+
+# Company names that are also ordinary words: matched only as a proper noun ("Block", "BLOCK").
+ORDINARY_WORD_NAMES = {"block", "square", "target", "gap", "visa", "ford", "delta", "ball", "crown", "progressive",
+                       "general", "united", "first", "alphabet", "meta", "match", "chewy", "carter", "best"}
+_ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def company_key(ticker: Any, company: Any) -> str:
+    """The catalog key of a filing's company: its ticker, else its name (NaN/None-safe)."""
+    t = ticker if isinstance(ticker, str) and ticker.strip() else None
+    return t or (company if isinstance(company, str) else "")
+
+
+def name_aliases(name: str) -> set[str]:
+    """"The Boeing Company" -> {"the boeing company", "boeing"}; "AMAZON.COM, INC." -> {..., "amazon.com",
+    "amazon"}; "McDONALD'S CORPORATION" -> {..., "mcdonald's", "mcdonalds"}."""
+    name = re.sub(r"\s+", " ", (name or "").replace("’", "'")).strip(" ,.")
+    if not name:
+        return set()
+    out = {name.lower()}
+    base = _ARTICLES.sub("", name)
+    while COMPANY_SUFFIXES.search(base):
+        base = COMPANY_SUFFIXES.sub("", base).strip(" ,.")
+    base = re.sub(r"\s*/[A-Z]{2,3}/?$", "", base).strip(" ,.")   # EDGAR's "COSTCO WHOLESALE CORP /NEW"
+    if base:
+        out.update({base.lower(), base.lower().removesuffix(".com"), base.lower().replace(".com", "")})
+        if "'" in base:
+            out.add(base.lower().replace("'", ""))
+        first = re.split(r"[\s,]+", base)[0].lower().removesuffix(".com").replace("'", "")
+        if len(first) >= 4 and first not in GENERIC_WORDS and " " in base:
+            out.add(first)
+    return {a for a in out if len(a) >= 2 and a not in GENERIC_WORDS}
+
+
+def _alias_pattern(alias: str) -> re.Pattern[str]:
+    body = re.escape(alias).replace("'", "['’]?") if "'" in alias else re.escape(alias)
+    if alias in ORDINARY_WORD_NAMES:
+        return re.compile(r"(?<![\w])(?:" + body.capitalize() + "|" + body.upper() + r")(?![\w])")
+    return re.compile(r"(?<![\w])" + body + r"(?![\w])", re.IGNORECASE)
 
 
 def _company_aliases(filings: Sequence[CatalogFiling]) -> list[CompanyAlias]:
+    """Aliases per company from the catalog and the company map: legal name, the name without articles
+    and legal suffixes, its first word, common and former names, current and former tickers, CIK."""
+    from finrag_pipeline.core.company_map import load_company_map
+
+    cmap = load_company_map()
     by_key: dict[str, set[str]] = {}
-    tickers: dict[str, str] = {}
+    tickers: dict[str, set[str]] = {}
+    ciks: dict[str, set[str]] = {}
     for f in filings:
-        key = f.ticker or f.company
+        key = company_key(f.ticker, f.company)
+        if not key:
+            continue
         names = by_key.setdefault(key, set())
-        name = f.company.strip()
-        if name:
-            base = name
-            while COMPANY_SUFFIXES.search(base):
-                base = COMPANY_SUFFIXES.sub("", base).strip()
-            names.update({name.lower(), base.lower()})
-            first = re.split(r"[\s,]+", base)[0].lower()
-            first = first.removesuffix(".com")
-            if len(first) >= 4 and first not in GENERIC_WORDS:
-                names.add(first)
-            names.add(base.lower().removesuffix(".com"))
-        if f.ticker:
-            tickers[key] = f.ticker
+        names.update(name_aliases(f.company if isinstance(f.company, str) else ""))
+        ticks = tickers.setdefault(key, set())
+        if company_key(f.ticker, None):
+            ticks.add(f.ticker.upper())
+        known, _ = cmap.find(cik=getattr(f, "cik", None), ticker=company_key(f.ticker, None) or None,
+                             name=f.company if isinstance(f.company, str) else None)
+        if known is not None:
+            for n in known.names():
+                names.update(name_aliases(n))
+            ticks.update(t.upper() for t in [*known.tickers[:1], *known.former_tickers])
+            ciks.setdefault(key, set()).add(known.cik)
+        if getattr(f, "cik", None):
+            ciks.setdefault(key, set()).add(str(f.cik).lstrip("0"))
     out = []
-    for key, names in sorted(by_key.items()):
-        pats = [re.compile(r"(?<![\w])" + re.escape(n) + r"(?![\w])", re.IGNORECASE) for n in sorted(names) if n]
-        if key in tickers and len(tickers[key]) >= 2:
-            # Tickers only in capitals ("AAPL", "MSFT"): lower-case tickers are often plain words.
-            pats.append(re.compile(r"(?<![\w$])\$?" + re.escape(tickers[key].upper()) + r"(?![\w])"))
-        out.append(CompanyAlias(key, pats))
+    for key in sorted(by_key):
+        names = by_key[key]
+        pats = [_alias_pattern(n) for n in sorted(names)]
+        for t in sorted(tickers.get(key, ())):
+            if len(t) >= 2:
+                # Tickers only in capitals ("AAPL", "MSFT"): lower-case tickers are often plain words.
+                pats.append(re.compile(r"(?<![\w$])\$?" + re.escape(t) + r"(?![\w])"))
+        for cik in sorted(ciks.get(key, ())):
+            pats.append(re.compile(r"\bCIK\s*:?\s*0*" + re.escape(cik) + r"\b", re.IGNORECASE))
+        out.append(CompanyAlias(key, pats, sorted(names | tickers.get(key, set()))))
     return out
 
 
@@ -266,7 +319,7 @@ class QueryParser:
         self._calendars: dict[str, FiscalCalendar] = {}
         for a in self.aliases:
             self._calendars[a.key] = FiscalCalendar(f for f in self.catalog.filings
-                                                    if (f.ticker or f.company) == a.key)
+                                                    if company_key(f.ticker, f.company) == a.key)
 
     def calendar(self, company_key: str | None) -> FiscalCalendar:
         return self._calendars.get(company_key or "", FiscalCalendar([]))
@@ -282,7 +335,7 @@ class QueryParser:
                                for c in (qu.companies or ["*"])}
             return qu
         filings = self.catalog.in_scope(scope)
-        keys = qu.companies or sorted({f.ticker or f.company for f in filings})
+        keys = qu.companies or sorted({company_key(f.ticker, f.company) for f in filings})
         for key in keys:
             cal = self.calendar(key)
             years = sorted({y for p in qu.periods for y in cal.map_period(p)})
@@ -293,7 +346,7 @@ class QueryParser:
         return qu
 
     def _filing_matches(self, f: CatalogFiling, qu: QueryUnderstanding) -> bool:
-        key = f.ticker or f.company
+        key = company_key(f.ticker, f.company)
         if qu.companies and key not in qu.companies:
             return False
         if not qu.periods:

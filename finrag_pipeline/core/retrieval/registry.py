@@ -17,6 +17,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from finrag_pipeline.core.config import unknown_names_error
 from finrag_pipeline.core.retrieval.config import RerankerConfig, RetrieverConfig, load_retrievers_file
 from finrag_pipeline.core.retrieval.plugins import (  # noqa: F401  (re-exported)
     RERANKERS,
@@ -71,7 +72,7 @@ class RetrieverBuilder:
             _ensure_builtins()
             if ref in RETRIEVERS or ":" in ref:
                 return RetrieverConfig(name=ref, type=ref)
-            raise KeyError(f"unknown retriever {ref!r}; named: {sorted(self.named)}")
+            raise unknown_names_error("retriever", [ref], self.named)
         data = dict(ref)
         data.setdefault("name", str(data.get("type", "inline")))
         return RetrieverConfig.model_validate(data)

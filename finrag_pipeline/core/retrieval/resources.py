@@ -119,6 +119,15 @@ class CatalogFiling:
     company: str
     fiscal_year: int
     period_end_date: date | None
+    cik: str | None = None
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A warehouse text value, or None for NULL/NaN/blank (pandas turns a NULL ticker into NaN)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    text = str(value).strip()
+    return text or None
 
 
 class CorpusCatalog:
@@ -135,8 +144,9 @@ class CorpusCatalog:
                     ped = None
                 elif isinstance(ped, datetime):  # pandas Timestamp too: a datetime is a date, but compares badly
                     ped = ped.date()
-                f = CatalogFiling(str(f["filing_id"]), f.get("ticker") or None, str(f.get("company") or ""),
-                                  int(f["fiscal_year"]), ped)
+                f = CatalogFiling(str(f["filing_id"]), _text_or_none(f.get("ticker")),
+                                  _text_or_none(f.get("company")) or "", int(f["fiscal_year"]), ped,
+                                  _text_or_none(f.get("cik")))
             self.filings.append(f)
 
     @classmethod
@@ -150,7 +160,7 @@ class CorpusCatalog:
     @classmethod
     def from_warehouse(cls, warehouse: Any) -> CorpusCatalog:
         df = warehouse.query_df(
-            "SELECT filing_id, ticker, company, fiscal_year, period_end_date FROM core.filings "
+            "SELECT filing_id, ticker, company, fiscal_year, period_end_date, cik FROM core.filings "
             "WHERE NOT coalesce(removed, false)")
         return cls(df.to_dict("records"))
 

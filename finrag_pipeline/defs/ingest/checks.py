@@ -1,10 +1,14 @@
 """Asset checks on what ingest writes, backed by great-expectations. Blocking checks stop what follows:
 an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation."""
 
+from collections import Counter
+
 import dagster as dg
 import pandas as pd
 
 from finrag_pipeline.core.catalog import load_filing
+from finrag_pipeline.core.ingest.inspect import PRIMARY_STATEMENTS
+from finrag_pipeline.core.ingest.tables import currency_unit_violations
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
@@ -48,6 +52,24 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
     return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata={
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "rows": len(df),
         "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0})
+
+
+@dg.asset_check(asset="table_rows", blocking=False, description="No row holding a percentage or a per-share "
+                "value carries a currency unit (units are per row: the table's \"in millions\" is only the default); "
+                "each primary statement is tagged.")
+def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
+                                   finrag: FinragResource) -> dg.AssetCheckResult:
+    fid = context.partition_key
+    rows = load_table_rows(finrag.warehouse, fid)
+    bad = currency_unit_violations(rows)
+    tagged = {r.statement_type for r in rows}
+    missing = [s for s in PRIMARY_STATEMENTS if s not in tagged]
+    examples = [f"p{r.page_number} {' > '.join(r.row_path)}: {r.unit}" for r in bad[:10]]
+    return dg.AssetCheckResult(passed=not bad, metadata={
+        "rows": len(rows), "rows_with_currency_on_percent_or_per_share": len(bad),
+        "examples": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in examples) or "none"),
+        "statements_missing": ", ".join(missing) or "none",
+        "units": dg.MetadataValue.json(dict(Counter(r.unit or "none" for r in rows)))})
 
 
 @dg.asset_check(asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "

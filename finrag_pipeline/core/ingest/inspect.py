@@ -1,0 +1,171 @@
+"""What ingest reads from one file, without registering it: ``finrag inspect FILE`` and the robustness
+benchmark both call :func:`inspect_filing`. A refusal is reported (status, reason, remedy), never raised."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.parse import parse_filing
+from finrag_pipeline.core.ingest.statements import STATEMENT_TYPES, statement_periods
+from finrag_pipeline.core.ingest.tables import currency_unit_violations
+
+PRIMARY_STATEMENTS = ("income_statement", "balance_sheet", "cash_flow")
+
+_REMEDIES = {
+    "needs_ocr": "run OCR (e.g. ocrmypdf) and ingest the result",
+    "corrupt": "download the filing again; the bytes do not open as a PDF/HTML document",
+    "empty": "the file has no content; download it again",
+    "unsupported": "ingest the 10-K as PDF or as the EDGAR inline-XBRL .htm primary document",
+    "not_a_filing": "if it is a 10-K, add a sidecar <file>.yaml with company: and fiscal_year:",
+}
+
+
+def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
+    """Parse ``path`` and summarise what was read: metadata with sources, pages, sections, statements
+    with periods and pages, table rows, units histogram, XBRL facts, warnings and seconds per stage."""
+    path = Path(path)
+    t0 = time.perf_counter()
+    try:
+        parsed = parse_filing(path, sidecar=sidecar)
+    except IngestError as exc:
+        return {"file": str(path), "status": exc.status, "reason": exc.message,
+                "remedy": _REMEDIES.get(exc.status, ""), "seconds": round(time.perf_counter() - t0, 3)}
+    meta = parsed.meta
+    rows = parsed.table_rows
+    statements: dict[str, dict[str, Any]] = {}
+    tables_by_type: dict[str, set[str]] = {}
+    for r in rows:
+        kind = r.statement_type or "other"
+        tables_by_type.setdefault(kind, set()).add(r.table_id)
+        if kind not in PRIMARY_STATEMENTS and kind != "equity":
+            continue
+        s = statements.setdefault(kind, {"pages": [], "periods": [], "rows": 0, "tables": 0})
+        s["rows"] += 1
+        if r.page_number not in s["pages"]:
+            s["pages"].append(r.page_number)
+        s["periods"] = statement_periods([*s["periods"], *(c.period for c in r.cells)])
+    for kind, s in statements.items():
+        s["tables"] = len(tables_by_type.get(kind, ()))
+    sections = Counter(p.section for p in parsed.pages if p.section)
+    with_period = sum(1 for r in rows if any(c.period for c in r.cells))
+    violations = currency_unit_violations(rows)
+    warnings = list(parsed.notes)
+    missing = [k for k in PRIMARY_STATEMENTS if k not in statements]
+    if missing:
+        warnings.append(f"no {', '.join(missing)} found")
+    if violations:
+        warnings.append(f"{len(violations)} percentage/per-share rows carry a currency unit")
+    if meta.metadata_confidence is not None and meta.metadata_confidence < 0.6:
+        warnings.append(f"low metadata confidence {meta.metadata_confidence}: check company and fiscal year")
+    n_pages = len(parsed.pages)
+    seconds = round(time.perf_counter() - t0, 3)
+    return {
+        "file": str(path), "status": "ok", "filing_id": meta.filing_id,
+        "metadata": {
+            "company": meta.company, "ticker": meta.ticker, "cik": meta.cik, "form_type": meta.form_type,
+            "fiscal_year": meta.fiscal_year, "period_end_date": meta.period_end_date.isoformat()
+            if meta.period_end_date else None, "fiscal_year_end": meta.fiscal_year_end,
+            "metadata_source": meta.metadata_source, "confidence": meta.metadata_confidence,
+            "field_sources": meta.field_sources,
+            "commission_file_number": parsed.cover.commission_file_number if parsed.cover else None,
+            "trading_symbols": parsed.cover.trading_symbols if parsed.cover else [],
+            "co_registrants": parsed.cover.co_registrants if parsed.cover else [],
+        },
+        "pages": n_pages,
+        "sections": dict(sorted(sections.items(), key=lambda kv: kv[0])),
+        "statements": {k: statements[k] for k in STATEMENT_TYPES if k in statements},
+        "tables_by_type": {k: len(v) for k, v in sorted(tables_by_type.items())},
+        "table_rows": len(rows),
+        "rows_with_period_pct": round(100.0 * with_period / len(rows), 1) if rows else None,
+        "units": dict(Counter(r.unit or "none" for r in rows).most_common()),
+        "unit_violations": len(violations),
+        "xbrl_facts": len(parsed.facts),
+        "warnings": warnings,
+        "timings": parsed.timings,
+        "seconds": seconds,
+        "seconds_per_page": round(seconds / n_pages, 4) if n_pages else None,
+    }
+
+
+def format_inspection(report: dict[str, Any]) -> str:
+    """Plain-text rendering for the terminal (values from the filing are shown as data, not markup)."""
+    if report.get("status") != "ok":
+        return (f"{report['file']}: {report['status']}\n  reason: {report.get('reason')}\n"
+                f"  remedy: {report.get('remedy')}")
+    m = report["metadata"]
+    lines = [f"{report['file']} -> {report['filing_id']}",
+             f"  company       {m['company']!r}  ({m['field_sources'].get('company', m['metadata_source'])})",
+             f"  ticker        {m['ticker']}  ({m['field_sources'].get('ticker', '-')})   CIK {m['cik']}",
+             f"  fiscal year   {m['fiscal_year']}  period end {m['period_end_date']}  form {m['form_type']}",
+             f"  confidence    {m['confidence']}   source {m['metadata_source']}   file no. "
+             f"{m['commission_file_number']}   symbols {m['trading_symbols'][:6]}",
+             f"  pages         {report['pages']}   sections {len(report['sections'])}",
+             "  statements:"]
+    for kind, s in report["statements"].items():
+        lines.append(f"    {kind:<17} pages {s['pages'][:6]}  periods {s['periods'][:6]}  rows {s['rows']}")
+    lines += [f"  table rows    {report['table_rows']}  ({report['rows_with_period_pct']}% with a period)",
+              f"  units         {report['units']}",
+              f"  xbrl facts    {report['xbrl_facts']}",
+              f"  seconds       {report['seconds']} ({report['seconds_per_page']} s/page)  "
+              + " ".join(f"{k}={v}" for k, v in report["timings"].items())]
+    for w in report["warnings"]:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines)
+
+
+def read_manifest(path: str | Path) -> dict[str, dict[str, Any]]:
+    """A corpus manifest (JSON lines with "file", "company", "fiscal_year_label"), keyed by file name."""
+    import json
+
+    out = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            out[Path(entry["file"]).name] = entry
+    return out
+
+
+def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, dict[str, Any]]
+                           ) -> list[dict[str, Any]]:
+    """Per file: registered without a sidecar?, company recognised as the manifest's company (by the
+    query-understanding alias table built from what was read), fiscal year right?, primary statements
+    tagged?, no currency unit on a percentage/per-share row? ``expected``: file name ->
+    {"company": common name, "fiscal_year_label": int}."""
+    from finrag_pipeline.core.retrieval.query_understanding import QueryParser, company_key
+    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+
+    ok = [r for r in reports if r.get("status") == "ok"]
+    catalog = CorpusCatalog([{"filing_id": r["filing_id"], "ticker": r["metadata"]["ticker"],
+                              "company": r["metadata"]["company"], "fiscal_year": r["metadata"]["fiscal_year"],
+                              "period_end_date": r["metadata"]["period_end_date"], "cik": r["metadata"]["cik"]}
+                             for r in ok])
+    parser = QueryParser(catalog)
+    rows = []
+    for r in reports:
+        name = Path(r["file"]).name
+        exp = expected.get(name, {})
+        row: dict[str, Any] = {"file": name, "registered": r.get("status") == "ok", "status": r.get("status"),
+                               "expected_company": exp.get("company"), "expected_fy": exp.get("fiscal_year_label")}
+        if row["registered"]:
+            m = r["metadata"]
+            key = company_key(m["ticker"], m["company"])
+            question = f"What was {exp.get('company')}'s revenue in {exp.get('fiscal_year_label')}?"
+            found = parser.parse(question).companies if exp.get("company") else []
+            row.update({
+                "company": m["company"], "ticker": m["ticker"], "fiscal_year": m["fiscal_year"],
+                "company_ok": bool(exp.get("company")) and found == [key],
+                "fy_ok": m["fiscal_year"] == exp.get("fiscal_year_label"),
+                "statements": "/".join(k[:2] for k in PRIMARY_STATEMENTS if k in r["statements"]),
+                "statements_ok": all(k in r["statements"] for k in PRIMARY_STATEMENTS),
+                "unit_violations": r["unit_violations"], "rows": r["table_rows"],
+                "rows_with_period_pct": r["rows_with_period_pct"], "pages": r["pages"],
+                "seconds": r["seconds"], "s_per_page": r["seconds_per_page"],
+            })
+        else:
+            row["reason"] = r.get("reason")
+        rows.append(row)
+    return rows
