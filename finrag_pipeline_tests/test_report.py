@@ -77,7 +77,7 @@ def assert_fallback_matches_marts(with_marts, without_marts) -> None:
         frames.append((board[keys + cols].astype({c: "float64" for c in cols}),
                        quality.sort_values("model").reset_index(drop=True)))
     pd.testing.assert_frame_equal(frames[0][0], frames[1][0], check_dtype=False)
-    answer_cols = ["figure_match_mean", "figure_match_ci_low", "faithfulness_mean", "faithfulness_coverage",
+    answer_cols = ["correctness_mean", "correctness_ci_low", "faithfulness_mean", "faithfulness_coverage",
                    "state_correct_mean"]
     pd.testing.assert_frame_equal(frames[0][1][answer_cols].astype("float64"),
                                   frames[1][1][answer_cols].astype("float64"))

@@ -65,6 +65,7 @@ def _ensure_builtins() -> None:
         lexical,
         multi_query,
         rerank,
+        sanity,
     )
 
 
