@@ -94,8 +94,10 @@ def test_matrix_yaml_loads_and_narrows():
                  prompt_types=["standard", "few_shot"], n_boot=100, chunking=None)
     assert n.retrieval.retrievers == ["bm25"] and n.retrieval.top_k == [5] and n.stats.n_boot == 100
     assert [c.name for c in n.retrieval_configs()] == ["bm25@5"]
-    # extractive ignores prompt/decoding: one config, the LLM gets one per prompt type
-    assert len(n.answer_configs()) == 3
+    # extractive ignores prompt/decoding: one config, the LLM gets one per prompt type; the four sanity
+    # answerers always run beside them, one config each
+    names = [c.name for c in n.answer_configs()]
+    assert len(names) == 3 + 4 and sum(name.startswith("sanity_") for name in names) == 4
     with pytest.raises(ValueError):
         m.narrow(nonsense=1)
     with pytest.raises(ValueError):

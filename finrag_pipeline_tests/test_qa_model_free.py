@@ -6,10 +6,10 @@ from collections import Counter
 import pytest
 from _qa_sample import ALL_SAMPLES, load_sample
 
+from finrag_pipeline.core.numbers import figure_in_text
 from finrag_pipeline.core.qa import QAConfig, generate_qa_set
 from finrag_pipeline.core.qa.filters import source_figures
 from finrag_pipeline.core.qa.model_free import generate_model_free
-from finrag_pipeline.core.numbers import figure_in_text
 
 ALL_TYPES = {"factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
 NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})

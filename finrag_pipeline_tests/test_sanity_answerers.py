@@ -24,6 +24,7 @@ from finrag_pipeline.core.evaluation.answerer_registry import (
 from finrag_pipeline.core.evaluation.runner import (
     SANITY_ANSWERERS,
     EvalMatrix,
+    default_answerer_factory,
     run_answer_eval,
     run_retrieval_eval,
 )
@@ -47,24 +48,50 @@ def corpus():
     return out
 
 
+class ReferenceAnswerer:
+    """Answers every question with its own reference answer: what a perfect answerer would say."""
+
+    name = "reference"
+
+    def __init__(self, items):
+        self.answers = {i.question: i for i in items}
+
+    def answer(self, question, hits, periods=None):
+        from finrag_pipeline.core.evaluation.answerers import AnswerResult
+
+        item = self.answers[question]
+        if item.question_type == "unanswerable":
+            return AnswerResult("", [], "abstained")
+        return AnswerResult(item.reference_answer, [(h.filing_id, h.page_start, h.chunk_id) for h in hits[:1]],
+                            "answered")
+
+
 @pytest.fixture(scope="module")
 def answer_rows(corpus):
     matrix = EvalMatrix.model_validate({"retrieval": {"retrievers": ["bm25"], "top_k": [5]},
-                                        "answers": {"models": ["extractive"], "retriever": "bm25", "k": 5}})
+                                        "answers": {"models": ["extractive", "reference"], "retriever": "bm25",
+                                                    "k": 5}})
     rows = []
     for sample, items in corpus:
         retriever = BM25Retriever(FakeLexicalIndex(sample.chunks))
+
+        def answerers(cfg, items=items):
+            return ReferenceAnswerer(items) if cfg.model == "reference" else default_answerer_factory(cfg)
+
         _, r = run_answer_eval(items, lambda name, chunking, rt=retriever: rt, matrix, sample.meta.filing_id,
-                               "test", version="test")
+                               "test", answerer_factory=answerers, version="test")
         rows += r
     return pd.DataFrame(rows)
 
 
-def test_the_set_is_real_and_the_scoring_can_give_credit(answer_rows):
-    answerable = answer_rows[answer_rows.answerable & (answer_rows.model == "extractive")]
-    assert len(answerable) >= 40 and answerable.correctness.notna().sum() >= 40
-    assert answerable.correctness.mean() > 0.2          # a real answerer earns credit under the same rules
-    assert set(answer_rows.model) == {"extractive", *SANITY_ANSWERERS}
+def test_the_set_is_real_and_the_scoring_gives_credit_to_right_answers(answer_rows):
+    """The same rules that give the sanity answerers nothing give the reference answers (~) everything."""
+    assert set(answer_rows.model) == {"extractive", "reference", *SANITY_ANSWERERS}
+    reference = answer_rows[answer_rows.answerable & (answer_rows.model == "reference")]
+    assert len(reference) >= 40 and reference.correctness.notna().all()
+    assert reference.correctness.mean() >= 0.95 and reference.non_committal.mean() <= 0.05
+    unanswerable = answer_rows[~answer_rows.answerable & (answer_rows.model == "reference")]
+    assert (unanswerable.abstention_correct == 1.0).all()
 
 
 @pytest.mark.parametrize("model", SANITY_ANSWERERS)
@@ -97,7 +124,7 @@ def test_random_retrieval_stays_near_chance(corpus):
     for sample, items in corpus:
         store = ChunkStore(sample.chunks)
         retriever = RandomRetriever(store)
-        _, rows = run_retrieval_eval(items, lambda name, chunking: retriever, matrix, "filing",
+        _, rows = run_retrieval_eval(items, lambda name, chunking, rt=retriever: rt, matrix, "filing",
                                      sample.meta.filing_id, "test", version="test")
         df = pd.DataFrame(rows)
         df = df[(df.status == "ok") & df.hit_chunk.notna()]

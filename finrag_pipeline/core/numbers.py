@@ -171,7 +171,7 @@ def parse_figure(text: str) -> Figure | None:
     return figs[0] if figs else None
 
 
-_DASHES = {"-", "\u2014", "\u2013", "\u2212", "—", "–", ""}
+_DASHES = {"-", "\u2014", "\u2013", "\u2212", ""}
 
 
 def parse_amount(text: str | None) -> float | None:

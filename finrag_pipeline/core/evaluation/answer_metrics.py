@@ -158,14 +158,14 @@ def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
     return False
 
 
-def _candidates(answer: str) -> list[Figure]:
+def _candidates(answer: str, refs: Sequence[ReferenceValue] = ()) -> list[Figure]:
     """The answer's figures that could state a value: no years, no citation markers, and no bare
-    integers below 10 (list numbering, counts). A bare number takes the scale the answer declares
-    ("in millions")."""
+    integers below 10 (list numbering, counts) unless one is an asked value. A bare number takes the
+    scale the answer declares ("in millions")."""
     declared = scale_of_text(answer) or 1.0
     return [f for f in parse_figures(answer, scale=declared)
             if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
-            or abs(f.value) >= 10]
+            or abs(f.value) >= 10 or any(value_matches(f, r, answer) for r in refs)]
 
 
 def _tokens(text: str) -> list[str]:
@@ -283,7 +283,7 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if chosen != answer_choice:
             return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
         return Verdict(1.0, False, f"chose {chosen} ({why})")
-    cands = _candidates(answer)
+    cands = _candidates(answer, refs)
     if not cands:
         return Verdict(0.0, True, "states no figure")
     stated = {i: [f for f in cands if value_matches(f, r, answer)] for i, r in enumerate(refs)}

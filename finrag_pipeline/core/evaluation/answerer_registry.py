@@ -49,7 +49,7 @@ def answerer_names() -> list[str]:
     return sorted(ANSWERERS)
 
 
-def build_answerer(name: str, **kwargs: Any) -> Any:
+def build_answerer(name: str, /, **kwargs: Any) -> Any:
     """The answerer registered under ``name``; unknown name -> ValueError listing the valid ones."""
     _ensure_builtins()
     if name not in ANSWERERS:

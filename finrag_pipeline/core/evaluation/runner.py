@@ -52,7 +52,7 @@ RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing
                "started_at", "finished_at")
 ANSWER_COLUMNS = (
     "run_id", "filing_id", "config_name", "config_hash", "model", "prompt_type", "temperature", "top_p",
-    "retriever", "k", "qa_id", "question_type", "answerable", "is_sanity", "answer", "citations", "response_state",
+    "retriever", "k", "qa_id", "question_type", "answer", "citations", "answerable", "is_sanity", "response_state",
     *ANSWER_METRICS,
     "judge_reasons", "notes", "prompt_tokens", "completion_tokens", "latency_ms", "cost_usd", "error",
     "evaluated_at")

@@ -64,12 +64,22 @@ _ONLY_FIGURE_RE = re.compile(r"^[^A-Za-z]*(?:(?:USD|US|dollars?|percent|per\s+ce
                              re.IGNORECASE)
 
 
-def single_figure_answer(text: str) -> Figure | None:
-    """The figure of an answer that is nothing but one figure ("$1,577.00", "65.4%", "1.2 billion");
-    None for a sentence (its figures may be context, so nothing is inferred from it)."""
+_APPROX_RE = re.compile(r"^\s*(?:about|approximately|approx\.?|around|roughly|~)\s*", re.IGNORECASE)
+_PARENS_RE = re.compile(r"\([^()]*\)")
+
+
+def single_figure_answer(text: str) -> tuple[Figure, float] | None:
+    """(figure, tolerance) of an answer that is one figure ("$1,577.00", "65.4%", "1.2 billion"),
+    possibly with its computation in parentheses ("About 18.8% (74,200 / 394,328)": tolerance
+    COMPUTED_TOLERANCE for a stated approximation); None for a sentence (its figures may be context,
+    so nothing is inferred from it)."""
     t = (text or "").strip().rstrip(".")
-    figs = parse_figures(t, keep_years=True)
-    return figs[0] if len(figs) == 1 and _ONLY_FIGURE_RE.match(t) else None
+    approx = bool(_APPROX_RE.match(t))
+    core = _PARENS_RE.sub(" ", _APPROX_RE.sub("", t)).strip()
+    figs = parse_figures(core, keep_years=True)
+    if len(figs) == 1 and _ONLY_FIGURE_RE.match(core):
+        return figs[0], COMPUTED_TOLERANCE if approx else LOOKUP_TOLERANCE
+    return None
 
 
 def _fig_value(fig: Mapping[str, Any], tolerance: float) -> dict[str, Any]:
@@ -122,9 +132,11 @@ def derive_contract(item: QAItem) -> tuple[list[dict[str, Any]], str | None, lis
         if f is None:
             raise ValueError(f"{item.qa_id}: answer_value {given!r} is not a figure")
         return [value_from_figure(f, period=period, tolerance=tolerance)], None, []
-    f = single_figure_answer(item.reference_answer)
-    if f is not None:
-        return [value_from_figure(f, period=item.periods[0] if len(item.periods) == 1 else None)], None, []
+    single = single_figure_answer(item.reference_answer)
+    if single is not None:
+        f, tolerance = single
+        return [value_from_figure(f, period=item.periods[0] if len(item.periods) == 1 else None,
+                                  tolerance=tolerance)], None, []
     return [], None, []
 
 
@@ -179,9 +191,10 @@ def recompute_scoring_fields(item: QAItem, *, question: str | None = None,
                                  f"for {len(out.answer_values)}")
             out.answer_values = [_replace_value(f, old) for f, old in zip(figs, out.answer_values, strict=False)]
         else:
-            f = single_figure_answer(out.reference_answer)
-            if f is not None:
-                out.answer_values = [value_from_figure(f, period=out.periods[0] if len(out.periods) == 1 else None)]
+            single = single_figure_answer(out.reference_answer)
+            if single is not None:
+                out.answer_values = [value_from_figure(single[0], tolerance=single[1],
+                                                       period=out.periods[0] if len(out.periods) == 1 else None)]
     return out
 
 

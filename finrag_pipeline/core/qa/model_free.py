@@ -24,10 +24,10 @@ from finrag_pipeline.core.models import (
     XbrlFact,
     stable_id,
 )
+from finrag_pipeline.core.numbers import UNIT_SCALE, digits_key, format_amount
 from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
-from finrag_pipeline.core.numbers import UNIT_SCALE, digits_key, format_amount
 
 GENERATOR = "model_free"
 GENERATOR_VERSION = "1.0"

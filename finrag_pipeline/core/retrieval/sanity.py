@@ -13,7 +13,13 @@ from math import comb
 from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
-from finrag_pipeline.core.retrieval.base import Retriever, Timings, filters_match, hit_from_chunk, merge_filters
+from finrag_pipeline.core.retrieval.base import (
+    Retriever,
+    Timings,
+    filters_match,
+    hit_from_chunk,
+    merge_filters,
+)
 from finrag_pipeline.core.retrieval.registry import register_retriever
 
 
