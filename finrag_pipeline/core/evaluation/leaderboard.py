@@ -233,7 +233,7 @@ def compute_statistics(retrieval_results: pd.DataFrame | None, answer_results: p
 
     ``runs`` (eval.runs) orders the runs as dbt does; without it the rows' ``evaluated_at`` does.
     Comparisons are computed for every metric of the leaderboard against the one best configuration
-    of the group (chosen by page nDCG / figure match).
+    of the group (chosen by page nDCG / correctness).
     """
     stats = stats or StatsConfig()
     built_at = built_at or datetime.now(UTC).replace(tzinfo=None)
