@@ -192,3 +192,46 @@ def test_score_answer_policy():
     assert m["abstention_correct"] == 0.0
     with pytest.raises(ValueError, match="unknown response state"):
         am.score_answer(answer="", response_state="weird", citations=[], cited_texts=[], key=_key())
+
+
+def test_old_warehouse_gains_the_contract_columns_and_items_get_their_contract(tmp_path):
+    """A warehouse written before the answer contract: ensure_tables adds the columns, and stored items
+    get answer_values / answer_choice derived on load (model-free templates)."""
+    import json
+
+    import duckdb
+
+    from finrag_pipeline.core.records import load_qa_items
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE SCHEMA qa")
+    con.execute("""CREATE TABLE qa.items (qa_id VARCHAR, filing_id VARCHAR, question VARCHAR,
+        reference_answer VARCHAR, question_type VARCHAR, answer_figures VARCHAR, periods VARCHAR, evidence VARCHAR,
+        computation VARCHAR, generator VARCHAR, generator_version VARCHAR, prompt_hash VARCHAR, difficulty VARCHAR,
+        status VARCHAR, source VARCHAR, metadata VARCHAR)""")
+    figs = [{"value": v, "unit": "USD millions", "period": p, "text": f"{v:,.0f}", "role": "source"}
+            for p, v in SALES.items()]
+    ev = json.dumps([[{"chunk_id": "c", "page": 28, "filing_id": "F"}]])
+    con.execute("INSERT INTO qa.items VALUES (?, 'F', ?, ?, 'temporal', ?, ?, ?, NULL, 'model_free', '1.0', NULL,"
+                " 'hard', 'accepted', 'generated', ?)",
+                ["q1", EXTREME["question"], "Fiscal 2022, with $394,328 million.", json.dumps(figs),
+                 json.dumps(list(SALES)), ev, json.dumps({"template": "extreme_year_max"})])
+    con.execute("INSERT INTO qa.items VALUES (?, 'F', ?, ?, 'numerical', ?, ?, ?, NULL, 'model_free', '1.0', NULL,"
+                " 'medium', 'accepted', 'generated', ?)",
+                ["q2", CHANGE["question"], "It increased by $28,511 million.",
+                 json.dumps(figs[:2] + [{"value": 28511.0, "unit": "USD millions", "role": "computed"}]),
+                 json.dumps(["FY2022", "FY2021"]), ev, json.dumps({"template": "change_abs"})])
+    con.close()
+    wh = Warehouse(path)
+    with wh.connect() as c:
+        cols = {r[0] for r in c.execute("DESCRIBE qa.items").fetchall()}
+    assert {"answer_values", "answer_choice"} <= cols
+    items = {i.qa_id: i for i in load_qa_items(wh)}
+    assert items["q1"].answer_choice == "FY2022" and items["q1"].metadata["choice_options"] == list(SALES)
+    (v,) = items["q2"].answer_values
+    assert (v["value"], v["unit"], v["scale"], v["period"]) == (28511.0, "USD", 1e6, "FY2022")
+    # the stored inputs are provenance: quoting them is not an answer
+    assert am.correctness("$394,328 million and $365,817 million", question=items["q2"].question,
+                          answer_values=items["q2"].answer_values, inputs=items["q2"].answer_figures).correct == 0.0
