@@ -72,3 +72,12 @@ def test_scale_of_text(text, scale):
 ])
 def test_format_amount(value, unit, text, expected):
     assert format_amount(value, unit, text) == expected
+
+
+@pytest.mark.parametrize("cell", ["(1,234)", "$ 394,328", "12.5 %", "(8)%", "\u2014", "-", "$ (2,611)", "0.48",
+                                  "1,234.5", "(0.5)", "n/a", "", "\u2212 12"])
+def test_parse_amount_agrees_with_the_table_parser(cell):
+    """core.numbers can serve ingest/tables.py: same value for every cell (nil dash as 0.0 there)."""
+    from finrag_pipeline.core.ingest.tables import parse_number
+
+    assert parse_amount(cell, dash_value=0.0) == parse_number(cell)

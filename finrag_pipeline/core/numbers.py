@@ -171,17 +171,21 @@ def parse_figure(text: str) -> Figure | None:
     return figs[0] if figs else None
 
 
-_DASHES = {"-", "\u2014", "\u2013", "\u2212", ""}
+_DASHES = {"-", "\u2014", "\u2013", "\u2212", "", "(\u2014)", "(\u2013)", "(-)"}
 
 
-def parse_amount(text: str | None) -> float | None:
+def parse_amount(text: str | None, *, dash_value: float | None = None) -> float | None:
     """A printed table cell -> its number with sign, scale NOT applied: "(1,234)" -> -1234.0,
-    "$ 394,328" -> 394328.0, "12.5 %" -> 12.5, "—" / "" -> None (a dash is 'nil', not a value)."""
-    s = (text or "").strip()
+    "$ 394,328" -> 394328.0, "12.5 %" -> 12.5, "(8)%" -> -8.0. A lone dash means nil in 10-K tables:
+    it returns ``dash_value`` (None by default; table parsers that store nil as 0 pass 0.0). Text
+    that is not one number returns None."""
+    s = re.sub(r"\s+", "", (text or "").replace("$", "").replace("\u20ac", "").replace("\u00a3", ""))
     if s in _DASHES:
+        return dash_value if s else None
+    figs = parse_figures(text or "", keep_years=True)
+    if len(figs) != 1:
         return None
-    fig = parse_figure(s)
-    return None if fig is None else fig.value / fig.scale
+    return figs[0].value / figs[0].scale
 
 
 def years_in(text: str) -> set[int]:

@@ -283,9 +283,14 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if chosen != answer_choice:
             return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
         return Verdict(1.0, False, f"chose {chosen} ({why})")
-    cands = _candidates(answer, refs)
+    # only figures that could state an asked quantity compete: "up 8%" is no candidate for an amount
+    stated_all = _candidates(answer, refs)
+    cands = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
     if not cands:
-        return Verdict(0.0, True, "states no figure")
+        wrong_unit = [f.text for f in stated_all if any(_loosely_equal(f, r) for r in refs)]
+        if wrong_unit:  # "7.8 percentage points" for a 7.8% change: committed, in the wrong unit
+            return Verdict(0.0, False, f"states {wrong_unit[0]} in the wrong unit, asked {[r.text for r in refs]}")
+        return Verdict(0.0, True, "states no figure of the asked kind")
     stated = {i: [f for f in cands if value_matches(f, r, answer)] for i, r in enumerate(refs)}
     inputs_ = _input_values(inputs)
     about_refs = [f for f in cands if any(value_matches(f, r, answer) or _loosely_equal(f, r) for r in refs)]
