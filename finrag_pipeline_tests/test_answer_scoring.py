@@ -238,3 +238,13 @@ def test_old_warehouse_gains_the_contract_columns_and_items_get_their_contract(t
     # the stored inputs are provenance: quoting them is not an answer
     assert am.correctness("$394,328 million and $365,817 million", question=items["q2"].question,
                           answer_values=items["q2"].answer_values, inputs=items["q2"].answer_figures).correct == 0.0
+
+
+@pytest.mark.parametrize("answer,expected", [
+    ("(170,782 / 394,328) * 100 = 43.3%", 1.0),
+    ("170,782 / 394,328 x 100 = 43.31", 1.0),
+    ("170,782 / 394,328 x 100 = 50.0", 0.0),
+])
+def test_grounding_of_a_shown_ratio(answer, expected):
+    row = "Apple 10-K FY2022 | Gross margin | 2022: 170,782 | USD millions\n" + ROW
+    assert am.grounding(answer, [row])[0] == expected

@@ -109,8 +109,6 @@ class Figure:
         """Half a unit in the last place shown: '394.3 billion' stands for anything within 0.05e9."""
         return 0.5 * 10 ** (-self.decimals) * self.scale
 
-    tolerance = half_ulp
-
     @property
     def magnitude(self) -> float:
         """The number as printed, without sign or scale ("$(1,234.5) million" -> 1234.5)."""

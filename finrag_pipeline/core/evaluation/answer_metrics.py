@@ -393,7 +393,7 @@ _OPS = {"-": lambda x, y: x - y, "\u2212": lambda x, y: x - y, "+": lambda x, y:
         "*": lambda x, y: x * y, "x": lambda x, y: x * y, "\u00d7": lambda x, y: x * y,
         "/": lambda x, y: x / y if y else math.nan, "\u00f7": lambda x, y: x / y if y else math.nan}
 _EXPR_RE = re.compile(r"\(?\s*(?P<a>[\$\d.,]+)\s*(?P<op>[-\u2212+*x\u00d7/\u00f7])\s*(?P<b>[\$\d.,]+)\s*\)?"
-                      r"(?:\s*(?:/\s*(?P<c>[\$\d.,]+)))?(?:\s*(?:\*|x)\s*100)?\s*=\s*(?P<r>[-\u2212]?[\$\d.,]+)")
+                      r"(?:\s*(?:/\s*(?P<c>[\$\d.,]+)))?(?P<pct>\s*(?:\*|x)\s*100)?\s*=\s*(?P<r>[-\u2212]?[\$\d.,]+)")
 
 
 def _num(text: str) -> float | None:
@@ -403,9 +403,10 @@ def _num(text: str) -> float | None:
         return None
 
 
-def _shown_computations(answer: str) -> list[tuple[list[float], float]]:
-    """Computations written in the answer: "394,328 - 365,817 = 28,511" -> ([394328, 365817], 28511),
-    checked: a wrong result is not a computation."""
+def _shown_computations(answer: str) -> list[tuple[list[float], float, tuple[int, int] | None]]:
+    """Computations written in the answer: "394,328 - 365,817 = 28,511" -> ([394328, 365817], 28511,
+    None), checked: a wrong result is not a computation. The third item is the span of a "x 100"
+    (a constant, not a figure to ground)."""
     out = []
     for m in _EXPR_RE.finditer(answer or ""):
         a, b, r = _num(m.group("a")), _num(m.group("b")), _num(m.group("r").replace("\u2212", "-"))
@@ -418,11 +419,11 @@ def _shown_computations(answer: str) -> list[tuple[list[float], float]]:
             if c is None or not c:
                 continue
             value, operands = value / c, [a, b, c]
-        if "100" in m.group(0).split("=")[0][-6:]:
+        if m.group("pct"):
             value *= 100
         decimals = len(m.group("r").split(".")[1]) if "." in m.group("r") else 0
         if _close(value, r, 0.5 * 10 ** -decimals + MAX_ROUNDING * abs(r)):
-            out.append((operands, r))
+            out.append((operands, r, m.span("pct") if m.group("pct") else None))
     return out
 
 
@@ -451,12 +452,13 @@ def grounding(answer: str, cited_texts: Iterable[str]) -> tuple[float | None, st
     million"; "$394.3 billion" IS in "394,328 | USD millions"), or the answer shows how it was
     computed from grounded figures ("394,328 - 365,817 = 28,511", or a change/ratio of two grounded
     figures it states). None when the answer states no figure."""
-    figures = _candidates(answer)
+    shown = _shown_computations(answer)
+    constants = [span for _, _, span in shown if span]
+    figures = [f for f in _candidates(answer) if not any(a <= f.start < b for a, b in constants)]
     if not figures:
         return None, "the answer states no figure"
     evidence = [e for t in cited_texts for e in evidence_figures(t)]
     direct = [a for a in figures if any(_grounded_by(a, e) for e in evidence)]
-    shown = _shown_computations(answer)
     grounded_mags = [abs(a.magnitude) for a in direct]
     ungrounded = []
     for a in figures:
@@ -464,7 +466,7 @@ def grounding(answer: str, cited_texts: Iterable[str]) -> tuple[float | None, st
             continue
         via_expr = any(_close(abs(r), a.magnitude, a.half_ulp / a.scale + 1e-9)
                        and all(any(_close(o, g, 0.5) for g in grounded_mags) for o in ops)
-                       for ops, r in shown)
+                       for ops, r, _ in shown)
         if not (via_expr or _derived(a, direct)):
             ungrounded.append(a.text)
     if ungrounded:
