@@ -18,19 +18,21 @@ LOOKUP = dict(question="What were Apple's total net sales in fiscal 2022?",
               answer_values=[answer_value(394328, "USD millions", period="FY2022", value_text="394,328")],
               inputs=INPUTS[:1])
 CHANGE = dict(question="By how much did Apple's total net sales change from fiscal 2021 to fiscal 2022?",
-              answer_values=[answer_value(28511, "USD millions", period="FY2022")], inputs=INPUTS[:2])
+              answer_values=[answer_value(28511, "USD millions", period="FY2022", signed=True)], inputs=INPUTS[:2])
 DROP = dict(question="By how much did Apple's other income change from fiscal 2021 to fiscal 2022?",
-            answer_values=[answer_value(-334, "USD millions", period="FY2022")],
+            answer_values=[answer_value(-334, "USD millions", period="FY2022", signed=True)],
             inputs=[{"value": -334, "unit": "USD millions", "period": "FY2022"},
                     {"value": 258, "unit": "USD millions", "period": "FY2021"}])
 PCT = dict(question="What was the percentage change in Apple's total net sales from fiscal 2021 to fiscal 2022?",
-           answer_values=[answer_value(7.79, "percent", period="FY2022", tolerance=0.01, text="7.8%")],
+           answer_values=[answer_value(7.79, "percent", period="FY2022", tolerance=0.01, text="7.8%", signed=True)],
            inputs=INPUTS[:2])
 RATIO = dict(question="What was Apple's gross margin as a percentage of its total net sales in fiscal 2022?",
              answer_values=[answer_value(43.31, "percent", period="FY2022", tolerance=0.01, text="43.3%")],
              inputs=[{"value": 170782, "unit": "USD millions", "period": "FY2022"}, INPUTS[0]])
 PP = dict(question="By how many percentage points did Apple's gross margin percentage change from 2021 to 2022?",
           answer_values=[answer_value(1.5, "percentage points", period="FY2022", text="1.5 percentage points")])
+DIVIDENDS = dict(question="What was Apple's payments for dividends and dividend equivalents in fiscal 2022?",
+                 answer_values=[answer_value(-14841, "USD millions", period="FY2022", value_text="(14,841)")])
 BILLION = dict(question="What were the segment's sales?",
                answer_values=[answer_value(1.2, "USD billions", value_text="1.2")])
 EXTREME = dict(question="In which fiscal year from 2020 to 2022 did Apple report its highest total net sales?",
@@ -62,6 +64,9 @@ ADVERSARIAL = [
     ("percent change as points", PCT, "7.8 percentage points", False),
     ("percentage points as percent", PP, "1.5%", False),
     ("increase for a decrease", DROP, "It increased by $334 million.", False),
+    ("decrease for an increase", CHANGE, "It decreased by $28,511 million.", False),
+    ("a change without its direction", DROP, "$334 million", False),
+    ("a negative lookup worded as a gain", DIVIDENDS, "A gain of $14,841 million.", False),
     ("rounded too far", LOOKUP, "$0.4 trillion", False),
     ("ratio off by more than the tolerance", RATIO, "40%", False),
     ("wrong choice", EXTREME, "Fiscal 2021 was the highest.", False),
@@ -93,6 +98,8 @@ CORRECT = [
     ("change shown as computation", CHANGE, "394,328 - 365,817 = 28,511, i.e. $28,511 million."),
     ("decrease in words", DROP, "It decreased by $334 million."),
     ("decrease with sign", DROP, "-$334 million"),
+    ("outflow lookup stated unsigned", DIVIDENDS, "Apple paid $14,841 million in dividends in fiscal 2022."),
+    ("outflow lookup as printed", DIVIDENDS, "$(14,841) million"),
     ("percent change", PCT, "+7.8%"),
     ("percent change as fraction", PCT, "0.078"),
     ("ratio in percent", RATIO, "43.3%"),

@@ -58,7 +58,8 @@ FIGURE_CASES = [
     ("-$1.2 billion", -1234, "USD millions", 0.0, False),       # 1.2 is 2.8% off 1.234: not a rounding
     ("-$1.23 billion", -1234, "USD millions", 0.0, True),
     ("a loss of $1,234 million", -1234, "USD millions", 0.0, True),  # sign written as a word
-    ("$1,234 million", -1234, "USD millions", 0.0, False),      # positive without a decrease word
+    ("$1,234 million", -1234, "USD millions", 0.0, True),       # a lookup's sign is not asked (outflows)
+    ("it grew by $1,234 million", -1234, "USD millions", 0.0, False),  # ... but an increase is not a decrease
     ("$4.2B", 4200, "USD millions", 0.0, True),
 ]
 

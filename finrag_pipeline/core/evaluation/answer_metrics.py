@@ -76,6 +76,7 @@ class ReferenceValue:
     tolerance: float
     text: str
     half_ulp: float = 0.0      # rounding of the reference itself (half a unit in its last printed digit)
+    signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -91,7 +92,7 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         decimals = printed[0].decimals if printed else 0
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
-                                  0.5 * 10 ** (-decimals) * scale))
+                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False))))
     return out
 
 
@@ -129,14 +130,36 @@ def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
     return [(f.value, f.half_ulp)]
 
 
+_INCREASE_WORDS = re.compile(r"\b(increas\w*|grew|grow\w*|rose|rise[sn]?|rising|up|gain\w*|higher|improv\w*|"
+                             r"inflow|surplus)\b", re.IGNORECASE)
+
+
+def _direction(answer_text: str, f: Figure) -> int:
+    """+1 / -1 when the words just before the figure (same clause) say increase / decrease, else 0."""
+    if f.start < 0:
+        return 0
+    before = re.split(r"[.;:\n]", answer_text[max(0, f.start - 60):f.start])[-1]
+    ups = [m.start() for m in _INCREASE_WORDS.finditer(before)]
+    downs = [m.start() for m in _DECREASE_WORDS.finditer(before)]
+    if not ups and not downs:
+        return 0
+    return 1 if max(ups, default=-1) > max(downs, default=-1) else -1
+
+
 def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool:
     """Does the stated figure ``f`` commit to the value ``ref`` (unit, scale, sign, tolerance)?
 
     allowed error = max(ref.tolerance x |value|, the answer's rounding capped at 0.5% of the value,
-    the reference's own rounding). A negative reference accepts a positive figure only when the
-    answer words it as a decrease ("decreased by $2.1 billion")."""
+    the reference's own rounding). Sign: a figure written negative ("(334)", "-$334") is negative;
+    a positive one worded as a decrease ("decreased by $2.1 billion") is too, and one worded as an
+    increase stays positive. A figure with neither may state a negative reference only when the sign
+    is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
+    for a change (``signed``) the direction must be said."""
+    direction = _direction(answer_text, f)
     for a, rounding in _stated_values(f, ref.unit):
-        if ref.value < 0 < a and _DECREASE_WORDS.search(answer_text):
+        worded_decrease = a > 0 and direction < 0
+        unsigned_lookup = ref.value < 0 < a and direction == 0 and not ref.signed
+        if worded_decrease or unsigned_lookup:
             a = -a
         allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp)
         if _close(a, ref.value, allowed):

@@ -36,12 +36,18 @@ LOOKUP_TOLERANCE = 0.0     # a lookup is exact up to the rounding the answer sho
 
 
 def answer_value(value: float, unit: str | None, *, period: str | None = None, tolerance: float = LOOKUP_TOLERANCE,
-                 text: str | None = None, value_text: str | None = None) -> dict[str, Any]:
-    """One asked quantity from a value printed in a row unit ("USD millions" -> unit "USD", scale 1e6)."""
+                 text: str | None = None, value_text: str | None = None, signed: bool = False) -> dict[str, Any]:
+    """One asked quantity from a value printed in a row unit ("USD millions" -> unit "USD", scale 1e6).
+
+    ``signed`` (an extension of the contract's keys): the value is a change, so an answer must say its
+    direction; a lookup of a printed negative ("(14,081)" dividends paid) may be stated unsigned."""
     base, scale = unit_scale(unit)
     shown = value_text or f"{float(value):.10g}"   # as printed, else with the value's own decimals
-    return {"value": float(value), "unit": base, "scale": scale, "period": period,
-            "tolerance": float(tolerance), "text": text or format_amount(value, unit, shown)}
+    out = {"value": float(value), "unit": base, "scale": scale, "period": period,
+           "tolerance": float(tolerance), "text": text or format_amount(value, unit, shown)}
+    if signed:
+        out["signed"] = True
+    return out
 
 
 def _unit_of_figure(f: Figure) -> str | None:
@@ -111,11 +117,12 @@ def derive_contract(item: QAItem) -> tuple[list[dict[str, Any]], str | None, lis
     if template == "change_abs" and computed and sources:
         unit = sources[0].get("unit")
         return [answer_value(computed[0]["value"], unit, period=sources[0].get("period"),
-                             value_text=sources[0].get("text"))], None, []
+                             value_text=sources[0].get("text"), signed=True)], None, []
     if template in ("change_pct", "ratio_two_pages") and computed:
         v = float(computed[0]["value"])
-        return [answer_value(v, "percent", period=sources[0].get("period") if sources else None,
-                             tolerance=COMPUTED_TOLERANCE, text=f"{v:.1f}%")], None, []
+        value = answer_value(v, "percent", period=sources[0].get("period") if sources else None,
+                             tolerance=COMPUTED_TOLERANCE, text=f"{v:.1f}%", signed=template == "change_pct")
+        return [value], None, []
     if template in ("higher_period", "extreme_year_max", "extreme_year_min") and sources:
         pick = min if template == "extreme_year_min" else max
         best = pick(sources, key=lambda f: float(f["value"]))
