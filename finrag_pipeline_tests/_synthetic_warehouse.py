@@ -11,8 +11,10 @@ Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are le
   * bm25-k5 / corpus: AAPL at 1 filing [1, 1, 1, 1]; at 2 filings AAPL [1, 1, 0, 0] + MSFT [1, 0]
     -> corpus growth 1.0 then 0.5.
   * answers qwen-0.5b / cite / 0.0: states answered, answered, abstained (unanswerable q5),
-    backend_error; figure_match [1, 0, NULL, error] -> 1/3 with coverage 0.75; state_correct
-    [1, 1, 1, 0] -> 0.75. qwen-1.5b: figure_match [1, 1] -> 1.0.
+    backend_error; correctness [1, 0, NULL, error] -> 1/3 with coverage 0.75; state_correct
+    [1, 1, 1, 0] -> 0.75; non_committal [0, 1, NULL, NULL (a failure is not a rate)] -> 0.5;
+    abstention_correct on the unanswerable q5 [1] -> 1.0; block_citation_precision [1, 0.5, -, error]
+    -> 0.5. qwen-1.5b: correctness [1, 1] -> 1.0. sanity_echo (is_sanity): correctness [0, 0] -> 0.
   * paired comparisons, scope filing, k=10, MSFT questions z01..z20: bm25-k10 and hybrid-k10 have
     IDENTICAL rows (ndcg/mrr 1.0 on every question) -> tie, best = bm25-k10 (smaller name):
     hybrid-k10 vs best: delta 0, p = 1, not distinguishable; dense-k10 scores [0.5, 0.25] * 10,
@@ -133,26 +135,32 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
 
 
 def answer_rows() -> list[dict]:
-    def row(run_id, model, qa_id, state, figure, faith, correct, error=None, latency=900.0):
+    def row(run_id, model, qa_id, state, figure, faith, correct, error=None, latency=900.0,
+            non_committal=None, block=None, abstention=None):
         return dict(run_id=run_id, filing_id="AAPL-2022-10K", config_name=f"{model}-cite",
                     config_hash=f"h-{model}", model=model, prompt_type="cite", temperature=0.0,
                     top_p=1.0, retriever="bm25", k=5, qa_id=qa_id, question_type=QTYPE[qa_id],
+                    answerable=QTYPE[qa_id] != "unanswerable", is_sanity=model.startswith("sanity_"),
                     answer="..." if state != "backend_error" else None, citations="[]", response_state=state,
-                    figure_match=figure, grounded=faith, period_ok=figure, citation_precision=faith,
-                    citation_recall=faith, faithfulness=faith, answer_relevancy=faith, state_correct=correct,
+                    correctness=figure, non_committal=non_committal, grounded=faith, period_ok=figure,
+                    citation_precision=faith, citation_recall=faith, block_citation_precision=block,
+                    block_citation_recall=block, abstention_correct=abstention, faithfulness=faith,
+                    answer_relevancy=faith, state_correct=correct,
                     prompt_tokens=800, completion_tokens=60, latency_ms=latency, cost_usd=0.0,
                     error=error, evaluated_at=T1)
 
     small = "qwen-0.5b"
     large = "qwen-1.5b"
     return [
-        row("X1", small, "q1", "answered", 1.0, 0.9, 1.0),
-        row("X1", small, "q2", "answered", 0.0, 0.5, 1.0),
-        row("X1", small, "q5", "abstained", None, None, 1.0),
+        row("X1", small, "q1", "answered", 1.0, 0.9, 1.0, non_committal=0.0, block=1.0),
+        row("X1", small, "q2", "answered", 0.0, 0.5, 1.0, non_committal=1.0, block=0.5),
+        row("X1", small, "q5", "abstained", None, None, 1.0, abstention=1.0),
         # Stored with NULL metrics on purpose: the marts must still score a failure as 0.
         row("X1", small, "q4", "backend_error", None, None, None, error="TimeoutError: llm"),
-        row("X2", large, "q1", "answered", 1.0, 1.0, 1.0),
-        row("X2", large, "q2", "answered", 1.0, 0.8, 1.0),
+        row("X2", large, "q1", "answered", 1.0, 1.0, 1.0, non_committal=0.0, block=1.0),
+        row("X2", large, "q2", "answered", 1.0, 0.8, 1.0, non_committal=0.0, block=1.0),
+        row("X3", "sanity_echo", "q1", "answered", 0.0, 0.0, 1.0, non_committal=1.0, block=1.0),
+        row("X3", "sanity_echo", "q2", "answered", 0.0, 0.0, 1.0, non_committal=1.0, block=1.0),
     ]
 
 

@@ -144,13 +144,19 @@ def test_question_difficulty_lists_the_worst_questions_first(marts):
 
 def test_answer_quality_with_coverage_and_states(marts):
     rows = {r[0]: r[1:] for r in marts.execute("""
-        select model, n_answers, n_errors, figure_match_mean, figure_match_coverage,
-               faithfulness_mean, response_state_distribution, state_correct_mean
+        select model, n_answers, n_errors, correctness_mean, correctness_coverage,
+               faithfulness_mean, response_state_distribution, state_correct_mean, non_committal_mean,
+               abstention_correct_mean, block_citation_precision_mean, is_sanity, n_unanswerable
         from marts.mart_answer_quality""").fetchall()}
-    n, n_err, fig, fig_cov, faith, dist, correct = rows["qwen-0.5b"]
+    n, n_err, fig, fig_cov, faith, dist, correct, non_committal, abstention, block, sanity, n_un = rows["qwen-0.5b"]
     assert (n, n_err) == (4, 1)
     assert fig == pytest.approx(1 / 3)     # [1, 0, error->0]; the abstention's NULL is not applicable
     assert fig_cov == pytest.approx(0.75)
+    assert non_committal == pytest.approx(0.5)   # [0, 1]: the failure is not counted as committal
+    assert abstention == pytest.approx(1.0) and n_un == 1
+    assert block == pytest.approx(0.5)           # [1, 0.5, error->0]
+    assert sanity is False and rows["sanity_echo"][10] is True
+    assert rows["sanity_echo"][2] == pytest.approx(0.0) and rows["sanity_echo"][7] == pytest.approx(1.0)
     assert faith == pytest.approx((0.9 + 0.5 + 0) / 3)
     assert '"abstained":0.25' in dist and '"backend_error":0.25' in dist
     assert correct == pytest.approx(0.75)

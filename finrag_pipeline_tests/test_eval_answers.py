@@ -28,50 +28,54 @@ def hit(text, page, rank, chunk_id=None, filing=F):
                page_start=page, page_end=page, chunk_type="table_row", text=text, stage="test")
 
 
-def ref(value, unit="USD millions", text=""):
-    return am.reference_figures([{"value": value, "unit": unit, "text": text}])
+def values(value, unit="USD millions", tolerance=0.0, period=None):
+    from finrag_pipeline.core.qa.answer_contract import answer_value
+
+    return [answer_value(value, unit, period=period, tolerance=tolerance)]
+
+
+def correct(answer, value, unit="USD millions", tolerance=0.0):
+    return am.correctness(answer, answer_values=values(value, unit, tolerance)).correct
 
 
 # ---------------------------------------------------------------------------------------------
-# figure matching
+# value matching (the full adversarial table is test_answer_scoring.py)
 
 FIGURE_CASES = [
-    ("$394.3 billion", 394328, "USD millions", True),
-    ("$394 billion", 394328, "USD millions", True),        # rounded to whole billions
-    ("$395 billion", 394328, "USD millions", False),       # 394.328 does not round to 395
-    ("394,328 million", 394328, "USD millions", True),
-    ("$394,328", 394328, "USD millions", True),            # table figure quoted without its scale
-    ("$365.8 billion", 394328, "USD millions", False),     # the other year's figure
-    ("12.5%", 12.5, "percent", True),
-    ("12.5%", 0.125, "percent", True),                     # reference stored as a fraction
-    ("13%", 12.5, "percent", True),                        # rounded to whole percent
-    ("14%", 12.5, "percent", False),
-    ("$12.5 million", 12.5, "percent", False),             # an amount is not a percentage
-    ("(1,234)", -1234, "USD millions", True),              # accounting parentheses
-    ("-$1.2 billion", -1234, "USD millions", True),
-    ("a loss of $1.2 billion", -1234, "USD millions", True),  # sign written as a word
-    ("$1.2 billion", -1234, "USD millions", False),        # positive without a decrease word
-    ("$4.2B", 4200, "USD millions", True),
+    ("$394.3 billion", 394328, "USD millions", 0.0, True),
+    ("$394 billion", 394328, "USD millions", 0.0, True),        # rounded to whole billions
+    ("$395 billion", 394328, "USD millions", 0.0, False),       # 394.328 does not round to 395
+    ("394,328 million", 394328, "USD millions", 0.0, True),
+    ("$394,328", 394328, "USD millions", 0.0, False),           # says dollars: the wrong scale
+    ("$365.8 billion", 394328, "USD millions", 0.0, False),     # the other year's figure
+    ("12.5%", 12.5, "percent", 0.0, True),
+    ("12.5%", 0.125, "ratio", 0.0, True),                       # a ratio stated as a percentage
+    ("13%", 12.5, "percent", 0.0, False),                       # a lookup is exact up to 0.5% rounding
+    ("13%", 12.5, "percent", 0.05, True),                       # ... a computed value has its tolerance
+    ("14%", 12.5, "percent", 0.05, False),
+    ("$12.5 million", 12.5, "percent", 0.0, False),             # an amount is not a percentage
+    ("(1,234) million", -1234, "USD millions", 0.0, True),      # accounting parentheses
+    ("-$1.2 billion", -1234, "USD millions", 0.0, False),       # 1.2 is 2.8% off 1.234: not a rounding
+    ("-$1.23 billion", -1234, "USD millions", 0.0, True),
+    ("a loss of $1,234 million", -1234, "USD millions", 0.0, True),  # sign written as a word
+    ("$1,234 million", -1234, "USD millions", 0.0, True),       # a lookup's sign is not asked (outflows)
+    ("it grew by $1,234 million", -1234, "USD millions", 0.0, False),  # ... but an increase is not a decrease
+    ("$4.2B", 4200, "USD millions", 0.0, True),
 ]
 
 
-@pytest.mark.parametrize(("answer", "value", "unit", "ok"), FIGURE_CASES)
-def test_figure_match_table(answer, value, unit, ok):
-    score, _ = am.figure_match(answer, ref(value, unit))
-    assert score == (1.0 if ok else 0.0)
+@pytest.mark.parametrize(("answer", "value", "unit", "tolerance", "ok"), FIGURE_CASES)
+def test_value_match_table(answer, value, unit, tolerance, ok):
+    assert correct(answer, value, unit, tolerance) == (1.0 if ok else 0.0)
 
 
-def test_figure_match_partial_and_undefined():
-    refs = am.reference_figures([{"value": 394328, "unit": "USD millions"}, {"value": 365817, "unit": "USD millions"}])
-    assert am.figure_match("$394,328 million in 2022", refs)[0] == 0.5
-    assert am.figure_match("$394.3 billion and $365.8 billion", refs)[0] == 1.0
-    assert am.figure_match("anything", [])[0] is None
-    assert am.figure_match("no figure here", refs) == (0.0, "the answer states no figure")
-
-
-def test_reference_from_text_only_and_from_reference_answer():
-    assert am.figure_match("$394,328 million", am.reference_figures([{"text": "$394.3 billion"}]))[0] == 1.0
-    assert am.figure_match("394.3 billion dollars", am.reference_figures([], "It was $394,328 million."))[0] == 1.0
+def test_two_asked_values_and_nothing_to_commit_to():
+    two = values(394328) + values(99803)
+    assert am.correctness("$394,328 million and $99,803 million", answer_values=two).correct == 1.0
+    v = am.correctness("$394,328 million", answer_values=two)
+    assert v.correct == 0.0 and "99,803" in v.reason
+    assert am.correctness("anything", answer_values=[]).correct is None
+    assert am.correctness("no figure here", answer_values=values(394328)).non_committal
 
 
 def test_years_and_citation_markers_are_not_figures():
@@ -92,10 +96,12 @@ def test_grounding():
 
 
 def test_period_check():
-    assert am.period_check("In fiscal 2022 sales were $394.3 billion", ["FY2022"])[0] == 1.0
-    assert am.period_check("In fiscal 2021 sales were $365.8 billion", ["FY2022"])[0] == 0.0
-    assert am.period_check("Sales were $394.3 billion", ["FY2022"])[0] == 0.0
-    assert am.period_check("2022 and 2021", ["FY2022", "FY2021"])[0] == 1.0
+    assert am.period_check("In fiscal 2022 sales were $394.3 billion", ["FY2022"], [ROW])[0] == 1.0
+    assert am.period_check("In fiscal 2022 sales were $365.8 billion", ["FY2022"], [ROW])[0] == 0.0
+    assert am.period_check("Sales were $394.3 billion", ["FY2022"], [])[0] == 0.0
+    assert am.period_check("$394,328 million and $365,817 million", ["FY2022", "FY2021"], [ROW])[0] == 1.0
+    assert am.period_check("$351,002 million", ["FY2021"], [TABLE])[0] == 1.0   # header line of dates
+    assert am.period_check("$352,755 million", ["FY2021"], [TABLE])[0] == 0.0
     assert am.period_check("x", [])[0] is None
 
 
@@ -112,18 +118,24 @@ def test_citation_precision_recall():
 
 
 def test_score_answer_state_policy():
-    common = dict(citations=[], cited_texts=[], references=ref(394328), asked_periods=["FY2022"])
+    key = am.AnswerKey(answer_values=values(394328, period="FY2022"), asked_periods=["FY2022"],
+                       gold_page_groups=[[(F, 40)]], gold_block_groups=[["c40"]])
     for state in ("backend_error", "invalid_output", "abstained", "insufficient_context", "no_evidence"):
-        metrics, notes = am.score_answer(answer="", response_state=state, gold_page_groups=[[(F, 40)]], **common)
-        assert all(v == 0.0 for v in metrics.values()), state
-        assert state in notes["figure_match"]
+        metrics, notes = am.score_answer(answer="", response_state=state, citations=[], cited_texts=[], key=key)
+        assert all(v == 0.0 for m, v in metrics.items() if m not in am.RATE_METRICS), state
+        assert metrics["non_committal"] is None and metrics["abstention_correct"] is None
+        assert state in notes["correctness"]
     # an unanswerable question: abstaining is right, other metrics have nothing to compare to
-    metrics, _ = am.score_answer(answer="", response_state="abstained", gold_page_groups=[], **common)
-    assert metrics["state_correct"] == 1.0 and metrics["figure_match"] is None
-    metrics, _ = am.score_answer(answer="", response_state="backend_error", gold_page_groups=[], **common)
-    assert metrics["state_correct"] == 0.0
+    unanswerable = am.AnswerKey(asked_periods=["FY2022"])
+    metrics, _ = am.score_answer(answer="", response_state="abstained", citations=[], cited_texts=[],
+                                 key=unanswerable)
+    assert metrics["state_correct"] == 1.0 and metrics["abstention_correct"] == 1.0
+    assert metrics["correctness"] is None
+    metrics, _ = am.score_answer(answer="", response_state="backend_error", citations=[], cited_texts=[],
+                                 key=unanswerable)
+    assert metrics["state_correct"] == 0.0 and metrics["abstention_correct"] == 0.0
     with pytest.raises(ValueError):
-        am.score_answer(answer="", response_state="weird", gold_page_groups=[], **common)
+        am.score_answer(answer="", response_state="weird", citations=[], cited_texts=[], key=unanswerable)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,7 +148,7 @@ def test_extractive_answers_table_row_with_unit_and_page():
     assert res.response_state == "answered"
     assert "$394,328 million" in res.text and "2022" in res.text
     assert res.citations == [(F, 28, "sales")]
-    assert am.figure_match(res.text, ref(394328))[0] == 1.0
+    assert correct(res.text, 394328) == 1.0
     assert am.grounding(res.text, [ROW])[0] == 1.0
 
 

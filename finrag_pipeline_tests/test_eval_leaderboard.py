@@ -54,7 +54,7 @@ def arow(config, qa_id, figure, *, state="answered", run_id="X1", filing="F1", a
     row = dict.fromkeys(ANSWER_COLUMNS)
     row.update(run_id=run_id, filing_id=filing, config_name=config, model=model or config, prompt_type="standard",
                temperature=0.0, top_p=1.0, retriever="bm25", k=5, qa_id=qa_id, response_state=state,
-               figure_match=figure, grounded=figure, citation_precision=figure, citation_recall=figure,
+               correctness=figure, grounded=figure, citation_precision=figure, citation_recall=figure,
                state_correct=correct, error=error, evaluated_at=at)
     return row
 
@@ -241,18 +241,18 @@ def test_answer_leaderboard_and_comparisons():
     rows += [arow("weak", q, None, state="backend_error", error="Timeout", correct=None) for q in qas[10:]]
     rows += [arow("weak", "u1", None, state="abstained", correct=1.0)]        # unanswerable, not scored
     res = compute_statistics(None, pd.DataFrame(rows), stats=FAST)
-    weak = board_row(res, "weak", "figure_match", kind="answer")
+    weak = board_row(res, "weak", "correctness", kind="answer")
     assert (weak["mean"], weak["n"], weak["n_total"], weak["n_failed"], weak["n_questions"]) == (0.0, 20, 21, 10, 21)
     assert weak["scope"] is None and weak["model"] == "weak" and weak["top_p"] == 1.0
     sc = board_row(res, "weak", "state_correct", kind="answer")
     assert sc["mean"] == pytest.approx(1 / 21)                               # failures 0, u1 right
-    twin = cmp_row(res, "twin", "figure_match", kind="answer")
+    twin = cmp_row(res, "twin", "correctness", kind="answer")
     assert (twin["best_config_name"], twin["mean_diff"], twin["p_value"], twin["distinguishable"]) == (
         "good", 0.0, 1.0, False)
-    w = cmp_row(res, "weak", "figure_match", kind="answer")
+    w = cmp_row(res, "weak", "correctness", kind="answer")
     assert (w["mean_diff"], w["ci_low"], w["ci_high"], w["distinguishable"], w["n_pairs"]) == (
         -1.0, -1.0, -1.0, True, 20)
-    assert w["best_by"] == "figure_match" and w["p_value"] == pytest.approx(1 / (1 + FAST.n_perm))
+    assert w["best_by"] == "correctness" and w["p_value"] == pytest.approx(1 / (1 + FAST.n_perm))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,8 +269,8 @@ def test_build_writes_and_fully_replaces_the_tables(tmp_path):
     assert n_cmp == len(second.comparisons) > 0
     assert wh.query_df("select distinct built_at from eval.leaderboard")["built_at"].tolist() == [
         pd.Timestamp(T1 + dt.timedelta(days=1))]
-    # 7 retrieval configs x 13 metrics + 2 answer configs x 8 answer metrics
-    assert n_board == 7 * 13 + 2 * 8
+    # 7 retrieval configs x 13 metrics + 3 answer configs (one a sanity answerer) x 12 answer metrics
+    assert n_board == 7 * 13 + 3 * 12
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         types = dict(con.execute("select column_name, data_type from information_schema.columns "
                                  "where table_schema = 'eval' and table_name = 'comparisons'").fetchall())

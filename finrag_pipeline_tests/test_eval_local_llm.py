@@ -26,7 +26,7 @@ def corpus(tmp_path_factory):
 
 
 def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
-    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS
+    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, RATE_METRICS
     from finrag_pipeline.core.evaluation.answerers import LLMAnswerer
     from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_answer_eval
     from finrag_pipeline.core.llm.client import LLMClient
@@ -46,6 +46,10 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
                     "retriever": "bm25_features", "k": 2, "scope": "filing", "max_questions": 3}})
 
     def answerer_factory(cfg):
+        if cfg.is_sanity:  # the sanity answerers run beside every evaluation; they need no model
+            from finrag_pipeline.core.evaluation.runner import default_answerer_factory
+
+            return default_answerer_factory(cfg)
         # default_answerer_factory with a small token budget and a fresh response cache (no cached
         # answers: tokens and latency come from real calls).
         client = LLMClient.from_registry(cfg.model, cache_dir=tmp_path / "llm-cache", max_tokens=MAX_TOKENS)
@@ -59,7 +63,7 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
     print(f"\nanswer eval: {elapsed:.1f}s for {len(rows)} answers")
     for r in rows:
         print(f"  {r['model']:<11} {r['qa_id']:<13} {r['response_state']:<15} tokens={r['prompt_tokens']}+"
-              f"{r['completion_tokens']} {r['latency_ms']:.0f}ms figure_match={r['figure_match']} "
+              f"{r['completion_tokens']} {r['latency_ms']:.0f}ms correctness={r['correctness']} "
               f"answer={r['answer'][:90]!r}")
 
     local = [r for r in rows if r["model"] == "local-0.5b"]
@@ -74,15 +78,15 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
         assert r["latency_ms"] > 0, r
         assert r["cost_usd"] == 0.0
         assert r["retriever"] == "bm25_features" and r["k"] == 2
-    # Failures are stored as 0 on every metric, never NULL.
+    # Failures are stored as 0 on every score, never NULL (the rates non_committal/abstention_correct aside).
     for r in [*local, *broken]:
         if r["response_state"] in FAILURES:
-            assert all(r[m] == 0.0 for m in ANSWER_METRICS), r
+            assert all(r[m] == 0.0 for m in ANSWER_METRICS if m not in RATE_METRICS), r
     assert {r["response_state"] for r in broken} == {"invalid_output"}
 
     # aggregate: failures count as 0 (in n_total and n_scored), so they lower the mean.
     df = pd.DataFrame(rows)
-    agg = aggregate(df, by=["config_name"], metrics=["figure_match", "state_correct"], n_boot=200)
+    agg = aggregate(df, by=["config_name"], metrics=["correctness", "state_correct"], n_boot=200)
     by_model = dict(zip(df["config_name"], df["model"], strict=False))
     for rec in agg.to_dict("records"):
         group = df[df["config_name"] == rec["config_name"]]

@@ -7,12 +7,14 @@ import re
 import pandas as pd
 import pytest
 
-from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, LLMAnswerer
+from finrag_pipeline.core.evaluation.answerers import LLMAnswerer
 from finrag_pipeline.core.evaluation.runner import (
+    SANITY_ANSWERERS,
     EvalMatrix,
     aggregate,
     compare_configs,
     config_hash,
+    default_answerer_factory,
     run_answer_eval,
     run_retrieval_eval,
 )
@@ -59,8 +61,11 @@ def factory(name, chunking):
 
 
 def qa(qa_id, question, groups, periods=("FY2022",), figures=(), qtype="numerical"):
+    from finrag_pipeline.core.qa.answer_contract import answer_value
+
     return QAItem(qa_id=qa_id, filing_id=F, question=question, reference_answer="", question_type=qtype,
                   periods=list(periods), answer_figures=list(figures),
+                  answer_values=[answer_value(f["value"], f["unit"], period=f.get("period")) for f in figures],
                   evidence=[[EvidencePlace(c, p, f) for c, p, f in g] for g in groups])
 
 
@@ -89,8 +94,10 @@ def test_matrix_yaml_loads_and_narrows():
                  prompt_types=["standard", "few_shot"], n_boot=100, chunking=None)
     assert n.retrieval.retrievers == ["bm25"] and n.retrieval.top_k == [5] and n.stats.n_boot == 100
     assert [c.name for c in n.retrieval_configs()] == ["bm25@5"]
-    # extractive ignores prompt/decoding: one config, the LLM gets one per prompt type
-    assert len(n.answer_configs()) == 3
+    # extractive ignores prompt/decoding: one config, the LLM gets one per prompt type; the four sanity
+    # answerers always run beside them, one config each
+    names = [c.name for c in n.answer_configs()]
+    assert len(names) == 3 + 4 and sum(name.startswith("sanity_") for name in names) == 4
     with pytest.raises(ValueError):
         m.narrow(nonsense=1)
     with pytest.raises(ValueError):
@@ -208,21 +215,26 @@ def test_answer_eval_failures_and_abstentions_lower_the_mean():
                      max_retries=0, timeout_s=5)
 
     def answerers(cfg):
-        return ExtractiveAnswerer() if cfg.model == "extractive" else LLMAnswerer(dead, name=cfg.name)
+        return LLMAnswerer(dead, name=cfg.name) if cfg.model == "dead-model" else default_answerer_factory(cfg)
 
     matrix = MATRIX.narrow(models=["extractive", "dead-model"], retriever="overlap", k=3)
     runs, rows = run_answer_eval(items, factory, matrix, F, "v1", answerer_factory=answerers)
     assert list(rows[0]) == ddl_columns("eval.answer_results")
     df = pd.DataFrame(rows)
     ex = df[df.model == "extractive"].set_index("qa_id")
-    assert ex.loc["q1"].response_state == "answered" and ex.loc["q1"].figure_match == 1.0
+    assert ex.loc["q1"].response_state == "answered" and ex.loc["q1"].correctness == 1.0
     assert ex.loc["q1"].grounded == 1.0 and ex.loc["q1"].period_ok == 1.0 and ex.loc["q1"].citation_recall == 1.0
-    assert ex.loc["q5"].response_state == "insufficient_context" and ex.loc["q5"].figure_match == 0.0
+    assert ex.loc["q1"].block_citation_recall == 1.0 and ex.loc["q1"].non_committal == 0.0
+    assert ex.loc["q5"].response_state == "insufficient_context" and ex.loc["q5"].correctness == 0.0
     agg = aggregate(df, by=["config_name"], n_boot=100).set_index(["config_name", "metric"])
-    ext = agg.loc[("extractive@overlap@3", "figure_match")]
+    ext = agg.loc[("extractive@overlap@3", "correctness")]
     assert ext["mean"] == 0.5 and ext.n_scored == 2          # the abstention lowered the mean
-    dead_row = agg.loc[("dead-model/standard/t0/p1@overlap@3", "figure_match")]
+    dead_row = agg.loc[("dead-model/standard/t0/p1@overlap@3", "correctness")]
     assert dead_row["mean"] == 0.0 and dead_row.n_scored == 2 and dead_row.n_error == 2  # errors did not vanish
+    # the sanity answerers ran beside them, marked, and earned nothing
+    sanity = df[df.is_sanity]
+    assert set(sanity.model) == set(SANITY_ANSWERERS) and not df[~df.is_sanity].model.str.startswith("sanity").any()
+    assert (sanity.correctness.fillna(0.0) == 0.0).all()
     assert {r["status"] for r in runs} == {"ok", "error"}
     faith = agg.loc[("extractive@overlap@3", "faithfulness")]
     assert faith.n_scored == 1 and faith.coverage == 0.5      # no judge: NULL with a reason, shown as coverage

@@ -65,3 +65,35 @@ def test_plain_jsonl_and_csv(tmp_path, filings):
     res = import_plain(csv_path, filings)
     assert res.items[0].source == "csv" and len(res.items[0].evidence) == 1
     assert {"stage": "import", "reason": "page_out_of_range", "count": 1} in res.log
+
+
+def test_financebench_answers_become_answer_values(imported):
+    by_fb = {i.metadata["financebench_id"]: i for i in imported.items}
+    (v,) = by_fb["fb_test_001"].answer_values            # "$394,328 million": one figure
+    assert (v["value"], v["unit"], v["scale"], v["tolerance"]) == (394328.0, "USD", 1e6, 0.0)
+    (v,) = by_fb["fb_test_003"].answer_values            # "About 18.8% (74,200 / 394,328)": computation in parens
+    assert (v["value"], v["unit"], v["tolerance"]) == (18.8, "percent", 0.01)
+    assert by_fb["fb_test_003"].answer_figures == []     # FinanceBench gives no inputs
+
+
+def test_plain_answer_value_column(tmp_path, filings):
+    from finrag_pipeline.core.evaluation.answer_metrics import correctness
+
+    apple = filings[0].meta
+    csv_path = tmp_path / "qa.csv"
+    csv_path.write_text(
+        "question,answer,filing_id,evidence_pages,answer_value,answer_unit,answer_period,answer_choice,choice_options\n"
+        f"What was net income in 2022?,It was $99.8 billion.,{apple.filing_id},32,99803,USD millions,FY2022,,\n"
+        f"Gross margin?,The margin rose.,{apple.filing_id},32,43.3%,,,,\n"
+        f"Narrative?,Apple designs phones.,{apple.filing_id},32,,,,,\n"
+        f"Higher year?,2022,{apple.filing_id},32,,,,FY2022,FY2022;FY2021\n"
+        f"Broken?,x,{apple.filing_id},32,lots,,,,\n")
+    res = import_plain(csv_path, filings)
+    ni, margin, narrative, choice = res.items
+    assert ni.answer_values[0] | {"text": None} == {"value": 99803.0, "unit": "USD", "scale": 1e6,
+                                                   "period": "FY2022", "tolerance": 0.0, "text": None}
+    assert correctness("$99.8 billion", answer_values=ni.answer_values).correct == 1.0
+    assert margin.answer_values[0]["unit"] == "percent" and margin.answer_values[0]["value"] == 43.3
+    assert narrative.answer_values == [] and narrative.answer_choice is None   # a sentence asks for no value
+    assert choice.answer_choice == "FY2022" and choice.metadata["choice_options"] == ["FY2022", "FY2021"]
+    assert {"stage": "import", "reason": "bad_answer_value", "count": 1} in res.log

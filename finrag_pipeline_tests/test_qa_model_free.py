@@ -6,10 +6,10 @@ from collections import Counter
 import pytest
 from _qa_sample import ALL_SAMPLES, load_sample
 
+from finrag_pipeline.core.numbers import figure_in_text, format_amount
 from finrag_pipeline.core.qa import QAConfig, generate_qa_set
 from finrag_pipeline.core.qa.filters import source_figures
 from finrag_pipeline.core.qa.model_free import generate_model_free
-from finrag_pipeline.core.qa.numbers import figure_in_text
 
 ALL_TYPES = {"factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
 NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})
@@ -121,3 +121,43 @@ def test_every_sample_filing_parsed_by_ingest(name):
     assert len(result.items) >= 24, counts
     assert set(counts) == ALL_TYPES, counts
     assert_figures_on_evidence_pages(result.items, sample)
+
+
+def test_every_item_carries_its_answer_contract_and_its_reference_answer_scores_one(apple_items):
+    """answer_values / answer_choice per template; the inputs stay in answer_figures; the generator's own
+    reference answer commits to the contract under the scoring rules (and its inputs alone do not)."""
+    from finrag_pipeline.core.evaluation.answer_metrics import correctness
+    from finrag_pipeline.core.qa.answer_contract import contract_options
+
+    items, _ = apple_items
+    seen = set()
+    for item in items:
+        template = item.metadata["template"]
+        seen.add(template.split("_")[0])
+        sources = [f for f in item.answer_figures if f.get("role") == "source"]
+        if item.question_type == "unanswerable":
+            assert item.answer_values == [] and item.answer_choice is None
+            continue
+        if template in ("higher_period", "extreme_year_max", "extreme_year_min"):
+            pick = min if template == "extreme_year_min" else max
+            assert item.answer_values == []
+            assert item.answer_choice == pick(sources, key=lambda f: f["value"])["period"]
+            assert sorted(item.metadata["choice_options"]) == sorted(f["period"] for f in sources)
+        elif template.startswith("factual"):
+            (v,) = item.answer_values
+            assert v["value"] == sources[0]["value"] and v["period"] == sources[0]["period"] and v["tolerance"] == 0
+        elif template == "change_abs":
+            (v,) = item.answer_values
+            assert v["value"] == pytest.approx(sources[0]["value"] - sources[1]["value"]) and v["signed"]
+        elif template in ("change_pct", "ratio_two_pages"):
+            (v,) = item.answer_values
+            assert v["unit"] == "percent" and v["tolerance"] == 0.01
+        verdict = correctness(item.reference_answer, question=item.question, answer_values=item.answer_values,
+                              answer_choice=item.answer_choice, choice_options=contract_options(item),
+                              inputs=item.answer_figures)
+        assert verdict.correct == 1.0, (item.question, item.reference_answer, verdict)
+        if template in ("change_abs", "change_pct"):
+            inputs_only = " and ".join(format_amount(f["value"], f["unit"], f["text"]) for f in sources)
+            assert correctness(inputs_only, question=item.question, answer_values=item.answer_values,
+                               inputs=item.answer_figures).correct == 0.0
+    assert {"factual", "change", "higher", "extreme", "ratio", "two", "absent"} <= seen

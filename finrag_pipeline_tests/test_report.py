@@ -77,7 +77,7 @@ def assert_fallback_matches_marts(with_marts, without_marts) -> None:
         frames.append((board[keys + cols].astype({c: "float64" for c in cols}),
                        quality.sort_values("model").reset_index(drop=True)))
     pd.testing.assert_frame_equal(frames[0][0], frames[1][0], check_dtype=False)
-    answer_cols = ["figure_match_mean", "figure_match_ci_low", "faithfulness_mean", "faithfulness_coverage",
+    answer_cols = ["correctness_mean", "correctness_ci_low", "faithfulness_mean", "faithfulness_coverage",
                    "state_correct_mean"]
     pd.testing.assert_frame_equal(frames[0][1][answer_cols].astype("float64"),
                                   frames[1][1][answer_cols].astype("float64"))
@@ -106,3 +106,42 @@ def test_report_with_retrieval_but_no_answers(tmp_path):
     text = build_report(wh, tmp_path / "report.html").read_text()
     assert "No answer evaluation yet." in text
     assert 'id="chart-leaderboard-filing"' in text
+
+
+def test_report_sanity_checks_section(tmp_path):
+    """Sanity answerers with their correctness on answerable questions (<= 0.05: ok), and sanity_random's
+    chunk hit rate beside its chance level 1 - C(N-g, k)/C(N, k)."""
+    import json
+    from math import comb
+
+    from finrag_pipeline.core.evaluation.runner import RETRIEVAL_COLUMNS
+    from finrag_pipeline.core.reporting.report import load_random_retrieval, load_sanity_answers
+
+    wh_path = tmp_path / "warehouse.duckdb"
+    wh = build_synthetic_warehouse(wh_path)
+    f = "AAPL-2022-10K"
+    # 20 leaf chunks in the filing; q1 has 2 evidence chunks, q2 one: chance at k=5 = mean of
+    # 1 - C(18,5)/C(20,5) and 1 - C(19,5)/C(20,5)
+    wh.replace_rows("core.chunks", [{"chunk_id": f"c{i}", "filing_id": f, "is_leaf": True} for i in range(20)],
+                    where={"filing_id": f})
+    ev = {"q1": [[{"chunk_id": "c1", "page": 1, "filing_id": f}, {"chunk_id": "c2", "page": 1, "filing_id": f}]],
+          "q2": [[{"chunk_id": "c3", "page": 2, "filing_id": f}]]}
+    wh.replace_rows("qa.items", [{"qa_id": q, "filing_id": f, "evidence": json.dumps(e)} for q, e in ev.items()],
+                    where={"qa_id": list(ev)})
+    rows = []
+    for qa_id, hit in (("q1", 1.0), ("q2", 0.0)):
+        row = dict.fromkeys(RETRIEVAL_COLUMNS)
+        row.update(run_id="R9", filing_id=f, scope="filing", config_name="sanity_random@5", retriever="sanity_random",
+                   k=5, qa_id=qa_id, hit_chunk=hit, status="ok", evaluated_at=pd.Timestamp("2026-01-01"))
+        rows.append(row)
+    wh.replace_rows("eval.retrieval_results", rows, where={"run_id": "R9"})
+    with duckdb.connect(str(wh_path), read_only=True) as con:
+        answers = load_sanity_answers(con).set_index("model")
+        rnd = load_random_retrieval(con)
+    assert list(answers.index) == ["sanity_echo"]
+    assert answers.loc["sanity_echo", "correctness"] == 0.0 and answers.loc["sanity_echo", "check"] == "ok"
+    expected = ((1 - comb(18, 5) / comb(20, 5)) + (1 - comb(19, 5) / comb(20, 5))) / 2
+    (row,) = rnd.to_dict("records")
+    assert row["chance_level"] == pytest.approx(expected) and row["hit_chunk"] == 0.5 and row["n_questions"] == 2
+    text = build_report(wh_path, tmp_path / "r.html").read_text()
+    assert "Sanity checks" in text and 'class="sanity-answers"' in text and 'class="sanity-random"' in text

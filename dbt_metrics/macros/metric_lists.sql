@@ -31,17 +31,24 @@
     ]) }}
 {%- endmacro %}
 
-{#- Answer metrics: figure match and state_correct are 0/1; the others are graded scores in [0, 1]. -#}
+{#- Answer metrics (core/evaluation/answer_metrics.ANSWER_METRICS). correctness, non_committal,
+    abstention_correct and state_correct are 0/1; the others are graded scores in [0, 1]. `rate`: a
+    behaviour rate, not a score, so a failed answer is NOT set to 0 (non_committal is measured on
+    answered answerable questions, abstention_correct on unanswerable ones; NULL elsewhere). -#}
 {% macro answer_metrics() -%}
     {{ return([
-        {'name': 'figure_match', 'binary': true},
-        {'name': 'grounded', 'binary': false},
-        {'name': 'period_ok', 'binary': false},
-        {'name': 'citation_precision', 'binary': false},
-        {'name': 'citation_recall', 'binary': false},
-        {'name': 'faithfulness', 'binary': false},
-        {'name': 'answer_relevancy', 'binary': false},
-        {'name': 'state_correct', 'binary': true},
+        {'name': 'correctness', 'binary': true, 'rate': false},
+        {'name': 'non_committal', 'binary': true, 'rate': true},
+        {'name': 'grounded', 'binary': false, 'rate': false},
+        {'name': 'period_ok', 'binary': false, 'rate': false},
+        {'name': 'citation_precision', 'binary': false, 'rate': false},
+        {'name': 'citation_recall', 'binary': false, 'rate': false},
+        {'name': 'block_citation_precision', 'binary': false, 'rate': false},
+        {'name': 'block_citation_recall', 'binary': false, 'rate': false},
+        {'name': 'abstention_correct', 'binary': true, 'rate': true},
+        {'name': 'faithfulness', 'binary': false, 'rate': false},
+        {'name': 'answer_relevancy', 'binary': false, 'rate': false},
+        {'name': 'state_correct', 'binary': true, 'rate': false},
     ]) }}
 {%- endmacro %}
 

@@ -203,7 +203,9 @@ class QAItem(_Row):
     question: str
     reference_answer: str
     question_type: str        # factual | numerical | comparative | temporal | multi-page | unanswerable | narrative
-    answer_figures: list[dict[str, Any]] = field(default_factory=list)  # [{value, unit, period, text}]
+    # Inputs the answer is computed from, as provenance ([{value, unit, period, text, role}]): quoting
+    # them is context, never a match (docs/METRICS.md "Correctness").
+    answer_figures: list[dict[str, Any]] = field(default_factory=list)
     periods: list[str] = field(default_factory=list)                     # ["FY2022", "FY2021"]
     evidence: list[list[EvidencePlace]] = field(default_factory=list)
     computation: str | None = None       # e.g. "394328 - 365817 = 28511"
@@ -214,4 +216,9 @@ class QAItem(_Row):
     status: str = "accepted"             # accepted | rejected | edited | pending_review
     source: str = "generated"            # generated | financebench | jsonl | csv
     metadata: dict[str, Any] = field(default_factory=dict)
-    json_fields = ("answer_figures", "periods", "evidence", "metadata")
+    # What the answer must commit to (core/qa/answer_contract.py): one dict per asked quantity,
+    # {"value", "unit", "scale", "period", "tolerance" (relative), "text"}; or, for a choice question,
+    # the chosen option ("FY2022", a segment, "higher") among metadata["choice_options"].
+    answer_values: list[dict[str, Any]] = field(default_factory=list)
+    answer_choice: str | None = None
+    json_fields = ("answer_figures", "periods", "evidence", "metadata", "answer_values")

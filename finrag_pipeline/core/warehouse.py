@@ -58,7 +58,8 @@ TABLE_DDL: dict[str, str] = {
         qa_id VARCHAR, filing_id VARCHAR, question VARCHAR, reference_answer VARCHAR,
         question_type VARCHAR, answer_figures VARCHAR, periods VARCHAR, evidence VARCHAR,
         computation VARCHAR, generator VARCHAR, generator_version VARCHAR, prompt_hash VARCHAR,
-        difficulty VARCHAR, status VARCHAR, source VARCHAR, metadata VARCHAR""",
+        difficulty VARCHAR, status VARCHAR, source VARCHAR, metadata VARCHAR, answer_values VARCHAR,
+        answer_choice VARCHAR""",
     "qa.generation_log": """
         filing_id VARCHAR, generator VARCHAR, stage VARCHAR, reason VARCHAR, count INTEGER,
         logged_at TIMESTAMP DEFAULT current_timestamp""",
@@ -88,8 +89,10 @@ TABLE_DDL: dict[str, str] = {
         run_id VARCHAR, filing_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, model VARCHAR,
         prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, retriever VARCHAR, k INTEGER,
         qa_id VARCHAR, question_type VARCHAR, answer VARCHAR, citations VARCHAR,
-        response_state VARCHAR, figure_match DOUBLE, grounded DOUBLE, period_ok DOUBLE,
-        citation_precision DOUBLE, citation_recall DOUBLE, faithfulness DOUBLE,
+        answerable BOOLEAN, is_sanity BOOLEAN,
+        response_state VARCHAR, correctness DOUBLE, non_committal DOUBLE, grounded DOUBLE, period_ok DOUBLE,
+        citation_precision DOUBLE, citation_recall DOUBLE, block_citation_precision DOUBLE,
+        block_citation_recall DOUBLE, abstention_correct DOUBLE, faithfulness DOUBLE,
         answer_relevancy DOUBLE, state_correct DOUBLE, judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
         completion_tokens INTEGER, latency_ms DOUBLE, cost_usd DOUBLE, error VARCHAR,
         evaluated_at TIMESTAMP""",
@@ -103,7 +106,7 @@ TABLE_DDL: dict[str, str] = {
         n_no_relevant INTEGER, n_failed INTEGER, n_filings INTEGER, confidence DOUBLE, n_boot INTEGER,
         seed INTEGER, built_at TIMESTAMP""",
     # Each configuration vs the best of its group (retrieval: scope x k by ndcg_page; answers: by
-    # figure_match) on the same questions: mean_diff = config - best, paired CI, permutation p-value.
+    # correctness) on the same questions: mean_diff = config - best, paired CI, permutation p-value.
     "eval.comparisons": """
         kind VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR, k INTEGER, chunking VARCHAR,
         model VARCHAR, prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, best_config_name VARCHAR,
@@ -240,11 +243,14 @@ def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection, ddl: Mapping[str, str] | None = None) -> None:
+    """Create missing tables, and add the columns a newer DDL has to a table an older version made
+    (a migration: existing rows get NULL, which readers treat as "not recorded", e.g.
+    qa.items.answer_values is derived on load by core/qa/answer_contract.py)."""
     # One catalog query instead of two DDL statements per table: every writable connection calls this.
     existing: dict[str, set[str]] = {}
     for schema, table, column in con.execute(
             "SELECT table_schema, table_name, column_name FROM information_schema.columns").fetchall():
-        existing.setdefault(f"{schema}.{table}", set()).add(column)
+        existing.setdefault(f"{schema}.{table}", set()).add(column.lower())
     for name, columns in (ddl or TABLE_DDL).items():
         if name in existing:
             _add_missing_columns(con, name, columns, existing[name])
@@ -258,7 +264,7 @@ def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str, columns: str
     """A warehouse written by an older version gains the columns added since (NULL for old rows)."""
     for col_def in re.split(r",\s*(?![^()]*\))", " ".join(columns.split())):
         col = col_def.split(" ", 1)[0]
-        if col and col not in have:
+        if col and col.lower() not in have:
             con.execute(f"ALTER TABLE {name} ADD COLUMN {col_def.split(' DEFAULT')[0]}")
 
 

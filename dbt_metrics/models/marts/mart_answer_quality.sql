@@ -1,4 +1,7 @@
 -- Answer quality per model x prompt type x temperature (newest run of every answer config x filing).
+-- correctness is measured on answerable questions, abstention_correct on unanswerable ones (each is
+-- NULL elsewhere), non_committal on answered answerable ones; is_sanity marks the lazy baselines
+-- (core/evaluation/sanity_answerers.py) whose correctness must stay <= 0.05.
 -- Failed answers score 0; a metric NULL on a successful answer is not applicable and left out of
 -- that metric's mean, so every metric carries its `_coverage` (share of answers it was measured on).
 with latest as (
@@ -24,6 +27,9 @@ select
     count(distinct a.config_name) as n_configs,
     count(distinct a.filing_id) as n_filings,
     count(*) as n_answers,
+    bool_or(a.is_sanity) as is_sanity,
+    count(*) filter (where a.answerable) as n_answerable,
+    count(*) filter (where not a.answerable) as n_unanswerable,
     count(*) filter (where a.is_error) as n_errors,
     avg(case when a.is_error then 1.0 else 0.0 end) as error_rate,
     any_value(d.response_state_distribution) as response_state_distribution,

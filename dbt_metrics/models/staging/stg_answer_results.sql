@@ -3,6 +3,7 @@
 -- invalid_output) score 0 on every metric (the engine already stores 0; enforced here too), and a
 -- NULL on a non-failed answer means "not applicable" (no figure to match, no judge configured, an
 -- unanswerable question correctly not answered): left out of that metric's mean, reported as coverage.
+-- The rates non_committal and abstention_correct are kept as recorded (a failure is neither).
 with src as (
     select
         *,
@@ -25,8 +26,15 @@ select
     question_type,
     coalesce(response_state, case when _failed then 'backend_error' else 'unknown' end) as response_state,
     _failed as is_error,
+    coalesce(answerable, true) as answerable,
+    coalesce(is_sanity, false) as is_sanity,
     {% for m in answer_metrics() -%}
-    case when _failed then 0.0 else {{ m.name }} end as {{ m.name }},
+    {% if m.rate -%}
+    {{ m.name }},
+    {%- else -%}
+    case when _failed and ({{ m.name }} is not null or coalesce(answerable, true)) then 0.0 else {{ m.name }} end
+        as {{ m.name }},
+    {%- endif %}
     {% endfor -%}
     prompt_tokens,
     completion_tokens,

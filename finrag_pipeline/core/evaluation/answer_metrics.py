@@ -1,10 +1,13 @@
-"""Answer metrics: figure match, grounding, period check, page citations, LLM-as-judge.
+"""Answer metrics: commit-to-an-answer correctness, strict grounding and periods, citations, LLM judge.
 
 Every metric returns ``(value, reason)``: ``value`` is a float in [0, 1], or ``None`` when it cannot
-be computed (no reference figure, no gold page, judge failed, ...), and ``reason`` says why in
-words. A value that cannot be computed is never filled in. The scoring policy per response state
-(failures and unwanted abstentions score 0) lives in :func:`score_answer`; definitions are in
-docs/METRICS.md.
+be computed (nothing to commit to, no gold block, judge failed, ...), and ``reason`` says why in
+words. A value that cannot be computed is never filled in. The per-response-state policy lives in
+:func:`score_answer`; every rule has a worked example in docs/METRICS.md.
+
+What an answer must commit to is the QA item's answer contract (``QAItem.answer_values`` /
+``answer_choice``); the figures a question is computed from (``answer_figures``) are provenance: they
+may be quoted as context but never count as the answer.
 """
 
 from __future__ import annotations
@@ -15,237 +18,513 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from finrag_pipeline.core.numbers import NOISE_RE, Figure, parse_figures, scale_of_text, unit_scale, years_in
+
+__all__ = ["ANSWER_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
+           "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
+           "reference_values", "LLMJudge"]
+
 ANSWERED = "answered"
 FAILURE_STATES = frozenset({"backend_error", "invalid_output"})
 NON_ANSWER_STATES = frozenset({"abstained", "insufficient_context", "no_evidence"})
 RESPONSE_STATES = frozenset({ANSWERED}) | FAILURE_STATES | NON_ANSWER_STATES
-ANSWER_METRICS = ("figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
-                  "faithfulness", "answer_relevancy", "state_correct")
+ANSWER_METRICS = ("correctness", "non_committal", "grounded", "period_ok", "citation_precision",
+                  "citation_recall", "block_citation_precision", "block_citation_recall",
+                  "abstention_correct", "faithfulness", "answer_relevancy", "state_correct")
+# Rates that describe behaviour rather than score it: never set to 0 for a failed answer.
+RATE_METRICS = frozenset({"non_committal", "abstention_correct"})
 
-_SCALES = {"thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "m": 1e6,
-           "mm": 1e6, "mn": 1e6, "billion": 1e9, "billions": 1e9, "b": 1e9, "bn": 1e9,
-           "trillion": 1e12, "trillions": 1e12}
-# Scales a figure printed WITHOUT a scale word may carry (table cells live under "(In millions)").
-_IMPLICIT_SCALES = (1.0, 1e3, 1e6, 1e9)
-
-_NUM_RE = re.compile(
-    r"(?<![\w.])(?P<open>\()?\s*(?P<sign>[-\u2212\u2013])?\s*(?P<cur>\$|USD\s?|US\$)?\s*(?P<open2>\()?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-    r"(?P<close>\))?"
-    r"(?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mm|mn|[bmk])(?![a-z]))?"
-    r"(?:\s*(?P<pct>%|percent\b|per\s+cent\b))?",
-    re.IGNORECASE,
-)
-# Not figures: citation markers and section numbers ("p. 40", "page 40", "Item 7").
-_NOISE_RE = re.compile(r"\b(?:pages?|pp?\.|item|note|part)\s*\d+[a-z]?(?:\s*[-,]\s*\d+)*"
-                       r"|\b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d[\w-]*"     # identifiers: AAPL-2022-10K
-                       r"|\b\d{1,2}-[kq]\b",                            # form names: 10-K, 10-Q, 8-K
-                       re.IGNORECASE)
-_YEAR_RE = re.compile(r"(?<![\d,.$])(?:FY\s?)?((?:19|20)\d{2})(?![\d,])", re.IGNORECASE)
+# Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
+# "$0.4 trillion").
+MAX_ROUNDING = 0.005
 _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|drop\w*|negative|down|deficit|"
-                             r"reduc\w*|outflow)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number as written: ``value`` has sign and scale applied (USD 394.3 billion -> 3.943e11)."""
-
-    value: float
-    decimals: int          # digits shown after the decimal point (rounding precision)
-    scale: float           # explicit scale word applied (1.0 when none was written)
-    explicit_scale: bool
-    percent: bool
-    currency: bool
-    text: str
-
-    @property
-    def is_year(self) -> bool:
-        return (not self.percent and not self.currency and not self.explicit_scale and self.decimals == 0
-                and 1900 <= self.value <= 2100 and "," not in self.text)
-
-    @property
-    def tolerance(self) -> float:
-        """Half a unit in the last place shown: '394.3 billion' stands for anything within 0.05e9."""
-        return 0.5 * 10 ** (-self.decimals) * self.scale
-
-
-def parse_figures(text: str, *, keep_years: bool = False) -> list[Figure]:
-    """Every number in ``text`` (citation markers like 'p. 40' removed), with unit and sign.
-
-    Parentheses around a number mean negative (accounting style), as does a leading minus.
-    Years (1900-2100 written without comma, currency, scale or percent) are dropped unless asked.
-    """
-    text = _NOISE_RE.sub(" ", text or "")
-    out = []
-    for m in _NUM_RE.finditer(text):
-        raw = m.group("num")
-        value = float(raw.replace(",", ""))
-        decimals = len(raw.split(".")[1]) if "." in raw else 0
-        scale_word = (m.group("scale") or "").lower()
-        # a lone b/m/k is a scale only right after a number with a currency sign ("$4.2B")
-        if scale_word in ("b", "m", "k") and not m.group("cur"):
-            scale_word = ""
-        scale = _SCALES.get(scale_word, 1.0)
-        negative = bool(m.group("sign")) or bool((m.group("open") or m.group("open2")) and m.group("close"))
-        fig = Figure(value=(-1 if negative else 1) * value * scale, decimals=decimals, scale=scale,
-                     explicit_scale=bool(scale_word), percent=bool(m.group("pct")),
-                     currency=bool(m.group("cur")), text=m.group(0).strip())
-        if fig.is_year and not keep_years:
-            continue
-        out.append(fig)
-    return out
-
-
-def years_in(text: str) -> set[int]:
-    """Four-digit years 1900-2099 mentioned in ``text`` ('FY2022', 'fiscal 2022', 'September 24, 2022')."""
-    return {int(y) for y in _YEAR_RE.findall(text or "")}
-
-
-def scale_of_unit(unit: str | None) -> float:
-    """'USD millions' -> 1e6, 'thousands' -> 1e3, 'USD' / 'percent' / None -> 1."""
-    for word in re.findall(r"[a-z]+", (unit or "").lower()):
-        if word in _SCALES and len(word) > 1:
-            return _SCALES[word]
-    return 1.0
+                             r"reduc\w*|outflow|contract\w*|shr[ai]nk\w*)\b", re.IGNORECASE)
+_HEDGE_RE = re.compile(
+    r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
+    r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
+    r"|\bmay\s+be\b|\bcould\s+be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
+    r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\b|\bat\s+least\b|\bat\s+most\b"
+    r"|\bup\s+to\b|\bmore\s+than\s+\$?\d|\bless\s+than\s+\$?\d",
+    re.IGNORECASE)
+_RANGE_RE = re.compile(r"\d\s*(?:%|\s(?:million|billion|thousand))?\s*(?:-|\u2013)\s*\$?\d(?![^=]*=)")
+_ISO_DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
+_WORD_RE = re.compile(r"[a-z]+|\d[\d,.]*")
+_UP = re.compile(r"\b(higher|highest|more|most|larger|largest|greater|greatest|bigger|biggest|peak\w*|max\w*|"
+                 r"increas\w*|grew|exceed\w*|above)\b", re.IGNORECASE)
+_DOWN = re.compile(r"\b(lower|lowest|less|least|smaller|smallest|min\w*|decreas\w*|declin\w*|fell|below)\b",
+                   re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(r"[.;:,\n]|\bvs\.?\b|\bversus\b|\bcompared\b|\bwhile\b|\bwhereas\b", re.IGNORECASE)
 
 
 def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol + 1e-9 * max(abs(a), abs(b), 1.0)
 
 
-def figures_match(answer: Figure, reference: Figure, *, answer_text: str = "") -> bool:
-    """Does the answer's figure state the reference figure, within the rounding either one shows?
+# ---------------------------------------------------------------------------------------------
+# The answer contract, as scoring reads it
 
-    * amounts compare in base units, tolerance = the larger half-unit-in-the-last-place of the two
-      ('$394.3 billion' == '394,328' million: |394.3e9 - 394.328e9| <= 0.05e9);
-    * a figure written without a scale word may be in any table scale (1, thousands, millions,
-      billions) on that side, since tables print '394,328' under '(In millions)';
-    * percentages compare as percent points (a reference stored as a fraction 0.125 == '12.5%');
-    * sign: equal signs, or the answer words a negative reference as a decrease ('decreased by
-      $2.1 billion' == -2,100 million).
+
+@dataclass(frozen=True)
+class ReferenceValue:
+    """One asked quantity: ``value`` in base units (394,328 USD millions -> 3.94328e11), the base unit
+    ("USD", "percent", "percentage points", "USD per share", "shares", "ratio", None), the asked
+    period, the relative tolerance and the text it was printed as."""
+
+    value: float
+    unit: str | None
+    period: str | None
+    tolerance: float
+    text: str
+    half_ulp: float = 0.0      # rounding of the reference itself (half a unit in its last printed digit)
+    signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
+
+
+def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
+    """QAItem.answer_values -> ReferenceValues ({value, unit, scale, period, tolerance, text})."""
+    out = []
+    for v in answer_values or []:
+        if v.get("value") is None:
+            continue
+        base, unit_mult = unit_scale(v.get("unit"))
+        scale = float(v.get("scale") or unit_mult or 1.0)
+        text = str(v.get("text") or "")
+        printed = parse_figures(text, keep_years=True)
+        decimals = printed[0].decimals if printed else 0
+        out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
+                                  float(v.get("tolerance") or 0.0), text or str(v["value"]),
+                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False))))
+    return out
+
+
+def _input_values(inputs: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
+    return reference_values([i for i in inputs or [] if i.get("value") is not None])
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching one stated figure to one asked value
+
+
+def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
+    """(value, rounding) readings of figure ``f`` in the base unit ``unit``; [] when incompatible.
+
+    "43.3%" and "0.433" both read 43.3 for a percent; a percent change is never percentage points
+    and the reverse; per-share amounts never match totals; a bare number means what it says (no scale)."""
+    if unit == "percent":
+        if f.percent and not f.points:
+            return [(f.value, f.half_ulp)]
+        if f.kind == "plain" and not f.explicit_scale and abs(f.value) < 1 and f.decimals >= 2:
+            return [(f.value * 100, f.half_ulp * 100)]  # a fraction: 0.433 = 43.3%
+        return []
+    if unit == "percentage points":
+        return [(f.value, f.half_ulp)] if f.points else []
+    if unit == "ratio":
+        if f.percent and not f.points:
+            return [(f.value / 100, f.half_ulp / 100)]
+        return [(f.value, f.half_ulp)] if f.kind == "plain" else []
+    if f.percent or f.points:
+        return []
+    if unit == "USD per share":
+        return [(f.value, f.half_ulp)]
+    if f.per_share:
+        return []
+    return [(f.value, f.half_ulp)]
+
+
+_INCREASE_WORDS = re.compile(r"\b(increas\w*|grew|grow\w*|rose|rise[sn]?|rising|up|gain\w*|higher|improv\w*|"
+                             r"inflow|surplus)\b", re.IGNORECASE)
+
+
+def _direction(answer_text: str, f: Figure) -> int:
+    """+1 / -1 when the words just before the figure (same clause) say increase / decrease, else 0."""
+    if f.start < 0:
+        return 0
+    before = re.split(r"[.;:\n]", answer_text[max(0, f.start - 60):f.start])[-1]
+    ups = [m.start() for m in _INCREASE_WORDS.finditer(before)]
+    downs = [m.start() for m in _DECREASE_WORDS.finditer(before)]
+    if not ups and not downs:
+        return 0
+    return 1 if max(ups, default=-1) > max(downs, default=-1) else -1
+
+
+def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool:
+    """Does the stated figure ``f`` commit to the value ``ref`` (unit, scale, sign, tolerance)?
+
+    allowed error = max(ref.tolerance x |value|, the answer's rounding capped at 0.5% of the value,
+    the reference's own rounding). Sign: a figure written negative ("(334)", "-$334") is negative;
+    a positive one worded as a decrease ("decreased by $2.1 billion") is too, and one worded as an
+    increase stays positive. A figure with neither may state a negative reference only when the sign
+    is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
+    for a change (``signed``) the direction must be said."""
+    direction = _direction(answer_text, f)
+    for a, rounding in _stated_values(f, ref.unit):
+        worded_decrease = a > 0 and direction < 0
+        unsigned_lookup = ref.value < 0 < a and direction == 0 and not ref.signed
+        if worded_decrease or unsigned_lookup:
+            a = -a
+        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp)
+        if _close(a, ref.value, allowed):
+            return True
+    return False
+
+
+def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
+    """Same number at some scale, either sign: "394,328" or "$394,328 thousand" for 394,328 million
+    (the figure as context, or at a wrong scale), "$365.8 billion" for 365,817 million."""
+    v = abs(ref.value)
+    readings = [abs(a) for a, _ in _stated_values(f, ref.unit)] or [abs(f.value)]
+    if any(_close(r, v, MAX_ROUNDING * v) for r in readings):
+        return True
+    for s in (1e3, 1e6, 1e9, 1e12, 1e-2, 1e2):
+        target = v / s
+        if _close(f.magnitude, target, min(0.5 * 10 ** -f.decimals, MAX_ROUNDING * target)):
+            return True
+    return False
+
+
+def _candidates(answer: str, refs: Sequence[ReferenceValue] = ()) -> list[Figure]:
+    """The answer's figures that could state a value: no years, no citation markers, and no bare
+    integers below 10 (list numbering, counts) unless one is an asked value. A bare number takes the
+    scale the answer declares ("in millions")."""
+    declared = scale_of_text(answer) or 1.0
+    return [f for f in parse_figures(answer, scale=declared)
+            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
+            or abs(f.value) >= 10 or any(value_matches(f, r, answer) for r in refs)]
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.replace(",", "").rstrip(".") for t in _WORD_RE.findall((text or "").lower())]
+
+
+def is_echo(answer: str, question: str) -> bool:
+    """The answer repeats the question: it adds no figure of its own and most of its words are the
+    question's."""
+    if not question or not answer:
+        return False
+    a, q = _tokens(answer), set(_tokens(question))
+    if not a:
+        return False
+    q_figs = {round(f.value, 6) for f in parse_figures(question)}
+    new_figs = [f for f in _candidates(answer) if round(f.value, 6) not in q_figs]
+    overlap = sum(t in q for t in a) / len(a)
+    coverage = len(q & set(a)) / len(q) if q else 0.0
+    return not new_figs and overlap >= 0.7 and coverage >= 0.6
+
+
+def hedge_of(answer: str) -> str | None:
+    """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None."""
+    text = _ISO_DATE_RE.sub(" ", NOISE_RE.sub(" ", answer or ""))
+    m = _HEDGE_RE.search(text) or _RANGE_RE.search(text)
+    return m.group(0).strip() if m else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Correctness
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``correct`` 1/0 (None when the item asks for nothing checkable); ``non_committal`` when the
+    answer lists candidates, hedges, echoes the question or names no option/value."""
+
+    correct: float | None
+    non_committal: bool
+    reason: str
+
+
+def _options(choice: str, options: Sequence[str]) -> list[str]:
+    opts = [str(o) for o in options if str(o).strip()]
+    return opts if choice in opts else [*opts, choice]
+
+
+def _option_pattern(option: str) -> re.Pattern[str]:
+    years = years_in(option)
+    if option.upper().startswith("FY") and len(years) == 1 or re.fullmatch(r"\d{4}(-\d\d-\d\d)?", option):
+        year = next(iter(years))
+        return re.compile(rf"(?<![\d,.$]){year}(?!\d|,\d)")
+    return re.compile(rf"\b{re.escape(option)}\b", re.IGNORECASE)
+
+
+def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[str | None, str]:
+    """The one option the answer commits to, or (None, why not).
+
+    An answer naming one option chose it. Naming several, it must single one out in a clause with a
+    comparison word ("Higher in fiscal 2022: ... vs ..."; "2021 was the highest"; "2022 was higher than
+    2021"); a comparison word of the opposite direction to the question's picks the other of two."""
+    pats = {o: _option_pattern(o) for o in options}
+    named = [o for o, p in pats.items() if p.search(answer)]
+    if not named:
+        return None, "names none of the options"
+    q_up, q_down = bool(_UP.search(question)), bool(_DOWN.search(question))
+    chosen: set[str] = set()
+    for clause in _CLAUSE_SPLIT.split(answer):
+        up, down = _UP.search(clause), _DOWN.search(clause)
+        if not (up or down):
+            continue
+        in_clause = [o for o in named if pats[o].search(clause)]
+        than = re.search(r"\bthan\b(.*)$", clause, re.IGNORECASE)
+        if than:
+            in_clause = [o for o in in_clause if not pats[o].search(than.group(1))]
+        if len(in_clause) != 1:
+            continue
+        opposite = (q_up and down and not up) or (q_down and up and not down)
+        if opposite and len(options) == 2:
+            chosen.add(next(o for o in options if o != in_clause[0]))
+        else:
+            chosen.add(in_clause[0])
+    if len(chosen) == 1:
+        return chosen.pop(), "singles out one option"
+    if len(named) == 1 and not chosen:
+        return named[0], f"names only {named[0]}"
+    return None, f"names {len(named)} options without singling one out"
+
+
+def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapping[str, Any]] = (),
+                answer_choice: str | None = None, choice_options: Sequence[str] = (),
+                inputs: Sequence[Mapping[str, Any]] = ()) -> Verdict:
+    """Did the answer commit to the right value(s) or option? See docs/METRICS.md "Correctness".
+
+    * a hedge ("between 10 and 20", "either", "possibly") or an echo of the question is non-committal;
+    * choice items: the answer must single out one option (:func:`choice_of`) and it must be right;
+    * value items: every asked value stated (:func:`value_matches`); any other figure the answer
+      states must be one of the item's inputs (a change shown with its two years) - a figure that is
+      neither makes the answer a list of candidates, non-committal;
+    * a value stated for another year than the asked one (the answer names years, none asked) is wrong.
     """
-    if answer.percent or reference.percent:
-        if not (answer.percent and reference.percent) and not (reference.percent and not answer.currency):
-            return False
-        r_vals = [reference.value, reference.value * 100] if abs(reference.value) <= 1 else [reference.value]
-        tol = max(answer.tolerance, reference.tolerance)
-        return any(_candidate_ok(answer.value, r, tol, reference.value < 0, answer_text) for r in r_vals)
-    a_scales = (answer.scale,) if answer.explicit_scale else _IMPLICIT_SCALES
-    r_scales = (reference.scale,) if reference.explicit_scale else _IMPLICIT_SCALES
-    a_base = answer.value / answer.scale
-    r_base = reference.value / reference.scale
-    for sa in a_scales:
-        for sr in r_scales:
-            tol = max(0.5 * 10 ** (-answer.decimals) * sa, 0.5 * 10 ** (-reference.decimals) * sr)
-            if _candidate_ok(a_base * sa, r_base * sr, tol, r_base < 0, answer_text):
+    refs = reference_values(answer_values)
+    if not refs and not answer_choice:
+        return Verdict(None, False, "the item asks for no value or choice (narrative or unanswerable)")
+    hedge = hedge_of(answer)
+    if hedge:
+        return Verdict(0.0, True, f"hedges: {hedge!r}")
+    if is_echo(answer, question):
+        return Verdict(0.0, True, "echoes the question")
+    if answer_choice:
+        options = _options(answer_choice, choice_options)
+        chosen, why = choice_of(answer, options, question)
+        if chosen is None:
+            return Verdict(0.0, True, f"commits to no option: {why}")
+        if chosen != answer_choice:
+            return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
+        return Verdict(1.0, False, f"chose {chosen} ({why})")
+    # only figures that could state an asked quantity compete: "up 8%" is no candidate for an amount
+    stated_all = _candidates(answer, refs)
+    cands = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
+    if not cands:
+        wrong_unit = [f.text for f in stated_all if any(_loosely_equal(f, r) for r in refs)]
+        if wrong_unit:  # "7.8 percentage points" for a 7.8% change: committed, in the wrong unit
+            return Verdict(0.0, False, f"states {wrong_unit[0]} in the wrong unit, asked {[r.text for r in refs]}")
+        return Verdict(0.0, True, "states no figure of the asked kind")
+    stated = {i: [f for f in cands if value_matches(f, r, answer)] for i, r in enumerate(refs)}
+    inputs_ = _input_values(inputs)
+    about_refs = [f for f in cands if any(value_matches(f, r, answer) or _loosely_equal(f, r) for r in refs)]
+    extras = [f for f in cands if f not in about_refs
+              and not any(value_matches(f, r, answer) or _loosely_equal(f, r) for r in inputs_)]
+    if extras and len(extras) + len(about_refs) >= 2:
+        return Verdict(0.0, True, f"states several candidate figures {[f.text for f in extras + about_refs][:5]}")
+    if extras:
+        return Verdict(0.0, False, f"states {extras[0].text}, the answer is {[r.text for r in refs]}")
+    missing = [r for i, r in enumerate(refs) if not stated[i]]
+    if missing and not any(_loosely_equal(f, r) for f in cands for r in refs):
+        return Verdict(0.0, True, f"quotes only the inputs {[f.text for f in cands][:5]}, not the asked value")
+    if missing:
+        wrong_scale = [r.text for r in missing if any(_loosely_equal(f, r) for f in cands)]
+        if wrong_scale:
+            return Verdict(0.0, False, f"states {wrong_scale} at the wrong scale, unit or sign")
+        return Verdict(0.0, False, f"does not state {[r.text for r in missing]}")
+    asked_years = {y for r in refs if r.period for y in years_in(r.period)}
+    named_years = years_in(answer)
+    if asked_years and named_years and not (asked_years & named_years):
+        return Verdict(0.0, False, f"attributes the value to {sorted(named_years)}, asked {sorted(asked_years)}")
+    return Verdict(1.0, False, "states every asked value and nothing else")
+
+
+# ---------------------------------------------------------------------------------------------
+# Evidence: figures with the scale their text declares and the period of their column
+
+
+@dataclass(frozen=True)
+class EvidenceFigure:
+    """A figure of the cited evidence. ``scale_known`` is False for a bare number in a text that
+    declares no scale (then only the same printed number grounds it); ``year`` is the period of
+    its table column ("2022: 394,328", a header line of years) or of its sentence (one year named)."""
+
+    figure: Figure
+    scale_known: bool
+    year: int | None
+
+
+_SENTENCE_RE = re.compile(r"(?<=[.;])\s+(?=[A-Z(])")
+
+
+def evidence_figures(text: str) -> list[EvidenceFigure]:
+    """Figures of one evidence text: table-row chunks ("Label | 2022: 394,328 | 2021: 365,817 | USD
+    millions"), whole-table chunks (a header line of years, then "label | v1 | v2"), and prose."""
+    declared = scale_of_text(text)
+    scale = declared or 1.0
+    out: list[EvidenceFigure] = []
+    header_years: list[int | None] = []
+
+    def add(segment: str, year: int | None) -> None:
+        for f in parse_figures(segment, scale=scale):
+            known = declared is not None or f.explicit_scale or f.percent or f.points or f.per_share
+            out.append(EvidenceFigure(f, known, year))
+
+    for line in (text or "").splitlines():
+        segs = [s.strip() for s in line.split("|")]
+        if len(segs) > 1:
+            values = segs[1:]
+            labelled = [s for s in segs if ":" in s and years_in(s.rsplit(":", 1)[0])]
+            if labelled:
+                for s in segs:
+                    left, _, right = s.rpartition(":")
+                    if left and years_in(left):
+                        add(right, max(years_in(left)))
+                    elif not years_in(s):
+                        add(s, None)
+                continue
+            if all(years_in(s) for s in values if s) and any(values):
+                # a header line of periods ("| September 24, 2022 | September 25, 2021")
+                header_years = [max(years_in(s)) if years_in(s) else None for s in values]
+                continue
+            if header_years and len(values) == len(header_years):
+                for value, year in zip(values, header_years, strict=True):
+                    add(value, year)
+                continue
+        for sentence in _SENTENCE_RE.split(line):
+            years = years_in(sentence)
+            add(sentence, next(iter(years)) if len(years) == 1 else None)
+    return out
+
+
+def _grounded_by(a: Figure, e: EvidenceFigure) -> bool:
+    """The evidence figure states the answer's figure at a compatible scale and unit (sign aside:
+    "(334)" in a table is "a decrease of $334 million" in words)."""
+    f = e.figure
+    if (a.percent or a.points) != (f.percent or f.points):
+        # a fraction in the answer for a printed percent: 0.433 for 43.3%
+        if f.percent and a.kind == "plain" and abs(a.value) < 1:
+            return _close(abs(a.value) * 100, abs(f.value), max(a.half_ulp * 100, f.half_ulp))
+        return False
+    if (not e.scale_known or (not a.explicit_scale and a.scale == 1.0)) and not a.percent:
+        # evidence of unknown scale, or an answer quoting a bare number: only the same printed number
+        return _close(a.magnitude, f.magnitude, 0.5 * 10 ** -min(a.decimals, f.decimals))
+    allowed = max(min(a.half_ulp, MAX_ROUNDING * abs(f.value)), f.half_ulp)
+    return _close(abs(a.value), abs(f.value), allowed)
+
+
+_OPS = {"-": lambda x, y: x - y, "\u2212": lambda x, y: x - y, "+": lambda x, y: x + y,
+        "*": lambda x, y: x * y, "x": lambda x, y: x * y, "\u00d7": lambda x, y: x * y,
+        "/": lambda x, y: x / y if y else math.nan, "\u00f7": lambda x, y: x / y if y else math.nan}
+_EXPR_RE = re.compile(r"\(?\s*(?P<a>[\$\d.,]+)\s*(?P<op>[-\u2212+*x\u00d7/\u00f7])\s*(?P<b>[\$\d.,]+)\s*\)?"
+                      r"(?:\s*(?:/\s*(?P<c>[\$\d.,]+)))?(?P<pct>\s*(?:\*|x)\s*100)?\s*=\s*(?P<r>[-\u2212]?[\$\d.,]+)")
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace("$", "").replace(",", "").rstrip("."))
+    except ValueError:
+        return None
+
+
+def _shown_computations(answer: str) -> list[tuple[list[float], float, tuple[int, int] | None]]:
+    """Computations written in the answer: "394,328 - 365,817 = 28,511" -> ([394328, 365817], 28511,
+    None), checked: a wrong result is not a computation. The third item is the span of a "x 100"
+    (a constant, not a figure to ground)."""
+    out = []
+    for m in _EXPR_RE.finditer(answer or ""):
+        a, b, r = _num(m.group("a")), _num(m.group("b")), _num(m.group("r").replace("\u2212", "-"))
+        if a is None or b is None or r is None:
+            continue
+        value = _OPS[m.group("op")](a, b)
+        operands = [a, b]
+        if m.group("c"):
+            c = _num(m.group("c"))
+            if c is None or not c:
+                continue
+            value, operands = value / c, [a, b, c]
+        if m.group("pct"):
+            value *= 100
+        decimals = len(m.group("r").split(".")[1]) if "." in m.group("r") else 0
+        if _close(value, r, 0.5 * 10 ** -decimals + MAX_ROUNDING * abs(r)):
+            out.append((operands, r, m.span("pct") if m.group("pct") else None))
+    return out
+
+
+def _derived(a: Figure, grounded: Sequence[Figure]) -> bool:
+    """``a`` is a difference, sum, ratio or percent change of two grounded figures the answer states."""
+    target = abs(a.value)
+    tol = max(a.half_ulp, 1e-9)
+    for x in grounded:
+        for y in grounded:
+            if x is y:
+                continue
+            X, Y = x.value, y.value
+            if a.percent:
+                vals = [X / Y * 100 if Y else math.nan, (X - Y) / abs(Y) * 100 if Y else math.nan]
+            else:
+                vals = [X - Y, X + Y]
+            if any(not math.isnan(v) and _close(abs(v), target, tol) for v in vals):
                 return True
     return False
 
 
-def _candidate_ok(a: float, r: float, tol: float, ref_negative: bool, answer_text: str) -> bool:
-    if _close(a, r, tol):
-        return True
-    # "decreased by 2.1 billion" states -2.1 billion with a word instead of a sign
-    return ref_negative and a > 0 and bool(_DECREASE_WORDS.search(answer_text)) and _close(a, -r, tol)
-
-
-def reference_figures(answer_figures: Sequence[Mapping[str, Any]], reference_answer: str = "") -> list[Figure]:
-    """QA reference figures ``[{value, unit, period, text}]`` -> Figures in base units.
-
-    ``value`` is taken as printed in ``unit`` ('USD millions' scales it by 1e6); with no value the
-    printed ``text`` is parsed; with no figure at all, the numbers of ``reference_answer``.
-    """
-    out: list[Figure] = []
-    for f in answer_figures or []:
-        unit = str(f.get("unit") or "")
-        text = str(f.get("text") or "")
-        parsed = parse_figures(text, keep_years=True) if text else []
-        percent = "percent" in unit.lower() or "%" in unit or bool(parsed and parsed[0].percent)
-        if f.get("value") is not None:
-            v = float(f["value"])
-            scale = scale_of_unit(unit)
-            if (scale == 1.0 and parsed and parsed[0].explicit_scale
-                    and _close(abs(v), abs(parsed[0].value) / parsed[0].scale, 0.5 * 10 ** -parsed[0].decimals)):
-                scale = parsed[0].scale  # value printed in the text's scale: 394.3 with "$394.3 billion"
-            decimals = parsed[0].decimals if parsed else _decimals_of(v)
-            out.append(Figure(v * scale, decimals, scale, scale != 1.0, percent, "usd" in unit.lower(),
-                              text or str(f["value"])))
-        elif parsed:
-            p = parsed[0]
-            scale = scale_of_unit(unit) if not p.explicit_scale else p.scale
-            out.append(Figure(p.value / p.scale * scale, p.decimals, scale, scale != 1.0, percent or p.percent,
-                              p.currency, p.text))
-    if not out and reference_answer:
-        out = parse_figures(reference_answer)
-    return out
-
-
-def _decimals_of(v: float) -> int:
-    s = repr(v)
-    if "e" in s or "." not in s:
-        return 0
-    frac = s.split(".")[1].rstrip("0")
-    return len(frac)
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics
-
-
-def figure_match(answer: str, references: Sequence[Figure]) -> tuple[float | None, str]:
-    """Share of reference figures the answer states (1.0 = every figure, e.g. both years of a
-    comparison). None when the question has no reference figure (narrative, unanswerable)."""
-    if not references:
-        return None, "no reference figure"
-    stated = parse_figures(answer)
-    if not stated:
-        return 0.0, "the answer states no figure"
-    missing = [r.text for r in references if not any(figures_match(a, r, answer_text=answer) for a in stated)]
-    score = 1 - len(missing) / len(references)
-    return score, ("all reference figures stated" if not missing else f"missing {missing}")
-
-
 def grounding(answer: str, cited_texts: Iterable[str]) -> tuple[float | None, str]:
-    """1 if every figure in the answer also appears in the evidence it cites, else 0.
+    """1 when every figure of the answer is grounded in the evidence it cites, else 0.
 
-    Evidence numbers usually carry no scale word (table cells), so an answer figure is grounded
-    when some evidence number equals it in one of the table scales within rounding. Small bare
-    integers (< 10, no unit) are ignored: they are counts and ordinals, not reported figures.
-    None when the answer states no figure.
-    """
-    figures = [f for f in parse_figures(answer)
-               if f.percent or f.currency or f.explicit_scale or abs(f.value) >= 10 or f.decimals]
+    Grounded = the cited evidence holds it at a compatible scale and unit ("12" is NOT in "$12,345
+    million"; "$394.3 billion" IS in "394,328 | USD millions"), or the answer shows how it was
+    computed from grounded figures ("394,328 - 365,817 = 28,511", or a change/ratio of two grounded
+    figures it states). None when the answer states no figure."""
+    shown = _shown_computations(answer)
+    constants = [span for _, _, span in shown if span]
+    figures = [f for f in _candidates(answer) if not any(a <= f.start < b for a, b in constants)]
     if not figures:
         return None, "the answer states no figure"
-    evidence = [f for t in cited_texts for f in parse_figures(t, keep_years=False)]
-    ungrounded = [a.text for a in figures
-                  if not any(_grounded_by(a, e) for e in evidence)]
+    evidence = [e for t in cited_texts for e in evidence_figures(t)]
+    direct = [a for a in figures if any(_grounded_by(a, e) for e in evidence)]
+    grounded_mags = [abs(a.magnitude) for a in direct]
+    ungrounded = []
+    for a in figures:
+        if a in direct:
+            continue
+        via_expr = any(_close(abs(r), a.magnitude, a.half_ulp / a.scale + 1e-9)
+                       and all(any(_close(o, g, 0.5) for g in grounded_mags) for o in ops)
+                       for ops, r, _ in shown)
+        if not (via_expr or _derived(a, direct)):
+            ungrounded.append(a.text)
     if ungrounded:
-        return 0.0, f"not in the cited evidence: {ungrounded}"
-    return 1.0, "every figure appears in the cited evidence"
+        return 0.0, f"not in the cited evidence at a compatible scale: {ungrounded[:5]}"
+    return 1.0, "every figure is in the cited evidence or computed from figures that are"
 
 
-def _grounded_by(a: Figure, e: Figure) -> bool:
-    # grounding is about the number itself: a sign written as a word in the answer is fine
-    if figures_match(a, e, answer_text="decrease"):
-        return True
-    return figures_match(Figure(-a.value, a.decimals, a.scale, a.explicit_scale, a.percent, a.currency, a.text),
-                         e)
+def period_check(answer: str, asked_periods: Sequence[str], cited_texts: Iterable[str] = ()
+                 ) -> tuple[float | None, str]:
+    """1 when the answer's figures come from the asked period, 0 when one comes from another.
 
-
-def period_check(answer: str, asked_periods: Sequence[str]) -> tuple[float | None, str]:
-    """1 if the answer names every year it was asked about, else 0 (an answer that names no
-    period cannot show it reports the right one). None when the question asks for no period."""
+    The period of a figure is the column (or sentence) of the cited evidence that holds it, never a
+    year the answer merely mentions. None when no period is asked, or when no figure of the answer
+    sits in a period-labelled place of the cited evidence (with the reason)."""
     asked = set().union(*(years_in(p) for p in asked_periods)) if asked_periods else set()
     if not asked:
         return None, "the question asks for no period"
-    stated = years_in(answer)
-    if not stated:
-        return 0.0, "the answer states no period"
-    missing = sorted(asked - stated)
-    if missing:
-        return 0.0, f"asked {sorted(asked)}, answer states {sorted(stated)}"
-    return 1.0, "asked period stated"
+    figures = _candidates(answer)
+    if not figures:
+        return None, "the answer states no figure"
+    texts = list(cited_texts)
+    if not texts:
+        return 0.0, "no cited evidence shows the period of the answer's figures"
+    evidence = [e for t in texts for e in evidence_figures(t) if e.year is not None]
+    located = 0
+    for a in figures:
+        years = {e.year for e in evidence if _grounded_by(a, e)}
+        if not years:
+            continue
+        located += 1
+        if not years & asked:
+            return 0.0, f"{a.text} is the {sorted(years)} figure of the cited evidence, asked {sorted(asked)}"
+    if not located:
+        return None, "no figure of the answer is in a period-labelled place of the cited evidence"
+    return 1.0, f"{located} figure(s) come from the asked period(s) {sorted(asked)}"
 
 
 def citation_scores(cited_pages: Iterable[tuple[str, int]],
@@ -257,21 +536,35 @@ def citation_scores(cited_pages: Iterable[tuple[str, int]],
     recall = required evidence groups with at least one cited page / number of groups (the
     grouping of retrieval recall). None when there is nothing to divide by.
     """
-    cited = {(str(f), int(p)) for f, p in cited_pages}
-    groups = [{(str(f), int(p)) for f, p in g} for g in gold_groups]
+    return _set_scores({(str(f), int(p)) for f, p in cited_pages},
+                       [{(str(f), int(p)) for f, p in g} for g in gold_groups], "page")
+
+
+def block_citation_scores(cited_blocks: Iterable[str | None], gold_groups: Sequence[Iterable[str | None]] | None
+                          ) -> tuple[tuple[float | None, str], tuple[float | None, str]]:
+    """Block-level citation precision and recall: the cited table-row / fact / prose chunks against
+    the evidence chunks (a table row is the block that proves a figure). None when the gold evidence
+    is known by page only or the answer cites no block."""
+    if gold_groups is None:
+        reason = "gold evidence is known by page only"
+        return (None, reason), (None, reason)
+    return _set_scores({b for b in cited_blocks if b}, [{b for b in g if b} for g in gold_groups], "block")
+
+
+def _set_scores(cited: set, groups: list[set], what: str) -> tuple[tuple[float | None, str], tuple[float | None, str]]:
     groups = [g for g in groups if g]
     gold = set().union(*groups) if groups else set()
     if not cited:
-        precision = (None, "no citation")
+        precision: tuple[float | None, str] = (None, f"no {what} cited")
     elif not gold:
-        precision = (None, "no gold evidence page")
+        precision = (None, f"no gold evidence {what}")
     else:
-        precision = (len(cited & gold) / len(cited), f"{len(cited & gold)}/{len(cited)} cited pages hold evidence")
+        precision = (len(cited & gold) / len(cited), f"{len(cited & gold)}/{len(cited)} cited {what}s hold evidence")
     if not groups:
-        recall = (None, "no gold evidence page")
+        recall: tuple[float | None, str] = (None, f"no gold evidence {what}")
     else:
         found = sum(1 for g in groups if g & cited)
-        recall = (found / len(groups), f"{found}/{len(groups)} evidence groups cited")
+        recall = (found / len(groups), f"{found}/{len(groups)} evidence groups cited at {what} level")
     return precision, recall
 
 
@@ -362,45 +655,74 @@ def _truthy(v: Any) -> bool:
 # Scoring one answer under the response-state policy
 
 
+@dataclass(frozen=True)
+class AnswerKey:
+    """What an answer is scored against: the QA item's contract and evidence."""
+
+    question: str = ""
+    answer_values: Sequence[Mapping[str, Any]] = ()
+    answer_choice: str | None = None
+    choice_options: Sequence[str] = ()
+    inputs: Sequence[Mapping[str, Any]] = ()
+    asked_periods: Sequence[str] = ()
+    gold_page_groups: Sequence[Iterable[tuple[str, int]]] = ()
+    gold_block_groups: Sequence[Iterable[str | None]] | None = None
+
+    @property
+    def answerable(self) -> bool:
+        return any(True for g in self.gold_page_groups for _ in g)
+
+
 def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[str, int, str | None]],
-                 cited_texts: Sequence[str], references: Sequence[Figure], asked_periods: Sequence[str],
-                 gold_page_groups: Sequence[Iterable[tuple[str, int]]], question: str = "",
-                 judge: LLMJudge | None = None) -> tuple[dict[str, float | None], dict[str, Any]]:
+                 cited_texts: Sequence[str], key: AnswerKey, judge: LLMJudge | None = None
+                 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     """All answer metrics of one answer -> (metrics, notes with the reason for each value).
 
     Policy (so that no failure vanishes from a mean):
-    * backend_error / invalid_output: every metric is 0 - the system gave no usable answer;
-    * abstained / insufficient_context / no_evidence on an answerable question: every metric 0;
-      on an unanswerable one (no gold evidence) abstaining is right: ``state_correct`` = 1 and the
-      other metrics are None (nothing to compare against);
-    * answered: each metric computed; None only when it is not computable, with the reason.
-    ``state_correct`` = answered an answerable question, or did not answer an unanswerable one.
+    * answerable item, backend_error / invalid_output / abstained / insufficient_context / no_evidence:
+      every score 0 (``non_committal`` and ``abstention_correct`` are rates, None);
+    * unanswerable item (no gold evidence): ``abstention_correct`` and ``state_correct`` are 1 for a
+      non-answer and 0 for an answer or a failure; every other metric None (nothing to compare);
+    * answered an answerable item: each metric computed; None only when not computable, with why.
     """
     if response_state not in RESPONSE_STATES:
         raise ValueError(f"unknown response state {response_state!r}")
-    answerable = any(True for g in gold_page_groups for _ in g)
     notes: dict[str, Any] = {}
-    if response_state in FAILURE_STATES or (response_state in NON_ANSWER_STATES and answerable):
+    metrics: dict[str, float | None] = dict.fromkeys(ANSWER_METRICS)
+    if not key.answerable:
+        abstained = response_state in NON_ANSWER_STATES
+        metrics["abstention_correct"] = metrics["state_correct"] = 1.0 if abstained else 0.0
+        why = ("unanswerable question, correctly not answered" if abstained
+               else f"unanswerable question, {response_state}")
+        return metrics, dict.fromkeys(ANSWER_METRICS, why)
+    if response_state != ANSWERED:
         reason = f"{response_state}: scored 0"
-        return dict.fromkeys(ANSWER_METRICS, 0.0), dict.fromkeys(ANSWER_METRICS, reason)
-    if response_state in NON_ANSWER_STATES:
-        metrics: dict[str, float | None] = dict.fromkeys(ANSWER_METRICS)
-        notes = dict.fromkeys(ANSWER_METRICS, "unanswerable question, correctly not answered")
-        metrics["state_correct"] = 1.0
+        metrics = {m: (None if m in RATE_METRICS else 0.0) for m in ANSWER_METRICS}
+        notes = dict.fromkeys(ANSWER_METRICS, reason)
+        notes["abstention_correct"] = "answerable question"
+        notes["non_committal"] = f"{response_state}: not an answer"
         return metrics, notes
-    metrics = {}
-    metrics["figure_match"], notes["figure_match"] = figure_match(answer, references)
+    verdict = correctness(answer, question=key.question, answer_values=key.answer_values,
+                          answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs)
+    metrics["correctness"], notes["correctness"] = verdict.correct, verdict.reason
+    if verdict.correct is None:
+        metrics["non_committal"], notes["non_committal"] = None, verdict.reason
+    else:
+        metrics["non_committal"] = 1.0 if verdict.non_committal else 0.0
+        notes["non_committal"] = verdict.reason
     metrics["grounded"], notes["grounded"] = grounding(answer, cited_texts)
-    metrics["period_ok"], notes["period_ok"] = period_check(answer, asked_periods)
-    (p, p_note), (r, r_note) = citation_scores([(c[0], c[1]) for c in citations], gold_page_groups)
+    metrics["period_ok"], notes["period_ok"] = period_check(answer, key.asked_periods, cited_texts)
+    (p, p_note), (r, r_note) = citation_scores([(c[0], c[1]) for c in citations], key.gold_page_groups)
     metrics["citation_precision"], notes["citation_precision"] = p, p_note
     metrics["citation_recall"], notes["citation_recall"] = r, r_note
+    (bp, bp_note), (br, br_note) = block_citation_scores([c[2] for c in citations], key.gold_block_groups)
+    metrics["block_citation_precision"], notes["block_citation_precision"] = bp, bp_note
+    metrics["block_citation_recall"], notes["block_citation_recall"] = br, br_note
+    notes["abstention_correct"] = "answerable question"
     if judge is None:
-        metrics["faithfulness"] = metrics["answer_relevancy"] = None
         notes["faithfulness"] = notes["answer_relevancy"] = "no judge configured"
     else:
-        metrics["faithfulness"], notes["faithfulness"] = judge.faithfulness(question, answer, cited_texts)
-        metrics["answer_relevancy"], notes["answer_relevancy"] = judge.relevancy(question, answer)
-    metrics["state_correct"] = 1.0 if answerable else 0.0
-    notes["state_correct"] = "answered" + ("" if answerable else " an unanswerable question")
+        metrics["faithfulness"], notes["faithfulness"] = judge.faithfulness(key.question, answer, cited_texts)
+        metrics["answer_relevancy"], notes["answer_relevancy"] = judge.relevancy(key.question, answer)
+    metrics["state_correct"], notes["state_correct"] = 1.0, "answered an answerable question"
     return metrics, notes

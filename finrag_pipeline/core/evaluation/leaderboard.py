@@ -47,7 +47,7 @@ ANSWER_KEYS = ("config_name", "model", "prompt_type", "temperature", "top_p", "r
 RETRIEVAL_RUN_KEYS = ("config_name", "retriever", "k", "chunking", "filing_id", "scope")  # int_retrieval_run_order
 ANSWER_RUN_KEYS = ("config_name", "filing_id")                                          # int_answer_latest
 RETRIEVAL_BEST_BY = ("ndcg_page", "hit_page")       # primary, tie-break (dbt rank_by_page_in_scope_k)
-ANSWER_BEST_BY = ("figure_match", "state_correct")
+ANSWER_BEST_BY = ("correctness", "state_correct")
 ANSWER_FAILURE_STATES = ("backend_error", "invalid_output")
 
 CONFIG_COLUMNS = ("kind", "scope", "config_name", "retriever", "k", "chunking", "model", "prompt_type",
@@ -233,7 +233,7 @@ def compute_statistics(retrieval_results: pd.DataFrame | None, answer_results: p
 
     ``runs`` (eval.runs) orders the runs as dbt does; without it the rows' ``evaluated_at`` does.
     Comparisons are computed for every metric of the leaderboard against the one best configuration
-    of the group (chosen by page nDCG / figure match).
+    of the group (chosen by page nDCG / correctness).
     """
     stats = stats or StatsConfig()
     built_at = built_at or datetime.now(UTC).replace(tzinfo=None)
@@ -303,8 +303,8 @@ def _verdict(c: pd.Series | None) -> str:
 
 def leaderboard_markdown(result: EvalStatistics, top: int = 5,
                          retrieval_metrics: Sequence[str] = ("ndcg_page", "hit_page", "mrr_page", "ndcg_chunk"),
-                         answer_metrics: Sequence[str] = ("figure_match", "grounded", "citation_precision",
-                                                          "citation_recall")) -> str:
+                         answer_metrics: Sequence[str] = ("correctness", "non_committal", "grounded",
+                                                          "block_citation_precision", "citation_recall")) -> str:
     """Top ``top`` configurations per scope and k (answers: overall) as "mean [low, high]" with the
     paired difference to the best on the ranking metric and whether it is distinguishable."""
     board, comps = result.leaderboard, result.comparisons

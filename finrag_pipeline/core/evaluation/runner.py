@@ -30,13 +30,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from finrag_pipeline.core.evaluation import metrics as m
-from finrag_pipeline.core.evaluation.answer_metrics import (
-    ANSWER_METRICS,
-    LLMJudge,
-    reference_figures,
-    score_answer,
-)
-from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult, ExtractiveAnswerer, LLMAnswerer
+from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, AnswerKey, LLMJudge, score_answer
+from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
+from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
 from finrag_pipeline.core.paths import REPO_ROOT
@@ -56,7 +52,8 @@ RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing
                "started_at", "finished_at")
 ANSWER_COLUMNS = (
     "run_id", "filing_id", "config_name", "config_hash", "model", "prompt_type", "temperature", "top_p",
-    "retriever", "k", "qa_id", "question_type", "answer", "citations", "response_state", *ANSWER_METRICS,
+    "retriever", "k", "qa_id", "question_type", "answer", "citations", "answerable", "is_sanity", "response_state",
+    *ANSWER_METRICS,
     "judge_reasons", "notes", "prompt_tokens", "completion_tokens", "latency_ms", "cost_usd", "error",
     "evaluated_at")
 
@@ -86,9 +83,15 @@ class RetrievalMatrix(BaseModel):
         return sorted(set(v))
 
 
+# Lazy systems run beside the real answerers in every answer evaluation (core/evaluation/sanity_answerers.py).
+SANITY_ANSWERERS = ("sanity_echo", "sanity_all_figures", "sanity_first_figure", "sanity_abstain")
+
+
 class AnswerMatrix(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    models: list[str] = Field(default_factory=lambda: ["extractive"])  # "extractive" or names in models.yaml
+    # registered answerer names (answerer_registry: "extractive", ...) or LLM names in models.yaml
+    models: list[str] = Field(default_factory=lambda: ["extractive"])
+    sanity_answerers: list[str] = Field(default_factory=lambda: list(SANITY_ANSWERERS))
     prompt_types: list[str] = Field(default_factory=lambda: ["standard"])
     temperatures: list[float] = Field(default_factory=lambda: [0.0])
     top_p: list[float] = Field(default_factory=lambda: [1.0])
@@ -99,6 +102,15 @@ class AnswerMatrix(BaseModel):
     max_questions: int | None = None
 
     _lists = field_validator("models", "prompt_types", "temperatures", "top_p", mode="before")(_as_list)
+
+    @field_validator("sanity_answerers")
+    @classmethod
+    def _every_sanity_check(cls, v: list[str]) -> list[str]:
+        # A score is only trusted next to the lazy baselines: they cannot be switched off, only added to.
+        missing = [name for name in SANITY_ANSWERERS if name not in v]
+        if missing:
+            raise ValueError(f"sanity_answerers must include {list(SANITY_ANSWERERS)}; missing {missing}")
+        return v
 
 
 class StatsConfig(BaseModel):
@@ -135,9 +147,13 @@ class AnswerConfig(BaseModel):
     k: int
 
     @property
+    def is_sanity(self) -> bool:
+        return self.model.startswith("sanity_")
+
+    @property
     def name(self) -> str:
-        if self.model == "extractive":
-            return f"extractive@{self.retriever}@{self.k}"
+        if not takes_decoding(self.model):
+            return f"{self.model}@{self.retriever}@{self.k}"
         return f"{self.model}/{self.prompt_type}/t{self.temperature:g}/p{self.top_p:g}@{self.retriever}@{self.k}"
 
     @property
@@ -193,9 +209,10 @@ class EvalMatrix(BaseModel):
     def answer_configs(self) -> list[AnswerConfig]:
         a = self.answers
         out: dict[str, AnswerConfig] = {}
-        for model, pt, t, p in itertools.product(a.models, a.prompt_types, a.temperatures, a.top_p):
-            if model == "extractive":  # no prompt and no decoding: one config, not one per combination
-                pt, t, p = "extractive", 0.0, 1.0
+        models = list(dict.fromkeys([*a.models, *a.sanity_answerers]))
+        for model, pt, t, p in itertools.product(models, a.prompt_types, a.temperatures, a.top_p):
+            if not takes_decoding(model):  # no prompt and no decoding: one config, not one per combination
+                pt, t, p = model, 0.0, 1.0
             cfg = AnswerConfig(model=model, prompt_type=pt, temperature=t, top_p=p, retriever=a.retriever, k=a.k)
             out.setdefault(cfg.name, cfg)
         return list(out.values())
@@ -419,13 +436,9 @@ AnswererFactory = Callable[[AnswerConfig], Answerer]
 
 
 def default_answerer_factory(cfg: AnswerConfig) -> Answerer:
-    """'extractive' -> ExtractiveAnswerer; any other model name -> LLMAnswerer over models.yaml."""
-    if cfg.model == "extractive":
-        return ExtractiveAnswerer()
-    from finrag_pipeline.core.llm.client import LLMClient
-
-    return LLMAnswerer(LLMClient.from_registry(cfg.model), prompt_type=cfg.prompt_type,
-                       temperature=cfg.temperature, top_p=cfg.top_p, name=cfg.name)
+    """A registered answerer name (answerer_registry) builds that answerer; any other model name is an
+    LLMAnswerer over models.yaml."""
+    return answerer_for_config(cfg)
 
 
 def build_judge(matrix: EvalMatrix) -> LLMJudge | None:
@@ -490,7 +503,8 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
             row.update(run_id=run_id, filing_id=filing_id, config_name=cfg.name, config_hash=cfg.config_hash,
                        model=cfg.model, prompt_type=cfg.prompt_type, temperature=cfg.temperature,
                        top_p=cfg.top_p, retriever=cfg.retriever, k=cfg.k, qa_id=item.qa_id,
-                       question_type=item.question_type, evaluated_at=_now())
+                       question_type=item.question_type, answerable=bool(page_groups(item)),
+                       is_sanity=cfg.is_sanity, evaluated_at=_now())
             rows.append({c: row.get(c) for c in ANSWER_COLUMNS})
         failures = sum(v for s, v in states.items() if s in ("backend_error", "invalid_output"))
         run_rows.append({
@@ -505,12 +519,22 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
     return run_rows, rows
 
 
+def answer_key(item: QAItem) -> AnswerKey:
+    """What an answer to ``item`` is scored against (its answer contract and evidence)."""
+    from finrag_pipeline.core.qa.answer_contract import contract_options, ensure_contract
+
+    item = ensure_contract(item)
+    return AnswerKey(question=item.question, answer_values=item.answer_values, answer_choice=item.answer_choice,
+                     choice_options=contract_options(item), inputs=item.answer_figures,
+                     asked_periods=item.periods, gold_page_groups=page_groups(item),
+                     gold_block_groups=chunk_groups(item))
+
+
 def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: LLMJudge | None) -> dict:
     metrics_, notes = score_answer(
         answer=result.text, response_state=result.response_state, citations=result.citations,
-        cited_texts=cited_texts(result, hits),
-        references=reference_figures(item.answer_figures, item.reference_answer),
-        asked_periods=item.periods, gold_page_groups=page_groups(item), question=item.question, judge=judge)
+        cited_texts=cited_texts(result, hits), key=answer_key(item),
+        judge=judge)
     judge_reasons = {k: notes.pop(k) for k in ("faithfulness", "answer_relevancy")
                      if judge is not None and result.response_state == "answered"}
     return {

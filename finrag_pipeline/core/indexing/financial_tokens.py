@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
-_SCALE_WORDS = {"billion": "b", "bn": "b", "million": "m", "mm": "m", "mn": "m", "thousand": "k",
-                "percent": "%", "b": "b", "m": "m", "k": "k", "%": "%"}
+from finrag_pipeline.core.numbers import SCALE_SUFFIX, SCALE_WORDS
+
+# The scale vocabulary is core.numbers'; a token writes a scale as its one-letter suffix ("4.2b").
+_SCALE_WORDS = {**{w: SCALE_SUFFIX[s] for w, s in SCALE_WORDS.items()}, "percent": "%", "%": "%"}
 _NUMBER = re.compile(
     r"(?<![\w.,])\$?\(?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?\)?"
     r"(?:\s?(?P<word>billion|million|thousand|percent|bn|mm|mn)\b|(?P<suffix>%|[bmkBMK])(?!\w))?"

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 
 from finrag_pipeline.core.models import Chunk, EvidencePlace, Page, TableRow
-from finrag_pipeline.core.qa.numbers import is_distinctive, number_tokens
+from finrag_pipeline.core.numbers import is_distinctive, number_tokens
 
 _WORD_RE = re.compile(r"[a-z]{3,}")
 _STOP = {"total", "net", "and", "the", "for", "other", "from", "income", "expense", "expenses", "of"}

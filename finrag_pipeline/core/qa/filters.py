@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from finrag_pipeline.core.models import Chunk, Page, QAItem
-from finrag_pipeline.core.qa.numbers import digits_key, figure_in_text, is_distinctive, number_tokens
+from finrag_pipeline.core.numbers import digits_key, figure_in_text, is_distinctive, number_tokens
 
 Embedder = Callable[[list[str]], np.ndarray]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from finrag_pipeline.core.llm.client import LLMClient
 from finrag_pipeline.core.models import Chunk, FilingMeta, Page, QAItem, TableRow, XbrlFact
+from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.filters import Embedder, apply_filters
 from finrag_pipeline.core.qa.llm_generator import generate_llm
@@ -46,4 +47,5 @@ def generate_qa_set(meta: FilingMeta, pages: list[Page], table_rows: list[TableR
                         "generator": f"llm:{client.name}"}]
     kept, flog = apply_filters(items, pages, chunks, config.filters, embedder)
     log += flog + [{"stage": "final", "reason": "kept", "count": len(kept)}]
-    return QAGenerationResult(kept, log)
+    # every stored item carries its answer contract (an LLM item whose answer is one figure gets it too)
+    return QAGenerationResult([ensure_contract(i) for i in kept], log)

@@ -6,7 +6,12 @@ alternatives are the chunks on that page that overlap the evidence text best (al
 page when none overlaps, a page-only place when the filing has no chunks).
 
 Plain schema (JSONL objects or CSV columns): question, answer, filing_id or doc_name,
-evidence_pages ("32" or "32;52", 1-indexed), question_type (optional), qa_id (optional).
+evidence_pages ("32" or "32;52", 1-indexed), question_type (optional), qa_id (optional), and the
+answer contract (optional): answer_value (the figure an answer must state: "394328" with answer_unit
+"USD millions", or "$394.3 billion" / "43.3%" alone), answer_unit, answer_tolerance (relative),
+answer_period ("FY2022"), answer_choice with choice_options ("FY2022;FY2021"). FinanceBench answers
+that are one figure ("$1,577.00", "65.4%") become the answer value; a sentence answer asks for no
+value (it is judged, not matched).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, QAItem, stable_id
+from finrag_pipeline.core.qa.answer_contract import ensure_contract
 
 _TOKEN_RE = re.compile(r"[a-z]+|\d[\d,.]*")
 
@@ -112,7 +118,7 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
         unmapped = bool(rec.get("evidence")) and not groups
         if unmapped:
             counts["evidence_unmapped_pending_review"] = counts.get("evidence_unmapped_pending_review", 0) + 1
-        items.append(QAItem(
+        items.append(ensure_contract(QAItem(
             qa_id=stable_id(fid, "financebench", rec.get("financebench_id") or rec["question"]), filing_id=fid,
             question=rec["question"], reference_answer=str(rec.get("answer", "")),
             question_type=_map_fb_type(rec.get("question_type")), evidence=groups,
@@ -120,7 +126,7 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
             status="pending_review" if unmapped else "accepted",
             metadata={"financebench_id": rec.get("financebench_id"), "company": rec.get("company"),
                       "doc_name": rec.get("doc_name"), "fb_question_type": rec.get("question_type"),
-                      "evidence_pages": meta_ev}))
+                      "evidence_pages": meta_ev})))
         counts["imported"] += 1
     return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])
 
@@ -167,9 +173,22 @@ def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterab
                 counts["page_out_of_range"] += 1
         fid = ctx.meta.filing_id
         qtype = rec.get("question_type") or ("unanswerable" if not groups else "factual")
-        items.append(QAItem(
-            qa_id=rec.get("qa_id") or stable_id(fid, fmt, rec["question"]), filing_id=fid,
-            question=rec["question"], reference_answer=str(rec.get("answer", "")), question_type=qtype,
-            evidence=groups, generator=fmt, source=fmt, metadata={"imported_from": path.name}))
+        contract = {k: rec[k] for k in ("answer_value", "answer_unit", "answer_tolerance", "answer_choice")
+                    if rec.get(k) not in (None, "")}
+        if rec.get("choice_options") not in (None, ""):
+            opts = rec["choice_options"]
+            contract["choice_options"] = opts if isinstance(opts, list) else [
+                o.strip() for o in re.split(r"[;|]", str(opts)) if o.strip()]
+        period = rec.get("answer_period") or None
+        try:
+            item = ensure_contract(QAItem(
+                qa_id=rec.get("qa_id") or stable_id(fid, fmt, rec["question"]), filing_id=fid,
+                question=rec["question"], reference_answer=str(rec.get("answer", "")), question_type=qtype,
+                evidence=groups, generator=fmt, source=fmt, periods=[period] if period else [],
+                metadata={"imported_from": path.name, **contract}))
+        except ValueError:
+            counts["bad_answer_value"] = counts.get("bad_answer_value", 0) + 1
+            continue
+        items.append(item)
         counts["imported"] += 1
     return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])

@@ -15,8 +15,8 @@ from typing import Any
 
 from finrag_pipeline.core.llm.client import LLMClient
 from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, QAItem, stable_id
+from finrag_pipeline.core.numbers import NUM_TOKEN_RE, digits_key, is_distinctive
 from finrag_pipeline.core.qa.config import QAConfig
-from finrag_pipeline.core.qa.numbers import NUM_TOKEN_RE, digits_key, is_distinctive
 
 GENERATOR_VERSION = "1.0"
 

@@ -24,9 +24,10 @@ from finrag_pipeline.core.models import (
     XbrlFact,
     stable_id,
 )
+from finrag_pipeline.core.numbers import UNIT_SCALE, digits_key, format_amount
+from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
-from finrag_pipeline.core.qa.numbers import UNIT_SCALE, digits_key, format_amount
 
 GENERATOR = "model_free"
 GENERATOR_VERSION = "1.0"
@@ -290,14 +291,14 @@ def _item(ctx: _Ctx, qtype: str, template: str, anchor: str, question: str, answ
           figures: list[Figure], computation: str | None = None, difficulty: str = "easy",
           extra_figures: list[dict[str, Any]] | None = None, **meta: Any) -> QAItem:
     fid = ctx.meta.filing_id
-    return QAItem(
+    return ensure_contract(QAItem(
         qa_id=stable_id(fid, GENERATOR, template, anchor), filing_id=fid, question=question,
         reference_answer=answer, question_type=qtype,
         answer_figures=[f.as_answer_figure() for f in figures] + (extra_figures or []),
         periods=sorted({f.period for f in figures}, reverse=True),
         evidence=[list(f.places) for f in figures], computation=computation, generator=GENERATOR,
         generator_version=GENERATOR_VERSION, difficulty=difficulty, source="generated",
-        metadata={"template": template, **meta})
+        metadata={"template": template, **meta}))
 
 
 FACTUAL_TEMPLATES = {

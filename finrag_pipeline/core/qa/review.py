@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import QAItem
+from finrag_pipeline.core.qa.answer_contract import ensure_contract, recompute_scoring_fields
 
 REVIEW_COLUMNS = ["qa_id", "filing_id", "question_type", "question", "reference_answer", "computation",
                   "evidence_pages", "generator", "status", "decision", "edited_question", "edited_answer",
@@ -40,8 +41,10 @@ def export_review_csv(items: Sequence[QAItem], path: str | Path) -> Path:
 
 
 def _snapshot(item: QAItem) -> str:
+    """What a review may change, including every field scoring reads (qa.reviews before/after)."""
     return json.dumps({"question": item.question, "reference_answer": item.reference_answer,
-                       "status": item.status}, sort_keys=True)
+                       "status": item.status, "periods": item.periods, "answer_values": item.answer_values,
+                       "answer_choice": item.answer_choice}, sort_keys=True, default=str)
 
 
 def import_review_csv(path: str | Path, items: Sequence[QAItem], default_reviewer: str = ""
@@ -62,10 +65,14 @@ def import_review_csv(path: str | Path, items: Sequence[QAItem], default_reviewe
             item = by_id.get(row.get("qa_id", ""))
             if item is None:
                 raise ValueError(f"review row for unknown qa_id {row.get('qa_id')!r}")
+            item = ensure_contract(item)
             before = _snapshot(item)
             if decision == "edit":
-                item.question = (row.get("edited_question") or "").strip() or item.question
-                item.reference_answer = (row.get("edited_answer") or "").strip() or item.reference_answer
+                # one function applies the edit and recomputes every scoring field (answer values, choice,
+                # periods): an edit that changed only the text would change nothing that is scored
+                item = recompute_scoring_fields(item, question=row.get("edited_question") or None,
+                                                reference_answer=row.get("edited_answer") or None)
+                by_id[item.qa_id] = item
             item.status = DECISIONS[decision]
             item.metadata = {**item.metadata, "reviewed": True}
             reviews.append({"qa_id": item.qa_id, "decision": decision,
@@ -87,8 +94,8 @@ def apply_recorded_reviews(items: Sequence[QAItem], reviews: Sequence[dict[str, 
             item = copy.deepcopy(item)
             after = json.loads(review["after"]) if review.get("after") else {}
             if review["decision"] == "edit":
-                item.question = after.get("question", item.question)
-                item.reference_answer = after.get("reference_answer", item.reference_answer)
+                item = recompute_scoring_fields(ensure_contract(item), question=after.get("question"),
+                                                reference_answer=after.get("reference_answer"))
             item.status = DECISIONS[review["decision"]]
             item.metadata = {**item.metadata, "reviewed": True}
         out.append(item)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import html
+import json
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -29,17 +30,20 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS as ANSWER_METRIC_NAMES
+from finrag_pipeline.core.evaluation.answer_metrics import RATE_METRICS
+
 Z = 1.96
 RETRIEVAL_KEYS = ["config_name", "retriever", "k", "chunking", "scope"]
-BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "figure_match", "state_correct"}
+BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "correctness", "non_committal", "abstention_correct",
+                  "state_correct"}
 ANSWER_FAILURE_STATES = {"backend_error", "invalid_output", "error"}
 CHART_METRICS = ["hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page", "all_evidence_hit"]
 ALL_RETRIEVAL_METRICS = [
     "hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "precision_chunk", "ap_chunk",
     "hit_page", "mrr_page", "ndcg_page", "recall_page", "precision_page", "ap_page", "all_evidence_hit",
 ]
-ANSWER_METRICS = ["figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
-                  "faithfulness", "answer_relevancy", "state_correct"]
+ANSWER_METRICS = list(ANSWER_METRIC_NAMES)
 LEADERBOARD_ROWS = 10
 WORST_QUESTIONS = 15
 
@@ -147,6 +151,92 @@ def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: b
     df["latency_ms"] = pd.to_numeric(df["latency_ms"], errors="coerce").where(~failed)
     df["is_ok"], df["is_failed"], df["is_no_relevant"] = status.eq("ok"), failed, no_relevant
     return df
+
+
+# A sanity answerer above this correctness on answerable questions means the scoring can be gamed.
+SANITY_MAX_CORRECTNESS = 0.05
+RANDOM_RETRIEVER = "sanity_random"
+
+
+def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per sanity answerer: correctness on answerable questions (must stay <= 0.05), non-committal
+    rate, abstention accuracy on unanswerable ones; from the newest run of each config x filing."""
+    if not _has_table(con, "eval", "answer_results"):
+        return pd.DataFrame()
+    cols = {r[0] for r in con.execute("DESCRIBE eval.answer_results").fetchall()}
+    if not {"is_sanity", "correctness", "abstention_correct"} <= cols:
+        return pd.DataFrame()
+    df = _df(con, """
+        with runs as (select config_name, filing_id, run_id, max(evaluated_at) as last_at
+                      from eval.answer_results group by all),
+        ranked as (select *, row_number() over (partition by config_name, filing_id
+                                                 order by last_at desc nulls last, run_id desc) as rn from runs)
+        select a.model, count(*) filter (where a.answerable) as n_answerable,
+               avg(case when a.response_state in ('backend_error', 'invalid_output') and a.answerable then 0.0
+                        else a.correctness end) filter (where a.answerable) as correctness,
+               avg(a.non_committal) as non_committal,
+               count(*) filter (where not a.answerable) as n_unanswerable,
+               avg(a.abstention_correct) filter (where not a.answerable) as abstention_accuracy
+        from eval.answer_results a
+        join ranked x on x.rn = 1 and x.run_id = a.run_id
+         and x.config_name is not distinct from a.config_name and x.filing_id is not distinct from a.filing_id
+        where a.is_sanity
+        group by a.model order by a.model""")
+    if not df.empty:
+        df["check"] = [("FAIL" if v > SANITY_MAX_CORRECTNESS else "ok") if not pd.isna(v) else "-"
+                       for v in df["correctness"]]
+    return df
+
+
+def load_random_retrieval(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """``sanity_random`` chunk hit rate per scope x k beside its chance level: the mean over the
+    questions of 1 - C(N - g, k) / C(N, k) (N leaf chunks in scope, g evidence chunks)."""
+    from finrag_pipeline.core.retrieval.sanity import chance_hit_rate
+
+    rows = _latest_retrieval_rows(con)
+    if rows.empty or not _has_table(con, "qa", "items") or not _has_table(con, "core", "chunks"):
+        return pd.DataFrame()
+    rows = rows[(rows["retriever"] == RANDOM_RETRIEVER) & rows["is_ok"] & rows["hit_chunk"].notna()]
+    if rows.empty:
+        return pd.DataFrame()
+    leaves = dict(con.execute("select filing_id, count(*) from core.chunks where is_leaf group by 1").fetchall())
+    evidence = dict(con.execute("select qa_id, evidence from qa.items").fetchall())
+    chances = []
+    for _, r in rows.iterrows():
+        groups = json.loads(evidence.get(r["qa_id"]) or "[]")
+        g = len({p.get("chunk_id") for grp in groups for p in grp if p.get("chunk_id")})
+        n = leaves.get(r["filing_id"], 0) if r["scope"] == "filing" else sum(leaves.values())
+        chances.append(chance_hit_rate(n, g, int(r["k"])))
+    rows = rows.assign(chance=chances)
+    out = rows.groupby(["scope", "k"], sort=True).agg(
+        n_questions=("qa_id", "size"), hit_chunk=("hit_chunk", "mean"), chance_level=("chance", "mean")
+    ).reset_index()
+    # 3 binomial standard errors of the mean around chance: the band a random retriever stays in
+    sd = rows.assign(var=[c * (1 - c) for c in chances]).groupby(["scope", "k"], sort=True)["var"].sum()
+    out["band"] = [3 * math.sqrt(v) / n if n else math.nan for v, n in zip(sd.to_numpy(), out["n_questions"],
+                                                                          strict=True)]
+    out["check"] = ["ok" if abs(h - c) <= b + 0.02 else "FAIL"
+                    for h, c, b in zip(out["hit_chunk"], out["chance_level"], out["band"], strict=True)]
+    return out
+
+
+def sanity_tables(answers: pd.DataFrame, retrieval: pd.DataFrame) -> list[str]:
+    parts = []
+    if not answers.empty:
+        view = answers.copy()
+        for c in ("correctness", "non_committal", "abstention_accuracy"):
+            view[c] = view[c].map(_fmt)
+        parts.append(f"<p>Lazy answerers run beside the real ones. Correctness on answerable questions must stay "
+                     f"&le; {SANITY_MAX_CORRECTNESS}; <code>sanity_abstain</code> earns credit only as abstention "
+                     "accuracy on unanswerable questions.</p>" + _html_table(view, "sanity-answers"))
+    if not retrieval.empty:
+        view = retrieval.copy()
+        for c in ("hit_chunk", "chance_level", "band"):
+            view[c] = view[c].map(_fmt)
+        parts.append("<p><code>sanity_random</code> draws k leaf chunks at random: its chunk hit rate must stay "
+                     "near the chance level 1 - C(N-g, k)/C(N, k) (within 3 standard errors + 0.02).</p>"
+                     + _html_table(view, "sanity-random"))
+    return parts
 
 
 COMPARISON_COLUMNS = {"best_config_name": "best_config_name", "mean_diff": "delta_vs_best",
@@ -274,7 +364,8 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
     df["response_state"] = df["response_state"].fillna("unknown").mask(state.eq("") & is_error, "backend_error")
     for m in ANSWER_METRICS:
         values = pd.to_numeric(df[m], errors="coerce") if m in df else pd.Series(math.nan, index=df.index)
-        df[m] = values.astype("float64").mask(is_error, 0.0)
+        # a failure scores 0; the rates (non_committal, abstention_correct) are as recorded
+        df[m] = values.astype("float64") if m in RATE_METRICS else values.astype("float64").mask(is_error, 0.0)
     keys = ["model", "prompt_type", "temperature"]
     quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
     g = df.groupby(keys, dropna=False, sort=True)
@@ -504,6 +595,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         worst = load_worst_questions(con)
         quality, states = load_answer_quality(con)
         regressions = load_flagged_regressions(con)
+        sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
         source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
 
     sections = [
@@ -517,6 +609,8 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         _section("Answer quality",
                  [answer_quality_table(quality), *answer_quality_charts(quality, states)] if not quality.empty else [],
                  "No answer evaluation yet."),
+        _section("Sanity checks", sanity_tables(sanity_answers, random_retrieval),
+                 "No sanity answerer or sanity_random results yet."),
         _section("Regressions (latest vs previous run, outside the previous 95% interval)",
                  [_html_table(regressions, "regressions")] if regressions is not None and not regressions.empty else [],
                  "No regressions flagged." if regressions is not None else

@@ -53,6 +53,7 @@ def _ensure_builtins() -> None:
         lexical,
         multi_query,
         rerank,
+        sanity,
     )
 
 

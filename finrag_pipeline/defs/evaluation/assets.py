@@ -66,7 +66,7 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
     code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "models.yaml"),
     automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
     description="Answers per question x model x prompt x decoding (offline extractive answerer by default) "
-                "with response state, figure match, grounding, period check, citation precision/recall "
+                "with response state, correctness, non-committal, grounding, period check, page and block citations "
                 "and, when a judge is configured, faithfulness and relevancy. Table eval.answer_results.",
 )
 def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
@@ -86,7 +86,7 @@ def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
     group_name=GROUP, kinds={"duckdb"}, deps=[retrieval_eval, answer_eval], automation_condition=REFRESH_MARTS,
     description="Bootstrap 95% CIs of every retrieval and answer metric over the newest run of each "
                 "configuration x filing (x scope), and paired comparisons of every configuration with the best "
-                "of its scope x k (page nDCG; answers: figure match) on the same questions: difference, paired "
+                "of its scope x k (page nDCG; answers: correctness) on the same questions: difference, paired "
                 "bootstrap CI, sign-flip p-value, distinguishable. Tables eval.leaderboard, eval.comparisons "
                 "(fully replaced on each build; n_boot / n_perm / seed from eval_matrix.yaml `stats`).",
 )

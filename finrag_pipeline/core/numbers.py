@@ -1,0 +1,282 @@
+"""The one place that reads and writes figures as filings and answers print them.
+
+* :func:`parse_figures` - every number in a text with sign, scale word, percent, per-share and currency
+  ("$(1,234.5) million", "-3.2%", "$6.11 per share", "4.2bn", "12 percentage points");
+* :func:`parse_amount` - one printed cell value ("(1,234)" -> -1234.0, "—" -> None), for table parsers;
+* :func:`unit_scale` - the row-unit vocabulary ("USD millions") -> (base unit, multiplier);
+* :func:`scale_of_text` - the scale a text declares for its bare numbers ("(In millions)", "| USD millions");
+* :func:`format_amount` / :func:`format_number` - answer text for a value;
+* :func:`digits_key` / :func:`number_tokens` / :func:`figure_in_text` - number keys for evidence indexes.
+
+Scale words: thousand/million/billion/trillion and k/m/mm/mn/b/bn (a lone letter only right after
+a currency sign: "$4.2B", never "5 m" as in metres). Parentheses or a leading minus make a value
+negative (accounting style).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# -- vocabulary -------------------------------------------------------------------------------------
+
+SCALE_WORDS: dict[str, float] = {
+    "thousand": 1e3, "thousands": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "m": 1e6, "mm": 1e6,
+    "mn": 1e6, "billion": 1e9, "billions": 1e9, "b": 1e9, "bn": 1e9, "trillion": 1e12, "trillions": 1e12}
+# the short suffix a scale is written with in index tokens ("$4.2 billion" -> "4.2b")
+SCALE_SUFFIX: dict[float, str] = {1e3: "k", 1e6: "m", 1e9: "b", 1e12: "t"}
+SCALE_NAME: dict[float, str] = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
+
+# Row units (contract 1) -> (base unit, multiplier).
+UNIT_VOCABULARY: dict[str, tuple[str | None, float]] = {
+    "USD": ("USD", 1.0), "USD thousands": ("USD", 1e3), "USD millions": ("USD", 1e6),
+    "USD billions": ("USD", 1e9), "USD per share": ("USD per share", 1.0), "percent": ("percent", 1.0),
+    "percentage points": ("percentage points", 1.0),
+    "shares": ("shares", 1.0), "shares thousands": ("shares", 1e3), "shares millions": ("shares", 1e6),
+    "shares billions": ("shares", 1e9), "days": ("days", 1.0), "ratio": ("ratio", 1.0)}
+# Kept for callers that only need the multiplier of a scaled unit.
+UNIT_SCALE: dict[str, float] = {u: s for u, (_, s) in UNIT_VOCABULARY.items() if s != 1.0}
+
+
+def unit_scale(unit: str | None) -> tuple[str | None, float]:
+    """"USD millions" -> ("USD", 1e6); "percent" -> ("percent", 1.0); None -> (None, 1.0).
+
+    Units outside the vocabulary are read leniently ("USD/shares", "thousands of shares", "pure")."""
+    if not unit:
+        return None, 1.0
+    if unit in UNIT_VOCABULARY:
+        return UNIT_VOCABULARY[unit]
+    low = unit.lower()
+    scale = next((SCALE_WORDS[w] for w in re.findall(r"[a-z]+", low) if w in SCALE_WORDS and len(w) > 2), 1.0)
+    if "per share" in low or low in ("usd/shares", "usd/share"):
+        return "USD per share", 1.0
+    if "point" in low:
+        return "percentage points", 1.0
+    if "percent" in low or "%" in low:
+        return "percent", 1.0
+    if "share" in low:
+        return "shares", scale
+    if "usd" in low or "$" in low or "dollar" in low:
+        return "USD", scale
+    if low in ("pure", "ratio"):
+        return "ratio", 1.0
+    return (None, scale)
+
+
+# -- parsing ----------------------------------------------------------------------------------------
+
+_NUM_RE = re.compile(
+    r"(?<![\w.])(?P<open>\()?\s*(?P<sign>[-\u2212\u2013])?\s*(?P<cur>\$|USD\s?|US\$)?\s*(?P<open2>\()?"
+    r"(?P<sign2>[-\u2212])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<close>\))?"
+    r"(?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mm|mn|[bmk])(?![a-z]))?"
+    r"(?:\s*(?P<pct>%\s*points?|%|percentage\s+points?|percent(?:age)?\b|per\s+cent\b|pp\b|bps\b|basis\s+points?))?"
+    r"(?P<ps>\s*(?:per\s+(?:diluted\s+|basic\s+)?share|/\s*share))?",
+    re.IGNORECASE,
+)
+# Not figures: citation markers and section numbers ("p. 40", "page 40", "Item 7"), identifiers, form names.
+NOISE_RE = re.compile(r"\b(?:pages?|pp?\.|item|note|part)\s*\d+[a-z]?(?:\s*[-,]\s*\d+)*"
+                      r"|\b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d[\w-]*"     # identifiers: AAPL-2022-10K
+                      r"|\b\d{1,2}-[kq]\b",                            # form names: 10-K, 10-Q, 8-K
+                      re.IGNORECASE)
+_YEAR_RE = re.compile(r"(?<![\d,.$])(?:FY\s?)?((?:19|20)\d{2})(?!\d|,\d)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number as written. ``value`` has sign and scale applied ("USD 394.3 billion" -> 3.943e11);
+    percents are in percent units ("12.5%" -> 12.5)."""
+
+    value: float
+    decimals: int          # digits shown after the decimal point (rounding precision)
+    scale: float           # scale applied (1.0 when none was written)
+    explicit_scale: bool
+    percent: bool
+    currency: bool
+    text: str
+    points: bool = False       # percentage points / basis points (a difference of percents)
+    per_share: bool = False
+    start: int = -1            # span in the text it was parsed from
+    end: int = -1
+
+    @property
+    def is_year(self) -> bool:
+        return (not self.percent and not self.currency and not self.explicit_scale and self.decimals == 0
+                and 1900 <= self.value <= 2100 and "," not in self.text)
+
+    @property
+    def half_ulp(self) -> float:
+        """Half a unit in the last place shown: '394.3 billion' stands for anything within 0.05e9."""
+        return 0.5 * 10 ** (-self.decimals) * self.scale
+
+    @property
+    def magnitude(self) -> float:
+        """The number as printed, without sign or scale ("$(1,234.5) million" -> 1234.5)."""
+        return abs(self.value) / self.scale
+
+    @property
+    def kind(self) -> str:
+        """'percent', 'points', 'per_share', 'currency' or 'plain' (a bare number)."""
+        if self.points:
+            return "points"
+        if self.percent:
+            return "percent"
+        if self.per_share:
+            return "per_share"
+        return "currency" if self.currency else "plain"
+
+
+def parse_figures(text: str, *, keep_years: bool = False, scale: float = 1.0) -> list[Figure]:
+    """Every number in ``text`` (citation markers like 'p. 40' blanked out), with unit and sign.
+
+    Years (1900-2100 written without comma, currency, scale or percent) are dropped unless asked.
+    ``scale`` is applied to numbers written without a scale word (a table's "(In millions)").
+    Spans refer to ``text`` itself (noise is blanked, not removed).
+    """
+    text = text or ""
+    clean = NOISE_RE.sub(lambda m: " " * len(m.group(0)), text)
+    out = []
+    for m in _NUM_RE.finditer(clean):
+        raw = m.group("num")
+        magnitude = float(raw.replace(",", ""))
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        scale_word = (m.group("scale") or "").lower()
+        # a lone b/m/k is a scale only right after a number with a currency sign ("$4.2B")
+        if scale_word in ("b", "m", "k") and not m.group("cur"):
+            scale_word = ""
+        pct = (m.group("pct") or "").lower()
+        points = bool(pct) and ("point" in pct or pct in ("pp", "bps") or "basis" in pct)
+        if pct.startswith("bps") or "basis" in pct:
+            magnitude, decimals = magnitude / 100.0, decimals + 2  # 25 bps = 0.25 percentage points
+        mult = SCALE_WORDS.get(scale_word, 1.0) if scale_word else (1.0 if pct else scale)
+        negative = bool(m.group("sign") or m.group("sign2")) or bool(
+            (m.group("open") or m.group("open2")) and m.group("close"))
+        end = m.end("num") if m.group("close") is None else m.end("close")
+        end = max([end, *(m.end(g) for g in ("scale", "pct", "ps") if m.group(g))])
+        fig = Figure(value=(-1 if negative else 1) * magnitude * mult, decimals=decimals, scale=mult,
+                     explicit_scale=bool(scale_word), percent=bool(pct), currency=bool(m.group("cur")),
+                     text=text[m.start():end].strip(), points=points, per_share=bool(m.group("ps")),
+                     start=m.start(), end=end)
+        if fig.is_year and not keep_years:
+            continue
+        out.append(fig)
+    return out
+
+
+def parse_figure(text: str) -> Figure | None:
+    """The single figure of a short text (a cell, an answer value); None when it holds none."""
+    figs = parse_figures(text, keep_years=True)
+    return figs[0] if figs else None
+
+
+_DASHES = {"-", "\u2014", "\u2013", "\u2212", "", "(\u2014)", "(\u2013)", "(-)"}
+
+
+def parse_amount(text: str | None, *, dash_value: float | None = None) -> float | None:
+    """A printed table cell -> its number with sign, scale NOT applied: "(1,234)" -> -1234.0,
+    "$ 394,328" -> 394328.0, "12.5 %" -> 12.5, "(8)%" -> -8.0. A lone dash means nil in 10-K tables:
+    it returns ``dash_value`` (None by default; table parsers that store nil as 0 pass 0.0). Text
+    that is not one number returns None."""
+    s = re.sub(r"\s+", "", (text or "").replace("$", "").replace("\u20ac", "").replace("\u00a3", ""))
+    if s in _DASHES:
+        return dash_value if s else None
+    figs = parse_figures(text or "", keep_years=True)
+    if len(figs) != 1:
+        return None
+    return figs[0].value / figs[0].scale
+
+
+def years_in(text: str) -> set[int]:
+    """Four-digit years 1900-2099 mentioned in ``text`` ('FY2022', 'fiscal 2022', 'September 24, 2022')."""
+    return {int(y) for y in _YEAR_RE.findall(text or "")}
+
+
+_DECLARED_SCALE_RE = re.compile(
+    r"\b(?:USD|shares)\s+(thousands|millions|billions)\b"
+    r"|\(\s*(?:dollars\s+|amounts\s+|\$\s*)?in\s+(thousands|millions|billions)\b"
+    r"|\bin\s+(thousands|millions|billions)(?:\s+of\s+(?:U\.?S\.?\s+)?dollars)?\b",
+    re.IGNORECASE)
+
+
+def scale_of_text(text: str) -> float | None:
+    """The scale a text declares for its bare numbers: "| USD millions" or "(In millions, except ...)"
+    -> 1e6; None when it declares none (then a bare number's scale is unknown)."""
+    m = _DECLARED_SCALE_RE.search(text or "")
+    if not m:
+        return None
+    word = next(g for g in m.groups() if g)
+    return SCALE_WORDS[word.lower()]
+
+
+def scale_of_unit(unit: str | None) -> float:
+    """'USD millions' -> 1e6, 'thousands' -> 1e3, 'USD' / 'percent' / None -> 1."""
+    return unit_scale(unit)[1]
+
+
+# -- number keys for evidence indexes ---------------------------------------------------------------
+
+NUM_TOKEN_RE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\w])")
+_YEAR_KEY_RE = re.compile(r"^(19|20)\d\d$")
+
+
+def digits_key(text: str) -> str:
+    """"$ (1,234.50)" -> "1234.50": the number as written without sign, commas or currency."""
+    return re.sub(r"[^\d.]", "", text or "").strip(".")
+
+
+def number_tokens(text: str) -> set[str]:
+    """Every number in a text as :func:`digits_key`, for an inverted index over chunks and pages."""
+    return {digits_key(m.group(0)) for m in NUM_TOKEN_RE.finditer(text or "")}
+
+
+def is_distinctive(key: str) -> bool:
+    """Numbers with 4+ digits (not a year) rarely appear by chance; "12" or "2022" do."""
+    digits = key.replace(".", "")
+    return len(digits) >= 4 and not _YEAR_KEY_RE.match(key)
+
+
+def figure_in_text(value: float, text: str, unit_scale: float = 1.0, value_text: str | None = None) -> bool:
+    """True when ``text`` states the figure: its printed digits, or a (rounded, scaled) equivalent.
+
+    ``value`` is the number in the table's unit (394328 for "$394,328 million"), ``unit_scale`` the
+    unit multiplier (1e6); signs are ignored because "(334)" and "-334" and "decrease of 334" all say it.
+    Used to place a known figure on pages (generation), not to score answers.
+    """
+    if value_text and (key := digits_key(value_text)) and key in number_tokens(text):
+        return True
+    target = abs(value) * unit_scale
+    for f in parse_figures(text, keep_years=True):
+        if abs(f.magnitude - abs(value)) <= 1e-9 * max(1.0, abs(value)):
+            return True  # same number in the same unit
+        if f.explicit_scale and abs(abs(f.value) - target) <= f.half_ulp + 1e-9 * target:
+            return True  # "394.3 billion" for 394,328 million
+    return False
+
+
+# -- formatting -------------------------------------------------------------------------------------
+
+def format_amount(value: float, unit: str | None, value_text: str | None = None) -> str:
+    """Answer text for a table value: "$394,328 million", "-$334 million", "$6.11 per share", "12%"."""
+    decimals = len(value_text.split(".")[-1]) if value_text and "." in digits_key(value_text) else 0
+    body = f"{abs(value):,.{decimals}f}"
+    sign = "-" if value < 0 else ""
+    base, mult = unit_scale(unit)
+    scale = SCALE_NAME.get(mult, "")
+    if base == "USD per share":
+        return f"{sign}${body} per share"
+    if base == "USD":
+        return f"{sign}${body}" + (f" {scale}" if scale else "")
+    if base == "shares":
+        return f"{sign}{body} " + (f"{scale} " if scale else "") + "shares"
+    if base == "percent":
+        return f"{sign}{body}%"
+    if base == "percentage points":
+        return f"{sign}{body} percentage points"
+    if value_text and "$" in value_text:
+        return f"{sign}${body}"
+    return f"{sign}{body}"
+
+
+def format_number(value: float, decimals: int = 0) -> str:
+    """Plain number for a recorded computation ("28511", "7.79")."""
+    return f"{value:.{decimals}f}" if decimals else (str(int(round(value))) if float(value).is_integer() else f"{value:.4g}")

@@ -1,0 +1,83 @@
+"""core/numbers.py: the one parser and formatter of figures (table-driven)."""
+
+import pytest
+
+from finrag_pipeline.core.numbers import (
+    format_amount,
+    parse_amount,
+    parse_figure,
+    parse_figures,
+    scale_of_text,
+    unit_scale,
+    years_in,
+)
+
+
+@pytest.mark.parametrize("text,value,kind,scale", [
+    ("$394,328 million", 394328e6, "currency", 1e6),
+    ("$394.3 billion", 394.3e9, "currency", 1e9),
+    ("$4.2B", 4.2e9, "currency", 1e9),
+    ("4.2bn", 4.2e9, "plain", 1e9),
+    ("$(1,234)", -1234.0, "currency", 1.0),
+    ("(1,234)", -1234.0, "plain", 1.0),
+    ("-3.2%", -3.2, "percent", 1.0),
+    ("12.5 percent", 12.5, "percent", 1.0),
+    ("1.5 percentage points", 1.5, "points", 1.0),
+    ("150 bps", 1.5, "points", 1.0),
+    ("$6.11 per diluted share", 6.11, "per_share", 1.0),
+    ("5 m", 5.0, "plain", 1.0),                 # a lone letter scales only after a currency sign
+    ("US$ 2,000 thousand", 2e6, "currency", 1e3),
+])
+def test_parse_figure(text, value, kind, scale):
+    f = parse_figure(text)
+    assert f.value == pytest.approx(value) and f.kind == kind and f.scale == scale
+
+
+def test_parse_figures_skips_years_and_citations():
+    text = "Net sales were $394,328 million in fiscal 2022 (source: AAPL-2022-10K, page 40); see Item 7 and 10-K."
+    assert [f.text for f in parse_figures(text)] == ["$394,328 million"]
+    assert years_in("Fiscal 2022, with FY2021 and September 24, 2022") == {2021, 2022}
+
+
+@pytest.mark.parametrize("cell,value", [("(1,234)", -1234.0), ("$ 394,328", 394328.0), ("12.5 %", 12.5),
+                                        ("\u2014", None), ("", None), ("-", None), ("(0.5)", -0.5)])
+def test_parse_amount_for_table_cells(cell, value):
+    assert parse_amount(cell) == value
+
+
+@pytest.mark.parametrize("unit,expected", [
+    ("USD millions", ("USD", 1e6)), ("USD thousands", ("USD", 1e3)), ("USD billions", ("USD", 1e9)),
+    ("USD per share", ("USD per share", 1.0)), ("percent", ("percent", 1.0)), ("shares millions", ("shares", 1e6)),
+    ("USD/shares", ("USD per share", 1.0)), ("pure", ("ratio", 1.0)), (None, (None, 1.0)), ("days", ("days", 1.0)),
+])
+def test_unit_scale(unit, expected):
+    assert unit_scale(unit) == expected
+
+
+@pytest.mark.parametrize("text,scale", [
+    ("Total net sales | 2022: 394,328 | USD millions", 1e6),
+    ("(In millions, except number of shares)", 1e6),
+    ("(Dollars in thousands)", 1e3),
+    ("Net sales increased 8% to $394.3 billion", None),
+])
+def test_scale_of_text(text, scale):
+    assert scale_of_text(text) == scale
+
+
+@pytest.mark.parametrize("value,unit,text,expected", [
+    (394328, "USD millions", "394,328", "$394,328 million"), (-334, "USD millions", "(334)", "-$334 million"),
+    (6.11, "USD per share", "6.11", "$6.11 per share"), (12.5, "percent", "12.5", "12.5%"),
+    (15943, "shares millions", "15,943", "15,943 million shares"), (1.5, "percentage points", "1.5",
+                                                                     "1.5 percentage points"),
+])
+def test_format_amount(value, unit, text, expected):
+    assert format_amount(value, unit, text) == expected
+
+
+@pytest.mark.parametrize("cell", ["(1,234)", "$ 394,328", "12.5 %", "(8)%", "\u2014", "-", "$ (2,611)", "0.48",
+                                  "1,234.5", "(0.5)", "n/a", "", "\u2212 12"])
+def test_parse_amount_agrees_with_the_table_parser(cell):
+    """core.numbers can serve ingest/tables.py: same value for every cell (nil dash as 0.0 there)."""
+    from finrag_pipeline.core.ingest.tables import parse_number
+
+    assert parse_amount(cell, dash_value=0.0) == parse_number(cell)
