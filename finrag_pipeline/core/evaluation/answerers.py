@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from finrag_pipeline.core.evaluation.answer_metrics import years_in
+from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
 from finrag_pipeline.core.models import Hit
 
 Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
@@ -186,6 +187,7 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
     return out
 
 
+@register_answerer("extractive")
 class ExtractiveAnswerer:
     """Quote-and-cite answerer with no model. Deterministic: same hits, same answer."""
 

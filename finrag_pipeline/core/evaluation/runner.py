@@ -36,7 +36,7 @@ from finrag_pipeline.core.evaluation.answer_metrics import (
     reference_figures,
     score_answer,
 )
-from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult, ExtractiveAnswerer, LLMAnswerer
+from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult, LLMAnswerer
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
 from finrag_pipeline.core.paths import REPO_ROOT
@@ -88,7 +88,7 @@ class RetrievalMatrix(BaseModel):
 
 class AnswerMatrix(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    models: list[str] = Field(default_factory=lambda: ["extractive"])  # "extractive" or names in models.yaml
+    models: list[str] = Field(default_factory=lambda: ["calculator", "extractive"])  # registered answerers or models.yaml names
     prompt_types: list[str] = Field(default_factory=lambda: ["standard"])
     temperatures: list[float] = Field(default_factory=lambda: [0.0])
     top_p: list[float] = Field(default_factory=lambda: [1.0])
@@ -126,6 +126,13 @@ class RetrievalConfig(BaseModel):
         return config_hash(self.model_dump())
 
 
+def is_model_free(model: str) -> bool:
+    """A registered answerer (extractive, calculator): no prompt types or decoding settings apply."""
+    from finrag_pipeline.core.evaluation.answerer_registry import answerer_names
+
+    return model in answerer_names()
+
+
 class AnswerConfig(BaseModel):
     model: str
     prompt_type: str
@@ -136,8 +143,8 @@ class AnswerConfig(BaseModel):
 
     @property
     def name(self) -> str:
-        if self.model == "extractive":
-            return f"extractive@{self.retriever}@{self.k}"
+        if is_model_free(self.model):
+            return f"{self.model}@{self.retriever}@{self.k}"
         return f"{self.model}/{self.prompt_type}/t{self.temperature:g}/p{self.top_p:g}@{self.retriever}@{self.k}"
 
     @property
@@ -194,8 +201,8 @@ class EvalMatrix(BaseModel):
         a = self.answers
         out: dict[str, AnswerConfig] = {}
         for model, pt, t, p in itertools.product(a.models, a.prompt_types, a.temperatures, a.top_p):
-            if model == "extractive":  # no prompt and no decoding: one config, not one per combination
-                pt, t, p = "extractive", 0.0, 1.0
+            if is_model_free(model):  # no prompt and no decoding: one config, not one per combination
+                pt, t, p = model, 0.0, 1.0
             cfg = AnswerConfig(model=model, prompt_type=pt, temperature=t, top_p=p, retriever=a.retriever, k=a.k)
             out.setdefault(cfg.name, cfg)
         return list(out.values())
@@ -418,14 +425,27 @@ def _retrieval_row(item: QAItem, hits: list[Hit], latency: float | None, error: 
 AnswererFactory = Callable[[AnswerConfig], Answerer]
 
 
-def default_answerer_factory(cfg: AnswerConfig) -> Answerer:
-    """'extractive' -> ExtractiveAnswerer; any other model name -> LLMAnswerer over models.yaml."""
-    if cfg.model == "extractive":
-        return ExtractiveAnswerer()
+def default_answerer_factory(cfg: AnswerConfig, **context: Any) -> Answerer:
+    """A registered answerer name ('extractive', 'calculator', ...) -> that answerer; any other model
+    name -> LLMAnswerer over models.yaml. ``context`` (e.g. ``warehouse=``) goes to the answerers
+    whose constructor takes it."""
+    from finrag_pipeline.core.evaluation.answerer_registry import answerer_names, build_answerer
+
+    if cfg.model in answerer_names():
+        return build_answerer(cfg.model, **_accepted_kwargs(cfg.model, context))
     from finrag_pipeline.core.llm.client import LLMClient
 
     return LLMAnswerer(LLMClient.from_registry(cfg.model), prompt_type=cfg.prompt_type,
                        temperature=cfg.temperature, top_p=cfg.top_p, name=cfg.name)
+
+
+def _accepted_kwargs(name: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    import inspect
+
+    from finrag_pipeline.core.evaluation.answerer_registry import _REGISTRY
+
+    params = inspect.signature(_REGISTRY[name]).parameters
+    return {k: v for k, v in context.items() if k in params}
 
 
 def build_judge(matrix: EvalMatrix) -> LLMJudge | None:

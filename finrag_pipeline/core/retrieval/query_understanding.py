@@ -206,6 +206,8 @@ def _company_aliases(filings: Sequence[CatalogFiling]) -> list[CompanyAlias]:
             while COMPANY_SUFFIXES.search(base):
                 base = COMPANY_SUFFIXES.sub("", base).strip()
             names.update({name.lower(), base.lower()})
+            base = re.sub(r"^the\s+", "", base, flags=re.IGNORECASE)  # "The Boeing Company" -> "Boeing"
+            names.add(base.lower())
             first = re.split(r"[\s,]+", base)[0].lower()
             first = first.removesuffix(".com")
             if len(first) >= 4 and first not in GENERIC_WORDS:

@@ -1,0 +1,250 @@
+"""The ``calculator`` answerer: statement line items and XBRL facts, exact arithmetic, cited inputs.
+
+For a question it (1) reads the company and fiscal years (query understanding over the corpus
+catalog, or the QA item's ``periods``), (2) plans the quantity and the arithmetic
+(core/facts/plan.py: a lexicon formula, a definition given in the question, change, % change,
+sum, average, per share, ratio, days), (3) looks every input up in the filing's fact layer
+(core/facts/store.py), (4) computes with exact decimals and rounds as asked, and (5) answers with
+one figure, its unit and the formula, citing the table row (chunk id + page) or XBRL fact of every
+input. A missing input is an abstention that names it. Plan, inputs, formula and timings are in
+``AnswerResult.details``.
+
+Questions that name no line item or metric (narrative questions) go to the extractive answerer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
+from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
+from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate
+from finrag_pipeline.core.facts.model import FactValue
+from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
+from finrag_pipeline.core.facts.store import FactStore, FilingFacts
+from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+
+DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2}
+_SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def round_decimal(value: Decimal, decimals: int) -> Decimal:
+    return value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+def format_result(value: Decimal, unit: str, decimals: int, scale: int = 1) -> str:
+    """'42.1%', '-50.8%', '$12,248 million', '1.53', '45.2 days', '$6.11 per share'."""
+    body = f"{abs(value):,.{decimals}f}"
+    sign = "-" if value < 0 else ""
+    if unit == "percent":
+        return f"{sign}{body}%"
+    if unit == "percentage points":
+        return f"{sign}{body} percentage points"
+    if unit == "days":
+        return f"{sign}{body} days"
+    if unit == "USD per share":
+        return f"{sign}${body} per share"
+    if unit == "USD":
+        return f"{sign}${body}{_SCALE_WORDS.get(scale, '')}"
+    if unit == "shares":
+        return f"{sign}{body}{_SCALE_WORDS.get(scale, '')} shares"
+    return f"{sign}{body}"
+
+
+@register_answerer("calculator")
+class CalculatorAnswerer:
+    """Offline analyst answerer. ``store`` gives the facts (default: the warehouse of FINRAG_HOME,
+    read per filing on first use); without hits the question's company picks the filing."""
+
+    name = "calculator"
+
+    def __init__(self, store: FactStore | None = None, *, lexicon: Lexicon | None = None,
+                 fallback: Any = None, warehouse: Any = None) -> None:
+        self.lexicon = lexicon or (store.lexicon if store else Lexicon.load_default())
+        if store is None:
+            if warehouse is None:
+                from finrag_pipeline.core.paths import FinragPaths
+                from finrag_pipeline.core.warehouse import Warehouse
+
+                warehouse = Warehouse(FinragPaths.from_env().warehouse)
+            store = FactStore(warehouse=warehouse, lexicon=self.lexicon)
+        self.store = store
+        self.fallback = fallback if fallback is not None else ExtractiveAnswerer()
+        self._parser: QueryParser | None = None
+
+    @property
+    def parser(self) -> QueryParser:
+        if self._parser is None:
+            self._parser = QueryParser(self.store.catalog())
+        return self._parser
+
+    # ---- steps ----------------------------------------------------------------------------------
+
+    def _years_and_company(self, question: str, periods: Sequence[str] | None) -> tuple[list[str], dict[str, list[int]]]:
+        qu = self.parser.parse(question)
+        years = dict(qu.fiscal_years)
+        if periods:
+            from finrag_pipeline.core.evaluation.answer_metrics import years_in
+
+            asked = sorted(set().union(*(years_in(p) for p in periods)), reverse=True)
+            if asked:
+                years = {k: asked for k in (qu.companies or list(years) or ["*"])}
+        return qu.companies, years
+
+    def _candidate_filings(self, companies: list[str], years: list[int], hits: Sequence[Hit]) -> list[FilingFacts]:
+        metas = self.store.metas()
+        hit_order = {h.filing_id: i for i, h in reversed(list(enumerate(sorted(hits, key=lambda h: h.rank))))}
+
+        def company_ok(m) -> bool:
+            return not companies or (m.ticker or m.company) in companies
+
+        pool = [m for m in metas.values() if company_ok(m) and (companies or m.filing_id in hit_order)]
+        latest = max(years) if years else None
+
+        def order(m):
+            # the filing OF the latest asked year, then later filings that still report it (comparatives)
+            gap = (m.fiscal_year - latest) if latest is not None else 0
+            fits = 0 if gap == 0 else (1 if 0 < gap <= 2 else 2)
+            recency = -m.fiscal_year if latest is None else 0
+            return (fits, recency, hit_order.get(m.filing_id, 10**6), m.filing_id)
+
+        out = []
+        for m in sorted(pool, key=order):
+            f = self.store.filing(m.filing_id)
+            if f is not None:
+                out.append(f)
+        return out
+
+    def _compute(self, plan: Plan, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+        """The planned figure in base units (percent as a fraction), its inputs, and the display scale."""
+        inputs: dict[tuple[str, int], FactValue] = {}
+
+        def resolve(name: str, year: int) -> Decimal:
+            if (name, year) not in inputs:
+                concept = self.lexicon.concepts.get(name)
+                if concept is None:
+                    raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
+                fact = filing.lookup(concept, year)
+                if fact is None:
+                    raise MissingInput(name, year)
+                inputs[(name, year)] = fact
+            return inputs[(name, year)].base_value
+
+        formula = plan.parsed
+        values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
+        if not values:
+            raise PlanError("no fiscal year to compute")
+        if plan.operation == "change":
+            result = values[0] - values[1]
+        elif plan.operation == "pct_change":
+            if values[1] == 0:
+                raise FormulaError("percent change from zero")
+            result = (values[0] - values[1]) / abs(values[1])
+        elif plan.operation == "sum_years":
+            result = sum(values, Decimal(0))
+        elif plan.operation == "average_years":
+            result = sum(values, Decimal(0)) / len(values)
+        else:
+            result = values[0]
+        scales = [f.scale for f in inputs.values() if f.unit == "USD"]
+        scale = plan.display_scale or (max(set(scales), key=scales.count) if scales else 1)
+        return result, list(inputs.values()), scale
+
+    # ---- the answer -----------------------------------------------------------------------------
+
+    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        companies, years_by_company = self._years_and_company(question, periods)
+        all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
+        try:
+            plan = make_plan(question, all_years, self.lexicon)
+        except PlanError as exc:
+            result = self.fallback.answer(question, hits, periods)
+            result.details = {**result.details, "fallback": getattr(self.fallback, "name", "fallback"),
+                              "plan_error": str(exc)}
+            return result
+        timings["plan"] = _ms(t0)
+        filings = self._candidate_filings(companies, plan.years, hits)
+        details: dict[str, Any] = {"plan": plan.as_dict(), "companies": companies}
+        if not filings:
+            who = ", ".join(companies) or "the retrieved evidence"
+            return self._abstain(f"no filing of {who} in the corpus", details, timings, t0)
+        if not plan.years:
+            plan.years = [filings[0].meta.fiscal_year]
+            if plan.operation in ("change", "pct_change"):
+                plan.years.append(plan.years[0] - 1)
+        missing: list[str] = []
+        tried: list[str] = []
+        for filing in filings:
+            t1 = time.perf_counter()
+            try:
+                value, inputs, scale = self._compute(plan, filing)
+            except MissingInput as exc:
+                label = self._label(exc.name)
+                missing.append(f"{label} for FY{exc.fiscal_year} in {filing.filing_id}")
+                tried.append(filing.filing_id)
+                continue
+            except (FormulaError, PlanError) as exc:
+                details["error"] = str(exc)
+                return self._abstain(f"cannot compute {plan.quantity}: {exc}", details, timings, t0)
+            finally:
+                timings[f"lookup:{filing.filing_id}"] = _ms(t1)
+            return self._answered(plan, filing, value, inputs, scale, details, timings, t0)
+        details["filings_tried"] = tried
+        return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
+
+    def _label(self, key: str) -> str:
+        c = self.lexicon.concepts.get(key)
+        return (c.line_items[0] if c and c.line_items else (c.aliases[0] if c and c.aliases else key))
+
+    def _abstain(self, reason: str, details: dict, timings: dict, t0: float) -> AnswerResult:
+        timings["total"] = _ms(t0)
+        return AnswerResult(f"Not answerable from the filing: {reason}.", [], "abstained", latency_ms=timings["total"],
+                            details={**details, "reason": reason, "timings_ms": timings})
+
+    def _answered(self, plan: Plan, filing: FilingFacts, value: Decimal, inputs: list[FactValue], scale: int,
+                  details: dict, timings: dict, t0: float) -> AnswerResult:
+        unit = plan.unit
+        shown = value * 100 if unit in ("percent", "percentage points") else (value / scale if unit == "USD" else value)
+        if unit == "USD" and plan.decimals is None:
+            decimals = 0 if shown == shown.to_integral() else 1
+        else:
+            decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
+        rounded = round_decimal(shown, decimals)
+        figure = format_result(rounded, unit, decimals, scale)
+        expression = self._expression(plan, inputs)
+        periods = " vs ".join(f"FY{y}" for y in plan.years)
+        company = filing.meta.company.title() if filing.meta.company.isupper() else filing.meta.company
+        text = (f"{figure} — {plan.quantity} of {company}, {periods}. Formula: {expression}. "
+                f"Sources: " + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
+        citations: list[Citation] = []
+        for i in inputs:
+            cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
+            if cit not in citations:
+                citations.append(cit)
+        timings["total"] = _ms(t0)
+        details = {**details, "filing_id": filing.filing_id, "formula": plan.formula, "expression": expression,
+                   "operation": plan.operation, "value": str(value), "rounded": str(rounded), "unit": unit,
+                   "scale": scale, "figure": figure, "inputs": [i.as_dict() for i in inputs],
+                   "disagreements": [d.as_row() for d in filing.disagreements], "timings_ms": timings}
+        return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+
+    def _expression(self, plan: Plan, inputs: list[FactValue]) -> str:
+        """'operating income (83,383) / revenue (198,270), USD millions' style, per year."""
+        def fmt(f: FactValue) -> str:
+            return f"{f.value:,}" + ("" if f.scale == 1 else f" {_SCALE_WORDS[f.scale].strip()}")
+
+        values = "; ".join(f"{i.line_item} {i.period} = {fmt(i)}" for i in inputs)
+        op = {"change": "change = later - earlier", "pct_change": "% change = (later - earlier) / |earlier|",
+              "sum_years": "sum over years", "average_years": "average over years"}.get(plan.operation)
+        return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"

@@ -1,0 +1,368 @@
+"""Line-item lookups over one filing's table rows and XBRL facts.
+
+``FilingFacts.lookup("revenue", 2022)`` resolves the lexicon concept to the statement line that
+carries it (the concept's own statement first, consolidated totals before segment rows, rows
+labelled "Total ..." included), reads the column of fiscal 2022, and, when the filing is inline
+XBRL, the tagged fact of the same concept and period. Found both ways, the two are reconciled:
+agreeing, the fact is returned with the row as its citation; disagreeing, the fact is returned
+and the disagreement is kept in ``disagreements`` (data, not a log line only).
+
+``FactStore`` holds one ``FilingFacts`` per filing, built from parsed filings (tests, benchmarks)
+or read from the warehouse on first use (``core.filings``, ``core.table_rows``, ``core.xbrl_facts``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
+from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
+from finrag_pipeline.core.ingest.statements import classify_table
+from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+
+log = logging.getLogger(__name__)
+
+# Unit vocabulary of TableRow.unit -> (base unit, multiplier). The integrator switches this to
+# core.numbers.unit_scale (contract 2) after the merge.
+_SCALES = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+
+
+def unit_scale(unit: str | None) -> tuple[str | None, int]:
+    if not unit:
+        return None, 1
+    base, _, scale = unit.partition(" ")
+    if scale in _SCALES:
+        return base, _SCALES[scale]
+    return unit, 1
+
+
+_FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
+_NON_WORD = re.compile(r"[^a-z0-9&()%/]+")
+
+
+def normalize_label(text: str) -> str:
+    """'Total net sales:' -> 'total net sales'; quotes, footnote markers and punctuation dropped."""
+    t = (text or "").lower().replace("\u2019", "'").replace("'", "")
+    t = _FOOTNOTE.sub("", t)
+    return _NON_WORD.sub(" ", t).strip()
+
+
+def strip_total(label: str) -> str:
+    return label[6:] if label.startswith("total ") else label
+
+
+def to_decimal(value_text: str | None, value: float | None) -> Decimal | None:
+    """The number as printed, exactly: '(1,234.5)' -> Decimal('-1234.5'); falls back to the float."""
+    t = (value_text or "").replace("$", "").replace(",", "").replace("%", "").replace("\u2212", "-")
+    t = re.sub(r"\s+", "", t)
+    negative = t.startswith("(") or t.startswith("-") or t.endswith(")")
+    digits = t.strip("()").lstrip("-")
+    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
+        d = Decimal(digits)
+        return -d if negative else d
+    if value is None:
+        return None
+    try:
+        return Decimal(repr(value))
+    except InvalidOperation:
+        return None
+
+
+@dataclass
+class _RowCandidate:
+    score: float
+    row: TableRow
+    statement_type: str
+    reason: str
+
+
+class FilingFacts:
+    """The figures of one filing, by lexicon concept and fiscal year."""
+
+    def __init__(self, meta: FilingMeta, table_rows: Sequence[TableRow], facts: Sequence[XbrlFact],
+                 lexicon: Lexicon | None = None) -> None:
+        self.meta = meta
+        self.filing_id = meta.filing_id
+        self.lexicon = lexicon or Lexicon.load_default()
+        self.rows = list(table_rows)
+        self.facts = [f for f in facts if f.value is not None]
+        self.disagreements: list[Disagreement] = []
+        self._disagreement_keys: set[tuple] = set()
+        tables: dict[str, list[TableRow]] = defaultdict(list)
+        for r in self.rows:
+            tables[r.table_id].append(r)
+        self.table_size = {tid: len(rs) for tid, rs in tables.items()}
+        self.statement_of: dict[str, str] = {}
+        self.label_counts: dict[str, dict[str, int]] = {}
+        for tid, rs in tables.items():
+            given = next((getattr(r, "statement_type", None) for r in rs if getattr(r, "statement_type", None)), None)
+            self.statement_of[tid] = given or classify_table(rs[0].table_title, [r.row_label for r in rs],
+                                                             rs[0].section)
+            counts: dict[str, int] = defaultdict(int)
+            for r in rs:
+                counts[normalize_label(r.row_label)] += 1
+            self.label_counts[tid] = counts
+        self.norm_labels = {(r.table_id, r.row_index): normalize_label(r.row_label) for r in self.rows}
+        self.facts_by_concept: dict[str, list[XbrlFact]] = defaultdict(list)
+        for f in self.facts:
+            self.facts_by_concept[f.concept].append(f)
+        self.rows_by_page: dict[int, list[TableRow]] = defaultdict(list)
+        for r in self.rows:
+            self.rows_by_page[r.page_number].append(r)
+
+    # ---- periods --------------------------------------------------------------------------------
+
+    def fiscal_year_of(self, d: date) -> int | None:
+        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None."""
+        end = self.meta.period_end_date
+        if end is None:
+            return d.year if (d.month, d.day) >= (12, 17) or (d.month, d.day) <= (1, 14) else None
+        days = (end - d).days
+        years = round(days / 365.25)
+        if abs(days - years * 365.25) > 15:
+            return None
+        return self.meta.fiscal_year - years
+
+    def _period_year(self, period: str | None) -> int | None:
+        if not period:
+            return None
+        if period.startswith("FY") and period[2:].isdigit():
+            return int(period[2:])
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", period):
+            return self.fiscal_year_of(date.fromisoformat(period))
+        return None
+
+    # ---- table rows -----------------------------------------------------------------------------
+
+    def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
+        items = [normalize_label(x) for x in concept.line_items]
+        aliases = [normalize_label(x) for x in concept.aliases]
+        if label in items:
+            return 10.0 - 0.1 * items.index(label), "line item"
+        if strip_total(label) in items:
+            return 9.5 - 0.1 * items.index(strip_total(label)), "total line item"
+        if label in aliases or strip_total(label) in aliases:
+            return 8.0, "alias"
+        best = 0.0
+        for phrase in items + aliases:
+            if len(phrase) > 3 and (label.startswith(phrase + " ") or strip_total(label).startswith(phrase + " ")):
+                extra = len(strip_total(label).split()) - len(phrase.split())
+                best = max(best, 5.0 - 0.75 * extra)
+        return best, "label starts with a line item"
+
+    def row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[_RowCandidate]:
+        out = []
+        seg = normalize_label(segment) if segment else None
+        for r in self.rows:
+            label = self.norm_labels[(r.table_id, r.row_index)]
+            score, reason = self._label_score(label, concept)
+            if score <= 0:
+                continue
+            if self._cell_for(r, fiscal_year) is None:
+                continue
+            stype = self.statement_of[r.table_id]
+            title = normalize_label(r.table_title or "")
+            path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
+            if seg:
+                if seg in title or any(seg in p for p in path) or seg in label:
+                    score += 6
+                else:
+                    score -= 6
+            else:
+                if concept.statement and stype == concept.statement:
+                    score += 5
+                elif stype == "segment_note":
+                    score -= 6
+                elif stype not in ("other",) and concept.statement:
+                    score -= 1
+                if path and any(p and not p.endswith(("expenses", "income", "revenues")) for p in path):
+                    score -= 3  # a row under a group heading (a segment) rather than the consolidated line
+                if self.label_counts[r.table_id][label] > 1:
+                    score -= 3  # the same line repeated per segment in one table
+            score += min(self.table_size[r.table_id], 40) / 40.0
+            out.append(_RowCandidate(score, r, stype, reason))
+        out.sort(key=lambda c: (-c.score, c.row.page_number, c.row.table_id, c.row.row_index))
+        return out
+
+    def _cell_for(self, row: TableRow, fiscal_year: int):
+        for cell in row.cells:
+            if cell.value is None or not (cell.value_text or "").strip():
+                continue
+            if self._period_year(cell.period) == fiscal_year:
+                return cell
+        return None
+
+    def _row_fact(self, concept: Concept, cand: _RowCandidate, fiscal_year: int) -> FactValue | None:
+        row = cand.row
+        cell = self._cell_for(row, fiscal_year)
+        value = to_decimal(cell.value_text, cell.value) if cell else None
+        if value is None:
+            return None
+        base, scale = unit_scale(row.unit)
+        if (cell.value_text or "").strip().endswith("%"):
+            base, scale = "percent", 1
+        elif concept.unit in ("USD per share", "shares") and base == "USD" and "." in (cell.value_text or ""):
+            base, scale = "USD per share", 1
+        period_end = date.fromisoformat(cell.period) if cell.period and cell.period[:1].isdigit() else None
+        source = FactSource(
+            kind="table_row", filing_id=self.filing_id, page=row.page_number,
+            chunk_id=table_row_chunk_id(self.filing_id, row.table_id, row.row_index), table_id=row.table_id,
+            row_index=row.row_index, row_label=row.row_label, column_header=cell.header,
+            table_title=row.table_title, statement_type=cand.statement_type)
+        return FactValue(self.filing_id, concept.key, row.row_label, f"FY{fiscal_year}", period_end, value,
+                         base, scale, cell.value_text, source)
+
+    # ---- XBRL facts -----------------------------------------------------------------------------
+
+    def _fact_year(self, f: XbrlFact) -> int | None:
+        if f.period_end is None:
+            return None
+        if f.period_type == "duration" and (f.period_start is None
+                                            or not 340 <= (f.period_end - f.period_start).days <= 380):
+            return None  # quarters and multi-year spans are not a fiscal year
+        return self.fiscal_year_of(f.period_end)
+
+    def fact_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[XbrlFact]:
+        seg = re.sub(r"[^a-z0-9]", "", segment.lower()) if segment else None
+        for name in concept.xbrl:
+            found = []
+            for f in self.facts_by_concept.get(name, []):
+                if self._fact_year(f) != fiscal_year:
+                    continue
+                if seg is None and f.dimensions:
+                    continue
+                if seg is not None and not any(seg in re.sub(r"[^a-z0-9]", "", m.lower())
+                                               for m in f.dimensions.values()):
+                    continue
+                found.append(f)
+            if found:
+                return sorted(found, key=lambda f: (f.page_number or 10**6, f.fact_id))
+        return []
+
+    def _displaying_row(self, f: XbrlFact) -> tuple[TableRow, Any, int] | None:
+        """The table row on the fact's page whose cell shows the fact's value (its citation)."""
+        fact_value = Decimal(repr(f.value))
+        for row in self.rows_by_page.get(f.page_number or -1, []):
+            # the row's stated unit, else the fact's own display scale (share counts in a "$ in millions" table)
+            for scale in dict.fromkeys((unit_scale(row.unit)[1], 10 ** max(f.scale, 0))):
+                for cell in row.cells:
+                    v = to_decimal(cell.value_text, cell.value)
+                    if v is not None and v != 0 and _agree(fact_value, v * scale, f.decimals):
+                        return row, cell, scale
+        return None
+
+    def _xbrl_fact(self, concept: Concept, f: XbrlFact, fiscal_year: int,
+                   row_fact: FactValue | None) -> FactValue:
+        fact_value = Decimal(repr(f.value))
+        shown = self._displaying_row(f)
+        if row_fact is not None and _agree(fact_value, row_fact.base_value, f.decimals):
+            scale, chunk_id, page_row = row_fact.scale, row_fact.source.chunk_id, row_fact.source
+        elif shown is not None:
+            row, _, scale = shown
+            chunk_id = table_row_chunk_id(self.filing_id, row.table_id, row.row_index)
+            page_row = None
+        else:
+            scale, chunk_id, page_row = 10 ** f.scale if f.scale > 0 else 1, None, None
+        base = {"USD/shares": "USD per share", "pure": None}.get(f.unit or "", f.unit)
+        source = FactSource(kind="xbrl_fact", filing_id=self.filing_id,
+                            page=f.page_number or (page_row.page if page_row else None), chunk_id=chunk_id,
+                            concept=f.concept, context_id=f.context_id, fact_id=f.fact_id,
+                            dimensions=tuple(sorted(f.dimensions.items())))
+        value = fact_value / scale
+        return FactValue(self.filing_id, concept.key, f.concept, f"FY{fiscal_year}", f.period_end,
+                         value.normalize() if value == value.to_integral() else value, base, scale,
+                         f.value_text, source, corroborated_by=[page_row] if page_row else [])
+
+    # ---- the lookup -----------------------------------------------------------------------------
+
+    def lookup(self, line_item: str | Concept, fiscal_year: int, *, segment: str | None = None) -> FactValue | None:
+        """The figure of a line item (a lexicon concept key, or a Concept) for a fiscal year, or None."""
+        concept = line_item if isinstance(line_item, Concept) else self.lexicon.concepts.get(line_item)
+        if concept is None:
+            raise KeyError(f"unknown line item {line_item!r}; known: {sorted(self.lexicon.concepts)}")
+        if concept.formula:
+            raise ValueError(f"{concept.key!r} is derived ({concept.formula}); look up its inputs")
+        cands = self.row_candidates(concept, fiscal_year, segment)
+        row_fact = next((rf for c in cands if (rf := self._row_fact(concept, c, fiscal_year)) is not None), None)
+        facts = self.fact_candidates(concept, fiscal_year, segment)
+        if not facts:
+            return row_fact
+        out = self._xbrl_fact(concept, facts[0], fiscal_year, row_fact)
+        if row_fact is not None and not out.corroborated_by:
+            self._record_disagreement(concept, fiscal_year, facts[0], out, row_fact)
+        return out
+
+    def _record_disagreement(self, concept: Concept, fiscal_year: int, f: XbrlFact, fact: FactValue,
+                             row_fact: FactValue) -> None:
+        key = (concept.key, fiscal_year, f.fact_id, row_fact.source.chunk_id)
+        if key in self._disagreement_keys:
+            return
+        self._disagreement_keys.add(key)
+        d = Disagreement(self.filing_id, concept.key, f"FY{fiscal_year}", Decimal(repr(f.value)),
+                         row_fact.base_value, fact.source, row_fact.source)
+        self.disagreements.append(d)
+        log.info("fact/table disagreement in %s: %s %s XBRL %s vs row %r %s", self.filing_id, concept.key,
+                 fiscal_year, f.value, row_fact.label, row_fact.base_value)
+
+
+def _agree(fact_value: Decimal, row_value: Decimal, decimals: int | None) -> bool:
+    """Equal within the rounding the fact declares (decimals=-6: half a million)."""
+    tol = Decimal("0.5") * (Decimal(10) ** -decimals) if decimals is not None else Decimal(0)
+    return abs(abs(fact_value) - abs(row_value)) <= tol + Decimal("1e-9") * max(abs(fact_value), 1)
+
+
+class FactStore:
+    """``FilingFacts`` per filing: given up front, or read from a warehouse on first use."""
+
+    def __init__(self, filings: Iterable[FilingFacts] = (), *, warehouse: Any = None,
+                 lexicon: Lexicon | None = None) -> None:
+        self.lexicon = lexicon or Lexicon.load_default()
+        self._filings: dict[str, FilingFacts] = {f.filing_id: f for f in filings}
+        self.warehouse = warehouse
+        self._metas: dict[str, FilingMeta] | None = None
+
+    @classmethod
+    def from_parsed(cls, parsed: Iterable[Any], lexicon: Lexicon | None = None) -> FactStore:
+        lexicon = lexicon or Lexicon.load_default()
+        return cls([FilingFacts(p.meta, p.table_rows, p.facts, lexicon) for p in parsed], lexicon=lexicon)
+
+    def metas(self) -> dict[str, FilingMeta]:
+        if self._metas is None:
+            metas = {fid: f.meta for fid, f in self._filings.items()}
+            if self.warehouse is not None:
+                from finrag_pipeline.core.records import from_row
+
+                df = self.warehouse.query_df("SELECT * FROM core.filings WHERE NOT coalesce(removed, false)")
+                for r in df.to_dict("records"):
+                    metas.setdefault(r["filing_id"], from_row(FilingMeta, r))
+            self._metas = metas
+        return self._metas
+
+    def filing(self, filing_id: str) -> FilingFacts | None:
+        if filing_id not in self._filings:
+            meta = self.metas().get(filing_id)
+            if meta is None or self.warehouse is None:
+                return None
+            from finrag_pipeline.core.records import load_facts, load_table_rows
+
+            self._filings[filing_id] = FilingFacts(meta, load_table_rows(self.warehouse, filing_id),
+                                                   load_facts(self.warehouse, filing_id), self.lexicon)
+        return self._filings[filing_id]
+
+    def catalog(self):
+        from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+
+        return CorpusCatalog([{"filing_id": m.filing_id, "ticker": m.ticker, "company": m.company,
+                               "fiscal_year": m.fiscal_year, "period_end_date": m.period_end_date}
+                              for m in self.metas().values()])
+
+    def disagreements(self) -> list[Disagreement]:
+        return [d for f in self._filings.values() for d in f.disagreements]
