@@ -13,6 +13,7 @@ backend_error (see answer_metrics.score_answer for how each is scored).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 
 from finrag_pipeline.core.evaluation.answer_metrics import years_in
 from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
+from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 
 Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
@@ -71,7 +73,10 @@ _STOP = frozenset([
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 _UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
-_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?\d[\d,]*(?:\.\d+)?\)?\s?%?")
+_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?\s?%?")
+# a day of a date ("December 31, 2021") is not a figure
+_DATE_DAY_RE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+(?:19|20)\d\d",
+                          re.IGNORECASE)
 
 
 def _content_words(text: str) -> set[str]:
@@ -90,6 +95,8 @@ def _unit_of(text: str) -> str | None:
 def format_figure(value_text: str, unit: str | None) -> str:
     """'394,328' + 'USD millions' -> '$394,328 million'; percent -> '12.5%'; shares -> '15,943 million shares'."""
     v = value_text.strip()
+    if v.endswith("%"):
+        return v  # a percentage in a "(dollars in millions)" table is still a percentage
     if not unit:
         return v
     u = unit.lower()
@@ -120,7 +127,18 @@ def _is_value(seg: str) -> bool:
     return bool(s) and bool(re.fullmatch(r"\(?-?\$?\s?\(?[\d,]*\d(?:\.\d+)?\)?\s?%?|[-\u2014\u2013]", s))
 
 
-def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Candidate]:
+def _row_names_line_item(label: str, label_words: set[str], qwords: set[str], line_items: Sequence[str]) -> bool:
+    """A row answers the asked line item when its label IS one of the statement labels of the concept
+    the question names ("Total net sales" for "revenue"), or when every word of the label is in the
+    question ("Operating income" for "operating income"; not "Non-operating income", not "Unearned revenue")."""
+    norm = re.sub(r"^total\s+", "", label.strip().lower().rstrip(":"))
+    if any(norm == li or norm.startswith(li + " ") or norm.startswith(li + ",") for li in line_items):
+        return True
+    return label_words <= qwords
+
+
+def _table_candidates(hit: Hit, qwords: set[str], years: list[int],
+                      line_items: Sequence[str] = ()) -> list[_Candidate]:
     """Rows written 'label | 2022: 394,328 | 2021: 365,817' (row chunks) or a header line of
     years followed by 'label | v1 | v2' lines (whole-table chunks)."""
     out: list[_Candidate] = []
@@ -149,13 +167,22 @@ def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Can
             continue
         label = label_segs[-2] if len(label_segs) >= 3 and unit and label_segs[-1] == unit else (
             label_segs[-1] if label_segs else "")
+        title = label_segs[-3] if len(label_segs) >= 3 and label is label_segs[-2] else (
+            label_segs[-2] if len(label_segs) >= 2 and label is label_segs[-1] else "")
+        if label.strip().lower().rstrip(":") == "total" and title:
+            label = f"Total {title}"  # a bare "Total" row totals what its table is about
         # score the row label first (the line item), the whole line second (title, context)
         lw = _content_words(" ".join(s for s in label_segs if s != unit))
         row_label_words = _content_words(label)
-        score = len(qwords & row_label_words) * 2 + len(qwords & lw)
-        if not row_label_words:
+        if not row_label_words or not _row_names_line_item(label, row_label_words, qwords, line_items):
             continue
+        score = len(qwords & row_label_words) * 2 + len(qwords & lw)
         score -= 0.1 * len(row_label_words - qwords)  # prefer the exact line item over a longer one
+        statement = classify_table(title, [label])
+        if statement == "segment_note" or re.search(r"\bsegments?\b", title, re.IGNORECASE):
+            score -= 1.5  # a segment's row, when the consolidated line is asked
+        elif statement in ("income_statement", "balance_sheet", "cash_flow"):
+            score += 0.5
         for year, value in pairs:
             if not years or year in years:
                 out.append(_Candidate(score, 2, hit.rank, year, value, label, unit, hit))
@@ -173,8 +200,9 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
         s_years = years_in(sent)
         if years and not (s_years & set(years)):
             continue
-        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(sent)
-                if "$" in m.group(0) or "%" in m.group(0) or "," in m.group(0)]
+        undated = _DATE_DAY_RE.sub(" ", sent)
+        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(undated)
+                if "$" in m.group(0) or "%" in m.group(0) or re.search(r"\d,\d{3}", m.group(0))]
         figs = [f for f in figs if not years_in(f) or "$" in f]
         if not figs:
             continue
@@ -207,9 +235,10 @@ class ExtractiveAnswerer:
             return AnswerResult("", [], "insufficient_context", latency_ms=_ms(t0),
                                 details={"missing_years": missing})
         qwords = _content_words(re.sub(r"(?:19|20)\d\d", " ", question))
+        line_items = [x.lower() for x in _lexicon().line_items_for(question)]
         candidates: list[_Candidate] = []
         for hit in hits:
-            candidates += _table_candidates(hit, qwords, years)
+            candidates += _table_candidates(hit, qwords, years, line_items)
             candidates += _sentence_candidates(hit, qwords, years)
         candidates = [c for c in candidates if c.score >= self.min_overlap]
         if not candidates:
@@ -236,6 +265,13 @@ class ExtractiveAnswerer:
             if cit not in citations:
                 citations.append(cit)
         return AnswerResult("; ".join(parts) + ".", citations, "answered", latency_ms=_ms(t0))
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon():
+    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+    return Lexicon.load_default()
 
 
 def _ms(t0: float) -> float:
