@@ -435,8 +435,25 @@ def default_answerer_factory(cfg: AnswerConfig, **context: Any) -> Answerer:
         return build_answerer(cfg.model, **_accepted_kwargs(cfg.model, context))
     from finrag_pipeline.core.llm.client import LLMClient
 
+    if cfg.prompt_type in ANALYST_PROMPT_TYPES:
+        # the calculator's lookups + arithmetic handed to the model (core/evaluation/analyst_llm.py)
+        from finrag_pipeline.core.evaluation import analyst_llm
+        from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
+        from finrag_pipeline.core.llm.registry import load_model_registry
+
+        calculator = CalculatorAnswerer(warehouse=context.get("warehouse"))
+        if cfg.prompt_type == "analyst_tools":
+            spec = load_model_registry().get(cfg.model)
+            params = {**spec.params, "temperature": cfg.temperature, "top_p": cfg.top_p}
+            return analyst_llm.ToolCallingAnswerer(spec.provider, calculator, name=cfg.name, timeout=spec.timeout_s,
+                                                   **params)
+        return analyst_llm.StructuredPromptAnswerer(LLMClient.from_registry(cfg.model), calculator, name=cfg.name)
     return LLMAnswerer(LLMClient.from_registry(cfg.model), prompt_type=cfg.prompt_type,
                        temperature=cfg.temperature, top_p=cfg.top_p, name=cfg.name)
+
+
+# prompt types that give a model the calculator's tools: function calling, or a fact sheet in the prompt
+ANALYST_PROMPT_TYPES = ("analyst_tools", "analyst_structured")
 
 
 def _accepted_kwargs(name: str, context: Mapping[str, Any]) -> dict[str, Any]:
