@@ -1,56 +1,40 @@
-"""Statement-page excerpts of the sample 10-K PDFs (data/sample_filings), parsed once per test session.
+"""The sample 10-K filings (data/sample_filings) parsed once per test process, for the analyst tests.
 
-Pages kept (physical, 1-based, checked by hand in the PDFs):
-  BOEING_2021_10K.pdf     1 cover, 28 MD&A revenues by segment ("Total $62,286"), 60 Consolidated
-                          Statements of Operations (Total revenues 62,286 / 58,158 / 76,559, 2021/2020/2019),
-                          66 segment note
-  MICROSOFT_2022_10K.pdf  1 cover, 43 summary results, 44 segment revenue / operating income, 57 Income
-                          Statements (Total revenue 198,270; Operating income 83,383, FY2022)
-  APPLE_2022_10K.pdf      1 cover, 26 gross margin table (Total gross margin 170,782; 43.3%), 32 Statements
-                          of Operations (Total net sales 394,328; Gross margin 170,782, FY2022)
-  AMAZON_2022_10K.pdf     1 cover, 24 segment operating income, 36 cash flows (no dividends line), 37
-                          Statements of Operations (Operating income 22,899 / 24,879 / 12,248 for
-                          2020/2021/2022), 39 balance sheets
-Excerpts are cut with pypdfium2 (text layer kept) into a temporary folder: nothing binary is added to
-the repository and a fresh clone has everything it needs.
+Whole filings, not excerpts: the calculator must find the consolidated statement line among MD&A
+summaries, segment notes and other tables that repeat a label. Parsing the four PDFs and the Apple
+FY2024 inline-XBRL file takes ~7 s on 2 cores. Figures the tests expect were read in the PDFs by hand
+(physical page numbers, 1-based):
+  BOEING_2021_10K.pdf     p.60 Consolidated Statements of Operations: Total revenues 62,286 / 58,158 / 76,559
+                          (2021/2020/2019); p.28 and p.66 repeat it in segment tables ("Total", "Total revenues")
+  MICROSOFT_2022_10K.pdf  p.57 Income Statements: Total revenue 198,270; Operating income 83,383 (FY2022);
+                          p.43-44 summary and segment tables
+  APPLE_2022_10K.pdf      p.32 Statements of Operations: Total net sales 394,328; Gross margin 170,782 (FY2022);
+                          p.26 "Total gross margin percentage 43.3%"
+  AMAZON_2022_10K.pdf     p.37 Statements of Operations: Operating income 22,899 / 24,879 / 12,248 (2020/2021/2022),
+                          Total net sales 513,983 (2022); p.39 Balance Sheets: Property and equipment, net
+                          160,281 / 186,715 (2021/2022); p.36 cash flows (no dividends line); p.24 segments
+  aapl-10-k-2024-11-01.html  FY2024 (ended 2024-09-28): Net income 93,736; Total net sales 391,035;
+                          Operating income 123,216 (XBRL facts and the statement table)
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
 
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
 
-EXCERPTS: dict[str, tuple[int, ...]] = {
-    "BOEING_2021_10K.pdf": (1, 28, 60, 66),
-    "MICROSOFT_2022_10K.pdf": (1, 43, 44, 57),
-    "APPLE_2022_10K.pdf": (1, 26, 32),
-    "AMAZON_2022_10K.pdf": (1, 24, 36, 37, 39),
-}
-APPLE_2024_HTML = SAMPLE_FILINGS_DIR / "aapl-10-k-2024-11-01.html"
+BOEING, MSFT, APPLE, AMZN = ("BOEING_2021_10K.pdf", "MICROSOFT_2022_10K.pdf", "APPLE_2022_10K.pdf",
+                             "AMAZON_2022_10K.pdf")
+APPLE_2024 = "aapl-10-k-2024-11-01.html"
+SAMPLES = (BOEING, MSFT, APPLE, AMZN, APPLE_2024)
 
 
-def cut_excerpt(name: str, out_dir: Path) -> Path:
-    import pypdfium2 as pdfium
-
-    source = pdfium.PdfDocument(str(SAMPLE_FILINGS_DIR / name))
-    dest = pdfium.PdfDocument.new()
-    dest.import_pages(source, [p - 1 for p in EXCERPTS[name]])
-    out = out_dir / name.replace(".pdf", "_excerpt.pdf")
-    dest.save(str(out))
-    return out
-
-
-def excerpt_page(name: str, physical_page: int) -> int:
-    """The excerpt's page number of a page of the full filing."""
-    return EXCERPTS[name].index(physical_page) + 1
-
-
-def parse_excerpts(out_dir: Path) -> dict[str, object]:
-    """File name -> ParsedFiling of its excerpt."""
+@functools.lru_cache(maxsize=1)
+def parsed_samples() -> dict:
+    """File name -> ParsedFiling (parsed once per process; tests must not mutate them)."""
     from finrag_pipeline.core.ingest.parse import parse_filing
 
-    return {name: parse_filing(cut_excerpt(name, out_dir)) for name in EXCERPTS}
+    return {name: parse_filing(SAMPLE_FILINGS_DIR / name) for name in SAMPLES}
 
 
 def hits_from_chunks(chunks, wanted) -> list:

@@ -9,23 +9,16 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from _analyst_corpus import APPLE_2024_HTML, excerpt_page, hits_from_chunks, parse_excerpts
+from _analyst_corpus import AMZN, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing, table_row_chunk_id
 from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
 from finrag_pipeline.core.facts.store import FactStore
 
-BOEING, MSFT, APPLE, AMZN = ("BOEING_2021_10K.pdf", "MICROSOFT_2022_10K.pdf", "APPLE_2022_10K.pdf",
-                             "AMAZON_2022_10K.pdf")
-
 
 @pytest.fixture(scope="module")
-def parsed(tmp_path_factory):
-    from finrag_pipeline.core.ingest.parse import parse_filing
-
-    out = parse_excerpts(tmp_path_factory.mktemp("excerpts"))
-    out["aapl-2024"] = parse_filing(APPLE_2024_HTML)
-    return out
+def parsed():
+    return parsed_samples()
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +52,7 @@ def test_lookup_boeing_total_revenues_prefers_the_income_statement_total(parsed,
     # p.60 Consolidated Statements of Operations: "Total revenues 62,286 58,158 76,559"
     assert (fact.value, fact.unit, fact.scale, fact.sign) == (Decimal(62286), "USD", 10**6, 1)
     assert fact.source.kind == "table_row" and fact.source.row_label == "Total revenues"
-    assert fact.source.page == excerpt_page(BOEING, 60)
+    assert fact.source.page == 60
     assert fact.source.statement_type == "income_statement"
     assert fact.source.chunk_id == table_row_chunk_id(fid, fact.source.table_id, fact.source.row_index)
     # 2020 and 2019 columns of the same row
@@ -73,11 +66,11 @@ def test_lookup_amazon_operating_income_columns_in_ascending_order(parsed, store
     # p.37: "Operating income 22,899 24,879 12,248" under "2020 2021 2022"
     assert [f.lookup("operating_income", y).value for y in (2022, 2021, 2020)] == [12248, 24879, 22899]
     src = f.lookup("operating_income", 2022).source
-    assert src.page == excerpt_page(AMZN, 37) and src.row_label.startswith("Operating income")
+    assert src.page == 37 and src.row_label.startswith("Operating income")
 
 
 def test_lookup_apple_2024_from_xbrl_reconciled_with_its_table_row(store, parsed):
-    f = store.filing(_fid(parsed, "aapl-2024"))
+    f = store.filing(_fid(parsed, APPLE_2024))
     net_income = f.lookup("net_income", 2024)
     # Consolidated Statements of Operations FY2024 (ended 2024-09-28): Net income 93,736
     assert net_income.source.kind == "xbrl_fact" and net_income.source.concept == "us-gaap:NetIncomeLoss"
@@ -121,7 +114,7 @@ def test_boeing_total_revenues_2021(calc, parsed):
     assert r.text.startswith("$62,286 million")
     assert r.details["rounded"] == "62286" and r.details["unit"] == "USD"
     [cit] = r.citations
-    assert cit[:2] == (_fid(parsed, BOEING), excerpt_page(BOEING, 60))
+    assert cit[:2] == (_fid(parsed, BOEING), 60)
     assert "Total revenues" in _chunk_of(parsed, BOEING, cit).text
 
 
@@ -131,7 +124,7 @@ def test_microsoft_operating_margin_fy2022(calc, parsed):
     assert r.text.startswith("42.1%") and r.details["rounded"] == "42.1"
     assert r.details["formula"] == "operating_income / revenue"
     inputs = {i["line_item"]: (i["value"], i["source"]["row_label"], i["source"]["page"]) for i in r.details["inputs"]}
-    page = excerpt_page(MSFT, 57)  # Income Statements: Total revenue 198,270; Operating income 83,383
+    page = 57  # Income Statements: Total revenue 198,270; Operating income 83,383
     assert inputs == {"operating_income": ("83383", "Operating income", page),
                       "revenue": ("198270", "Total revenue", page)}
     assert len(r.citations) == 2 and {c[1] for c in r.citations} == {page}
@@ -144,7 +137,7 @@ def test_apple_gross_margin_fy2022(calc, parsed):
     assert r.text.startswith("43.3%")  # p.26 prints "Total gross margin percentage 43.3%"
     values = sorted(i["value"] for i in r.details["inputs"])
     assert values == ["170782", "394328"]  # p.32: Gross margin 170,782 / Total net sales 394,328
-    assert all(c[1] == excerpt_page(APPLE, 32) for c in r.citations)
+    assert all(c[1] == 32 for c in r.citations)
 
 
 def test_amazon_operating_income_percent_change(calc, parsed):

@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from _analyst_corpus import excerpt_page, parse_excerpts
+from _analyst_corpus import MSFT, parsed_samples
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -21,13 +21,12 @@ from finrag_pipeline.core.evaluation.analyst_llm import (  # noqa: E402
 from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer  # noqa: E402
 from finrag_pipeline.core.facts.store import FactStore  # noqa: E402
 
-MSFT = "MICROSOFT_2022_10K.pdf"
 QUESTION = "What was Microsoft's operating margin in fiscal 2022?"
 
 
 @pytest.fixture(scope="module")
-def parsed(tmp_path_factory):
-    return parse_excerpts(tmp_path_factory.mktemp("excerpts"))
+def parsed():
+    return parsed_samples()
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +107,7 @@ def test_tool_calling_exchange_end_to_end(calc, parsed, scripted):
                                                                ("Total revenue", "198270")]
     calc_result = [c["result"] for c in r.details["tool_calls"] if c["tool"] == "calculate"][0]
     assert calc_result["result"].startswith("42.05527")  # 83,383 / 198,270 x 100
-    page = excerpt_page(MSFT, 57)
+    page = 57
     assert [c[:2] for c in r.citations] == [(parsed[MSFT].meta.filing_id, page)] * 2
     assert all(c[2] for c in r.citations) and r.prompt_tokens == 150 and r.completion_tokens == 30
 
@@ -136,7 +135,7 @@ def test_structured_prompt_with_mock_response(calc, parsed, tmp_path):
     answerer = StructuredPromptAnswerer(client, calc)
     r = answerer.answer(QUESTION, [])
     assert r.response_state == "answered" and r.text == "42.1%"
-    assert {c[1] for c in r.citations} == {excerpt_page(MSFT, 57)} and len(r.citations) == 2
+    assert {c[1] for c in r.citations} == {57} and len(r.citations) == 2
     sheet = answerer.messages(QUESTION, "x")[1]["content"]
     assert sheet.startswith("FACT SHEET:")
     # a missing input is an abstention without a model call
@@ -153,5 +152,5 @@ def test_local_model_answers_with_citations(local_ready, calc, parsed, tmp_path)
     r = StructuredPromptAnswerer(client, calc, max_tokens=96).answer(QUESTION, [])
     print(r.text, r.citations, r.error)
     assert r.response_state == "answered", (r.error, r.text)
-    assert r.citations and all(c[1] == excerpt_page(MSFT, 57) for c in r.citations)
+    assert r.citations and all(c[1] == 57 for c in r.citations)
     assert "42.1" in r.text

@@ -131,10 +131,16 @@ def _row_names_line_item(label: str, label_words: set[str], qwords: set[str], li
     """A row answers the asked line item when its label IS one of the statement labels of the concept
     the question names ("Total net sales" for "revenue"), or when every word of the label is in the
     question ("Operating income" for "operating income"; not "Non-operating income", not "Unearned revenue")."""
-    norm = re.sub(r"^total\s+", "", label.strip().lower().rstrip(":"))
-    if any(norm == li or norm.startswith(li + " ") or norm.startswith(li + ",") for li in line_items):
+    norm = _bare_label(re.sub(r"^total\s+", "", label.lower()))
+    if any(norm == _bare_label(li) for li in line_items):
         return True
     return label_words <= qwords
+
+
+def _bare_label(text: str) -> str:
+    """'Accounts receivable, net' / 'Operating income (loss):' -> 'accounts receivable' / 'operating income'."""
+    text = re.sub(r"\((?:loss|income|gain)\)|,\s*net\b|[:,.\u2019']", " ", text.lower())
+    return " ".join(text.split())
 
 
 def _table_candidates(hit: Hit, qwords: set[str], years: list[int],
@@ -165,10 +171,12 @@ def _table_candidates(hit: Hit, qwords: set[str], years: list[int],
                 label_segs = [segs[0]]
         if not pairs:
             continue
-        label = label_segs[-2] if len(label_segs) >= 3 and unit and label_segs[-1] == unit else (
-            label_segs[-1] if label_segs else "")
-        title = label_segs[-3] if len(label_segs) >= 3 and label is label_segs[-2] else (
-            label_segs[-2] if len(label_segs) >= 2 and label is label_segs[-1] else "")
+        if not label_segs:
+            continue
+        at = len(label_segs) - (2 if len(label_segs) >= 3 and unit and label_segs[-1] == unit else 1)
+        label = label_segs[at]
+        # row chunks read "<filing> | <table title> | <row label> | ...": a title only when one is printed
+        title = label_segs[at - 1] if at >= 2 else ""
         if label.strip().lower().rstrip(":") == "total" and title:
             label = f"Total {title}"  # a bare "Total" row totals what its table is about
         # score the row label first (the line item), the whole line second (title, context)

@@ -14,11 +14,13 @@ Questions that name no line item or metric (narrative questions) go to the extra
 
 from __future__ import annotations
 
+import string
 import time
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate
@@ -224,7 +226,8 @@ class CalculatorAnswerer:
         figure = format_result(rounded, unit, decimals, scale)
         expression = self._expression(plan, inputs)
         periods = " vs ".join(f"FY{y}" for y in plan.years)
-        company = filing.meta.company.title() if filing.meta.company.isupper() else filing.meta.company
+        company = short_company(filing.meta.company)
+        company = string.capwords(company.lower()) if company.isupper() else company
         text = (f"{figure} — {plan.quantity} of {company}, {periods}. Formula: {expression}. "
                 f"Sources: " + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
         citations: list[Citation] = []

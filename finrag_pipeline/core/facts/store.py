@@ -111,6 +111,9 @@ class FilingFacts:
                 counts[normalize_label(r.row_label)] += 1
             self.label_counts[tid] = counts
         self.norm_labels = {(r.table_id, r.row_index): normalize_label(r.row_label) for r in self.rows}
+        self.distinct_labels = set(self.norm_labels.values())
+        self._phrase_cache: dict[tuple, tuple[list[str], list[str]]] = {}
+        self._candidate_cache: dict[tuple, list[_RowCandidate]] = {}
         self.facts_by_concept: dict[str, list[XbrlFact]] = defaultdict(list)
         for f in self.facts:
             self.facts_by_concept[f.concept].append(f)
@@ -142,28 +145,42 @@ class FilingFacts:
 
     # ---- table rows -----------------------------------------------------------------------------
 
+    def _phrases(self, concept: Concept) -> tuple[list[str], list[str]]:
+        key = (concept.key, id(concept))
+        if key not in self._phrase_cache:
+            self._phrase_cache[key] = ([normalize_label(x) for x in concept.line_items],
+                                       [normalize_label(x) for x in concept.aliases])
+        return self._phrase_cache[key]
+
     def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
-        items = [normalize_label(x) for x in concept.line_items]
-        aliases = [normalize_label(x) for x in concept.aliases]
+        items, aliases = self._phrases(concept)
+        bare = strip_total(label)
         if label in items:
             return 10.0 - 0.1 * items.index(label), "line item"
-        if strip_total(label) in items:
-            return 9.5 - 0.1 * items.index(strip_total(label)), "total line item"
-        if label in aliases or strip_total(label) in aliases:
+        if bare in items:
+            return 9.5 - 0.1 * items.index(bare), "total line item"
+        if label in aliases or bare in aliases:
             return 8.0, "alias"
         best = 0.0
         for phrase in items + aliases:
-            if len(phrase) > 3 and (label.startswith(phrase + " ") or strip_total(label).startswith(phrase + " ")):
-                extra = len(strip_total(label).split()) - len(phrase.split())
+            if len(phrase) > 3 and (label.startswith(phrase + " ") or bare.startswith(phrase + " ")):
+                extra = len(bare.split()) - len(phrase.split())
                 best = max(best, 5.0 - 0.75 * extra)
         return best, "label starts with a line item"
 
     def row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[_RowCandidate]:
+        key = (concept.key, id(concept), fiscal_year, segment)
+        if key not in self._candidate_cache:
+            self._candidate_cache[key] = self._row_candidates(concept, fiscal_year, segment)
+        return self._candidate_cache[key]
+
+    def _row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None) -> list[_RowCandidate]:
+        label_scores = {label: self._label_score(label, concept) for label in self.distinct_labels}
         out = []
         seg = normalize_label(segment) if segment else None
         for r in self.rows:
             label = self.norm_labels[(r.table_id, r.row_index)]
-            score, reason = self._label_score(label, concept)
+            score, reason = label_scores[label]
             if score <= 0:
                 continue
             if self._cell_for(r, fiscal_year) is None:
@@ -278,7 +295,7 @@ class FilingFacts:
                             dimensions=tuple(sorted(f.dimensions.items())))
         value = fact_value / scale
         return FactValue(self.filing_id, concept.key, f.concept, f"FY{fiscal_year}", f.period_end,
-                         value.normalize() if value == value.to_integral() else value, base, scale,
+                         value.to_integral_value() if value == value.to_integral_value() else value, base, scale,
                          f.value_text, source, corroborated_by=[page_row] if page_row else [])
 
     # ---- the lookup -----------------------------------------------------------------------------
