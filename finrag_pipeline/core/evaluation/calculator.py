@@ -166,6 +166,10 @@ class CalculatorAnswerer:
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
+        if self._parser is None:  # first answer only: the corpus catalog (company names, fiscal calendars)
+            _ = self.parser
+            timings["catalog"] = _ms(t0)
+        t_plan = time.perf_counter()
         companies, years_by_company = self._years_and_company(question, periods)
         all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
         try:
@@ -175,12 +179,14 @@ class CalculatorAnswerer:
             result.details = {**result.details, "fallback": getattr(self.fallback, "name", "fallback"),
                               "plan_error": str(exc)}
             return result
-        timings["plan"] = _ms(t0)
+        timings["plan"] = _ms(t_plan)
+        t_load = time.perf_counter()
         filings = self._candidate_filings(companies, plan.years, hits)
+        timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict(), "companies": companies}
         if not filings:
             who = ", ".join(companies) or "the retrieved evidence"
-            return self._abstain(f"no filing of {who} in the corpus", details, timings, t0)
+            return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         if not plan.years:
             plan.years = [filings[0].meta.fiscal_year]
             if plan.operation in ("change", "pct_change"):
@@ -211,7 +217,7 @@ class CalculatorAnswerer:
 
     def _abstain(self, reason: str, details: dict, timings: dict, t0: float) -> AnswerResult:
         timings["total"] = _ms(t0)
-        return AnswerResult(f"Not answerable from the filing: {reason}.", [], "abstained", latency_ms=timings["total"],
+        return AnswerResult(f"{reason[:1].upper()}{reason[1:]}.", [], "abstained", latency_ms=timings["total"],
                             details={**details, "reason": reason, "timings_ms": timings})
 
     def _answered(self, plan: Plan, filing: FilingFacts, value: Decimal, inputs: list[FactValue], scale: int,
