@@ -36,6 +36,10 @@ PLANS = [
      "research_and_development + sga", "value", [2022], "USD", None),
     ("What was Amazon's operating income per share in 2022?", [2022],
      "(operating_income) / diluted_shares", "value", [2022], "USD per share", None),
+    ("What was Microsoft's capital expenditure in fiscal 2022?", [2022], "abs(capital_expenditure)", "value",
+     [2022], "USD", None),
+    ("What were Boeing's total revenues in 2020 and 2021 combined?", [2021, 2020], "revenue", "sum_years",
+     [2021, 2020], "USD", None),
     ("What was Apple's effective tax rate in fiscal 2022, rounded to one decimal place?", [2022],
      "income_tax / income_before_taxes", "value", [2022], "percent", 1),
 ]
@@ -81,3 +85,25 @@ def test_calculate_is_exact_and_refuses_code():
     for bad in ("__import__('os').system('x')", "revenue / 2", "1 / 0", "2 ** 10", "[1, 2]"):
         with pytest.raises(FormulaError):
             calculate(bad)
+
+
+def test_lexicon_formulas_use_only_known_line_items():
+    for concept in LEX.concepts.values():
+        if concept.formula:
+            names = parse_formula(concept.formula).names
+            assert names, concept.key
+            for name in names:
+                assert name in LEX.concepts and not LEX.concepts[name].formula, (concept.key, name)
+        else:
+            assert concept.statement in ("income_statement", "balance_sheet", "cash_flow"), concept.key
+            assert concept.line_items, concept.key
+
+
+def test_lexicon_rejects_unknown_fields_and_statements(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("concepts:\n  x:\n    aliases: [x]\n    statment: balance_sheet\n")
+    with pytest.raises(ValueError, match="unknown fields"):
+        Lexicon.load(bad)
+    bad.write_text("concepts:\n  x:\n    aliases: [x]\n    statement: notes\n")
+    with pytest.raises(ValueError, match="statement"):
+        Lexicon.load(bad)

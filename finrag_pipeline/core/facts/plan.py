@@ -182,6 +182,8 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
             alias = " + ".join([alias] + [m.alias for m in matches[1:] if not m.concept.formula])
         elif others and re.search(r"\bdifference between\b", rest, re.IGNORECASE):
             formula = f"{main.key} - {others[0].key}"
+        if formula == main.key and main.outflow:
+            formula = f"abs({main.key})"  # "capital expenditure was $23,886 million", not "-$23,886 million"
         if _PER_SHARE_RE.search(rest) and unit == "USD":
             formula, unit = f"({formula}) / diluted_shares", "USD per share"
         if _AVERAGE_RE.search(rest) and main.statement == "balance_sheet" and len(years) <= 1:
@@ -194,7 +196,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
         operation = "pct_change"
     elif _CHANGE_RE.search(rest) and (len(years) >= 2 or re.search(r"\bfrom\b|\bprior\b|\bprevious\b", rest, re.I)):
         operation = "change"
-    elif _SUM_RE.search(rest) and len(years) >= 2 and formula == main.key:
+    elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
         operation = "sum_years"
     elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula:
         operation = "average_years"

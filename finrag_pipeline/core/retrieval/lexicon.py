@@ -31,6 +31,7 @@ class Concept:
     xbrl: list[str] = field(default_factory=list)   # us-gaap concepts carrying the figure
     formula: str | None = None       # a derived figure: arithmetic over other concept keys
     unit: str | None = None          # the figure's unit when it is not an amount (percent, ratio, days, ...)
+    outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
 
     @property
     def phrases(self) -> list[str]:
@@ -85,6 +86,7 @@ class Lexicon:
             old.statement = concept.statement or old.statement
             old.formula = concept.formula or old.formula
             old.unit = concept.unit or old.unit
+            old.outflow = concept.outflow or old.outflow
         self._patterns = {}
 
     @classmethod
@@ -93,7 +95,8 @@ class Lexicon:
         out = []
         for key, spec in concepts.items():
             spec = spec or {}
-            unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit"}
+            unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
+                                   "outflow"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -104,7 +107,8 @@ class Lexicon:
                                [str(a) for a in spec.get("components", [])],
                                statement=statement, xbrl=[str(a) for a in spec.get("xbrl", [])],
                                formula=str(spec["formula"]) if spec.get("formula") else None,
-                               unit=str(spec["unit"]) if spec.get("unit") else None))
+                               unit=str(spec["unit"]) if spec.get("unit") else None,
+                               outflow=bool(spec.get("outflow", False))))
         return cls(out)
 
     @classmethod
