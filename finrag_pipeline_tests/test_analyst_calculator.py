@@ -178,6 +178,46 @@ def test_apple_fy2024_operating_margin_from_xbrl_facts(calc, parsed):
     assert all(c[2] for c in r.citations)  # each fact cited with the table row that shows it
 
 
+SEGMENT_QUESTIONS = [
+    # question, figure the answer starts with, segment, page (all read in the filings by hand)
+    ("What was Amazon's AWS operating income in 2022?", "$22,841 million", "aws", 24),
+    ("What was Amazon's North America operating income in 2021?", "$7,271 million", "north america", 24),
+    ("What was Microsoft's Intelligent Cloud revenue in fiscal 2022?", "$75,251 million", "intelligent cloud", None),
+    ("What was Microsoft's operating income for the Intelligent Cloud segment in fiscal 2022?", "$32,721 million",
+     "intelligent cloud", None),
+    ("What was Apple's iPhone net sales in fiscal 2022?", "$205,489 million", "iphone", 24),
+    ("What was Boeing's Commercial Airplanes revenue in 2021?", "$19,493 million", "commercial airplanes", None),
+    ("What was AWS's operating margin in 2022 for Amazon?", "28.5%", "aws", None),  # 22,841 / 80,096
+]
+
+
+@pytest.mark.parametrize("question,figure,segment,page", SEGMENT_QUESTIONS)
+def test_segment_asked_gets_the_segment_row_not_the_consolidated_line(calc, question, figure, segment, page):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered", r.details
+    assert r.text.startswith(figure) and r.details["segment"] == segment
+    if page:
+        assert {c[1] for c in r.citations} >= {page}
+
+
+def test_segment_from_xbrl_dimension_member(calc):
+    # Apple FY2024 (inline XBRL): us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax with
+    # srt:StatementGeographicalAxis is not a segment axis; the segment axis member is aapl:GreaterChinaSegmentMember
+    r = calc.answer("What was Apple's Greater China net sales in fiscal 2024?", [])
+    assert r.response_state == "answered", r.details
+    assert r.text.startswith("$66,952 million")
+    assert r.details["inputs"][0]["source"]["kind"] == "xbrl_fact"
+    assert dict(r.details["inputs"][0]["source"]["dimensions"]) == {
+        "us-gaap:StatementBusinessSegmentsAxis": "aapl:GreaterChinaSegmentMember"}
+
+
+def test_unknown_qualifier_is_not_answered_with_the_consolidated_line(calc):
+    # the example: "Microsoft Cloud" revenue is a metric of the MD&A text, not a line or segment
+    r = calc.answer("What was Microsoft Cloud revenue in fiscal 2022?", [])
+    assert r.response_state == "abstained" and "198,270" not in r.text
+    assert r.details["unresolved_qualifier"] == "cloud"
+
+
 def test_abstains_naming_the_missing_input(calc):
     r = calc.answer("What was Amazon's operating income in 2018?", [])
     assert r.response_state == "abstained" and not r.citations

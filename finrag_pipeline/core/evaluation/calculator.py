@@ -26,13 +26,22 @@ from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, Ex
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate
 from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
-from finrag_pipeline.core.facts.store import FactStore, FilingFacts
+from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.retrieval.lexicon import Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2}
 _SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
+
+
+def _without_company(qualifier: str | None, filing: FilingFacts) -> str | None:
+    """The qualifier minus the company's own name ("apples iphone" -> "iphone" for Apple Inc.)."""
+    if not qualifier:
+        return None
+    names = set(normalize_label(filing.meta.company).split()) | {(filing.meta.ticker or "").lower()}
+    words = [w for w in qualifier.split() if w not in names and not (w.endswith("s") and w[:-1] in names)]
+    return " ".join(words) or None
 
 
 def _ms(t0: float) -> float:
@@ -126,7 +135,8 @@ class CalculatorAnswerer:
                 out.append(f)
         return out
 
-    def _compute(self, plan: Plan, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+    def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None
+                 ) -> tuple[Decimal, list[FactValue], int]:
         """The planned figure in base units (percent as a fraction), its inputs, and the display scale."""
         inputs: dict[tuple[str, int], FactValue] = {}
 
@@ -135,9 +145,9 @@ class CalculatorAnswerer:
                 concept = self.lexicon.concepts.get(name)
                 if concept is None:
                     raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
-                fact = filing.lookup(concept, year)
+                fact = filing.lookup(concept, year, segment=segment)
                 if fact is None:
-                    raise MissingInput(name, year)
+                    raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
             return inputs[(name, year)].base_value
 
@@ -195,10 +205,25 @@ class CalculatorAnswerer:
         tried: list[str] = []
         for filing in filings:
             t1 = time.perf_counter()
+            qualifier = _without_company(plan.qualifier, filing)
+            if qualifier:
+                # the words as asked ("amazon web services"), else without the company's name ("iphone")
+                segment = next((q for q in (plan.qualifier, qualifier) if filing.find_segment(q) == q), None)
+                if segment is None:
+                    # "Microsoft Cloud revenue" is not total revenue: never answer the consolidated line
+                    details["unresolved_qualifier"] = qualifier
+                    missing.append(f"{plan.quantity} of '{qualifier}' (not a segment or line item it reports) "
+                                   f"in {filing.filing_id}")
+                    tried.append(filing.filing_id)
+                    continue
+            else:
+                segment = None
+            if segment:
+                details["segment"] = segment
             try:
-                value, inputs, scale = self._compute(plan, filing)
+                value, inputs, scale = self._compute(plan, filing, segment)
             except MissingInput as exc:
-                label = self._label(exc.name)
+                label = self._label(exc.name.split(" (segment")[0]) + (f" (segment {segment})" if segment else "")
                 missing.append(f"{label} for FY{exc.fiscal_year} in {filing.filing_id}")
                 tried.append(filing.filing_id)
                 continue
@@ -234,7 +259,8 @@ class CalculatorAnswerer:
         periods = " vs ".join(f"FY{y}" for y in plan.years)
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
-        text = (f"{figure} — {plan.quantity} of {company}, {periods}. Formula: {expression}. "
+        seg = f" (segment: {details['segment']})" if details.get("segment") else ""
+        text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
                 f"Sources: " + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
         citations: list[Citation] = []
         for i in inputs:

@@ -33,9 +33,10 @@ class FactSource:
     context_id: str | None = None
     fact_id: str | None = None
     dimensions: tuple[tuple[str, str], ...] = ()
+    unit_inferred: bool = False   # the table printed no unit: the filing's statement unit was assumed
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if v not in (None, ())}
+        out = {k: v for k, v in asdict(self).items() if v not in (None, (), False)}
         if self.dimensions:
             out["dimensions"] = dict(self.dimensions)
         return out

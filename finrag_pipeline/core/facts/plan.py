@@ -42,6 +42,9 @@ _DECIMALS_RE = re.compile(r"\b(?:to|with)\s+(?P<n>one|two|three|four|zero|no|\d)
 _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|thousandth|percent(?:age point)?|"
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
+# words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
+_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as"])
+_SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
 
@@ -67,6 +70,7 @@ class Plan:
     definition_given: bool = False      # the formula came from the question itself
     concept_key: str | None = None
     notes: list[str] = field(default_factory=list)
+    qualifier: str | None = None        # words narrowing the line item ("iphone" net sales, "aws" operating income)
 
     @property
     def parsed(self) -> Formula:
@@ -172,6 +176,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
     concepts = [m.concept for m in matches]
     main = concepts[0]
     alias = matches[0].alias
+    qualifier = _qualifier(_raw_prefix(rest, matches[0].start), rest)
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
     else:
@@ -213,4 +218,37 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
         result_unit = "percentage points"
     else:
         result_unit = unit
-    return Plan(alias, formula, years, operation, result_unit, decimals, display_scale, False, main.key, notes)
+    return Plan(alias, formula, years, operation, result_unit, decimals, display_scale, False, main.key, notes,
+                qualifier)
+
+
+def _qualifier(before: str, question: str) -> str | None:
+    """Words right before the line item that narrow it ("apples iphone net sales" -> "iphone"), or
+    the name before "segment"; company names are removed by the caller, which knows them."""
+    m = _SEGMENT_WORD_RE.search(question)
+    if m:
+        named = _tail_words(question[:m.end(1)])
+        if named:
+            return named
+    return _tail_words(before)
+
+
+def _raw_prefix(text: str, norm_end: int) -> str:
+    """The part of ``text`` before offset ``norm_end`` of its normalize_text form (which drops quotes)."""
+    kept = 0
+    for i, ch in enumerate(text):
+        if kept >= norm_end:
+            return text[:i]
+        if ch not in "'\u2019":
+            kept += 1
+    return text
+
+
+def _tail_words(text: str) -> str | None:
+    """The last words of a text back to the first modifier: "what was apples iphone" -> "apples iphone"."""
+    tail: list[str] = []
+    for tok in reversed(normalize_label(re.sub(r"['\u2019]s\b", "", text)).split()):
+        if tok in _MODIFIERS or len(tail) >= 4:
+            break
+        tail.insert(0, tok)
+    return " ".join(tail) or None

@@ -76,6 +76,14 @@ def to_decimal(value_text: str | None, value: float | None) -> Decimal | None:
         return None
 
 
+@dataclass(frozen=True)
+class Breakdown:
+    """A total row and the rows above it that add up to it (segments, categories, regions)."""
+
+    total: TableRow
+    components: list[TableRow]
+
+
 @dataclass
 class _RowCandidate:
     score: float
@@ -114,6 +122,12 @@ class FilingFacts:
         self.distinct_labels = set(self.norm_labels.values())
         self._phrase_cache: dict[tuple, tuple[list[str], list[str]]] = {}
         self._candidate_cache: dict[tuple, list[_RowCandidate]] = {}
+        self._segments: dict[str, str] | None = None
+        self._breakdowns: list[Breakdown] | None = None
+        # 10-K amounts share one scale across the statements; a table that prints none is read in it
+        units = [r.unit for r in self.rows if r.unit and r.unit.startswith("USD ")
+                 and self.statement_of[r.table_id] in ("income_statement", "balance_sheet", "cash_flow")]
+        self.default_unit = max(set(units), key=units.count) if units else None
         self.facts_by_concept: dict[str, list[XbrlFact]] = defaultdict(list)
         for f in self.facts:
             self.facts_by_concept[f.concept].append(f)
@@ -189,10 +203,11 @@ class FilingFacts:
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
-                if seg in title or any(seg in p for p in path) or seg in label:
-                    score += 6
-                else:
-                    score -= 6
+                if not (seg == title or seg in path or _has_words(title, seg) or any(_has_words(p, seg) for p in path)):
+                    continue  # a segment was asked: never fall back to the consolidated line
+                score += 6
+                if self.label_counts[r.table_id][label] > 1:
+                    score -= 3  # one of several same-named lines: which segment it belongs to is a guess
             else:
                 if concept.statement and stype == concept.statement:
                     score += 5
@@ -206,8 +221,100 @@ class FilingFacts:
                     score -= 3  # the same line repeated per segment in one table
             score += min(self.table_size[r.table_id], 40) / 40.0
             out.append(_RowCandidate(score, r, stype, reason))
+        if seg:
+            out += self._component_candidates(concept, fiscal_year, seg)
         out.sort(key=lambda c: (-c.score, c.row.page_number, c.row.table_id, c.row.row_index))
         return out
+
+    def _component_candidates(self, concept: Concept, fiscal_year: int, seg: str) -> list[_RowCandidate]:
+        """Rows named like the segment that are components of a total of the concept: the table's total
+        row names the line item ("Total net sales"), or the table is titled with it ("Operating Income
+        (Loss)"), or its bare "Total"/"Consolidated" row equals the consolidated line for the year."""
+        out = []
+        consolidated: FactValue | None | bool = False
+        for b in self.breakdowns():
+            comps = [r for r in b.components if self.norm_labels[(r.table_id, r.row_index)] == seg]
+            if not comps or self._cell_for(comps[0], fiscal_year) is None:
+                continue
+            total_label = self.norm_labels[(b.total.table_id, b.total.row_index)]
+            named = max(self._label_score(total_label, concept)[0],
+                        self._label_score(normalize_label(b.total.table_title or ""), concept)[0])
+            if named <= 0:
+                if consolidated is False:
+                    consolidated = self.lookup(concept, fiscal_year)
+                total_cell = self._cell_for(b.total, fiscal_year)
+                if not consolidated or total_cell is None:
+                    continue
+                _, scale = unit_scale(b.total.unit)
+                total_value = to_decimal(total_cell.value_text, total_cell.value)
+                if total_value is None or not _agree(consolidated.base_value, total_value * scale, 0):
+                    continue
+                named = 5.0
+            out.append(_RowCandidate(named + 6, comps[0], self.statement_of[comps[0].table_id],
+                                     "segment component of the line item's total"))
+        return out
+
+    def breakdowns(self) -> list[Breakdown]:
+        """Runs of rows closed by a "Total ..."/"Consolidated" row whose first values they sum to."""
+        if self._breakdowns is None:
+            self._breakdowns = []
+            by_table: dict[str, list[TableRow]] = defaultdict(list)
+            for r in self.rows:
+                by_table[r.table_id].append(r)
+            for rows in by_table.values():
+                rows.sort(key=lambda r: r.row_index)
+                start = 0
+                for i, r in enumerate(rows):
+                    label = self.norm_labels[(r.table_id, r.row_index)]
+                    if not (label.startswith("total") or label == "consolidated"):
+                        continue
+                    comps = rows[start:i]
+                    start = i + 1
+                    if len(comps) >= 2 and _sums_to(comps, r):
+                        self._breakdowns.append(Breakdown(r, comps))
+        return self._breakdowns
+
+        # ---- segments -------------------------------------------------------------------------------
+
+    def _collect_segments(self) -> dict[str, str]:
+        """Segment names this filing reports (normalized -> as printed): components of a total
+        (core.table_rows), group headings (row_path) of segment notes, and the members of XBRL segment
+        axes ("AmazonWebServicesSegmentMember" -> "amazon web services", also "aws")."""
+        names: dict[str, str] = {}
+        for b in self.breakdowns():
+            for r in b.components:
+                label = self.norm_labels[(r.table_id, r.row_index)]
+                if _segment_like(label):
+                    names.setdefault(label, r.row_label)
+        for r in self.rows:
+            if self.statement_of[r.table_id] == "segment_note":
+                for heading in (getattr(r, "row_path", None) or [])[:-1]:
+                    if _segment_like(normalize_label(heading)):
+                        names.setdefault(normalize_label(heading), heading)
+        for f in self.facts:
+            for axis, member in f.dimensions.items():
+                if "segment" in axis.lower():
+                    words = _member_words(member)
+                    if words and _segment_like(words):
+                        names.setdefault(words, words)
+                        initials = "".join(w[0] for w in words.split())
+                        if len(initials) >= 2:
+                            names.setdefault(initials, words)
+        return names
+
+    def segments(self) -> dict[str, str]:
+        if self._segments is None:
+            # a component named like a line item ("Cash and cash equivalents", "Current") is not a segment
+            items = {normalize_label(p) for c in self.lexicon.concepts.values() for p in c.phrases}
+            self._segments = {k: v for k, v in self._collect_segments().items()
+                              if k not in items and k not in ("current", "deferred", "domestic", "foreign")}
+        return self._segments
+
+    def find_segment(self, text: str) -> str | None:
+        """The segment a text names (its longest mention), normalized, or None."""
+        norm = normalize_label(text)
+        found = [seg for seg in self.segments() if _has_words(norm, seg)]
+        return max(found, key=len) if found else None
 
     def _cell_for(self, row: TableRow, fiscal_year: int):
         for cell in row.cells:
@@ -223,7 +330,7 @@ class FilingFacts:
         value = to_decimal(cell.value_text, cell.value) if cell else None
         if value is None:
             return None
-        base, scale = unit_scale(row.unit)
+        base, scale = unit_scale(row.unit or self.default_unit)
         if (cell.value_text or "").strip().endswith("%"):
             base, scale = "percent", 1
         elif concept.unit in ("USD per share", "shares") and base == "USD" and "." in (cell.value_text or ""):
@@ -233,7 +340,8 @@ class FilingFacts:
             kind="table_row", filing_id=self.filing_id, page=row.page_number,
             chunk_id=table_row_chunk_id(self.filing_id, row.table_id, row.row_index), table_id=row.table_id,
             row_index=row.row_index, row_label=row.row_label, column_header=cell.header,
-            table_title=row.table_title, statement_type=cand.statement_type)
+            table_title=row.table_title, statement_type=cand.statement_type,
+            unit_inferred=row.unit is None and base == "USD")
         return FactValue(self.filing_id, concept.key, row.row_label, f"FY{fiscal_year}", period_end, value,
                          base, scale, cell.value_text, source)
 
@@ -248,7 +356,7 @@ class FilingFacts:
         return self.fiscal_year_of(f.period_end)
 
     def fact_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[XbrlFact]:
-        seg = re.sub(r"[^a-z0-9]", "", segment.lower()) if segment else None
+        seg = normalize_label(segment) if segment else None
         for name in concept.xbrl:
             found = []
             for f in self.facts_by_concept.get(name, []):
@@ -256,8 +364,8 @@ class FilingFacts:
                     continue
                 if seg is None and f.dimensions:
                     continue
-                if seg is not None and not any(seg in re.sub(r"[^a-z0-9]", "", m.lower())
-                                               for m in f.dimensions.values()):
+                if seg is not None and not (len(f.dimensions) == 1 and _member_matches(
+                        next(iter(f.dimensions.values())), seg)):
                     continue
                 found.append(f)
             if found:
@@ -328,6 +436,44 @@ class FilingFacts:
         self.disagreements.append(d)
         log.info("fact/table disagreement in %s: %s %s XBRL %s vs row %r %s", self.filing_id, concept.key,
                  fiscal_year, f.value, row_fact.label, row_fact.base_value)
+
+
+_NOT_SEGMENTS = re.compile(r"^(?:total|consolidated|other|corporate|unallocated|eliminations?|reconciling|"
+                           r"all other|intersegment|segment)\b|\d")
+
+
+def _first_value(row: TableRow) -> Decimal | None:
+    cell = next((c for c in row.cells if c.value is not None and (c.value_text or "").strip()), None)
+    return to_decimal(cell.value_text, cell.value) if cell else None
+
+
+def _sums_to(components: list[TableRow], total: TableRow) -> bool:
+    """The components' first values add up to the total's (each printed value may be rounded by 1)."""
+    values = [_first_value(r) for r in components]
+    t = _first_value(total)
+    if t is None or any(v is None for v in values) or t == 0 or (total.cells and "%" in total.cells[0].value_text):
+        return False
+    return abs(sum(values, Decimal(0)) - t) <= len(values)  # type: ignore[arg-type]
+
+
+def _segment_like(label: str) -> bool:
+    return 2 <= len(label) <= 60 and not _NOT_SEGMENTS.search(label)
+
+
+def _has_words(text: str, phrase: str) -> bool:
+    return bool(phrase) and re.search(r"(?<![\w&])" + re.escape(phrase) + r"(?![\w&])", text) is not None
+
+
+def _member_words(member: str) -> str:
+    """"amzn:AmazonWebServicesSegmentMember" -> "amazon web services"."""
+    local = member.rsplit(":", 1)[-1]
+    local = re.sub(r"(?:Segment)?Member$", "", local)
+    return normalize_label(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", local))
+
+
+def _member_matches(member: str, segment: str) -> bool:
+    words = _member_words(member)
+    return words == segment or "".join(w[0] for w in words.split()) == segment.replace(" ", "")
 
 
 def _agree(fact_value: Decimal, row_value: Decimal, decimals: int | None) -> bool:
