@@ -83,6 +83,20 @@ def test_lookup_apple_2024_from_xbrl_reconciled_with_its_table_row(store, parsed
     assert revenue.source.concept == "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax"
 
 
+def test_reconcile_apple_2024_facts_against_its_tables(store, parsed):
+    f = store.filing(_fid(parsed, APPLE_2024))
+    disagreements = f.reconcile()
+    # every tagged line item x year agrees with its table row, except Apple's "Term debt", printed
+    # under both current and non-current liabilities (85,750 non-current vs 10,912 current, FY2024)
+    assert disagreements and {d.line_item for d in disagreements} == {"long_term_debt"}
+    d = next(d for d in disagreements if d.period == "FY2024").as_row()
+    assert (d["fact_value"], d["row_value"], d["row_label"]) == (85_750_000_000.0, 10_912_000_000.0, "Term debt")
+    # share counts printed in thousands inside an "in millions" note, per-share amounts with cents
+    shares = f.lookup("diluted_shares", 2024)
+    assert shares.base_value == Decimal(15_408_095_000) and shares.corroborated_by
+    assert f.lookup("eps", 2024).value == Decimal("6.08")
+
+
 def test_disagreement_between_fact_and_row_is_kept_as_data():
     from datetime import date
 

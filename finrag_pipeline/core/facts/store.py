@@ -44,6 +44,8 @@ def unit_scale(unit: str | None) -> tuple[str | None, int]:
     return unit, 1
 
 
+_BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
+_SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 _FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
 _NON_WORD = re.compile(r"[^a-z0-9&()%/]+")
 
@@ -124,6 +126,9 @@ class FilingFacts:
         self._candidate_cache: dict[tuple, list[_RowCandidate]] = {}
         self._segments: dict[str, str] | None = None
         self._breakdowns: list[Breakdown] | None = None
+        # "as a percentage of revenue" tables print "%" on some rows only and no unit: not amounts
+        self.percent_tables = {tid for tid, rs in tables.items() if not rs[0].unit
+                               and any((c.value_text or "").strip().endswith("%") for r in rs for c in r.cells)}
         # 10-K amounts share one scale across the statements; a table that prints none is read in it
         units = [r.unit for r in self.rows if r.unit and r.unit.startswith("USD ")
                  and self.statement_of[r.table_id] in ("income_statement", "balance_sheet", "cash_flow")]
@@ -197,8 +202,12 @@ class FilingFacts:
             score, reason = label_scores[label]
             if score <= 0:
                 continue
-            if self._cell_for(r, fiscal_year) is None:
-                continue
+            cell = self._cell_for(r, fiscal_year)
+            if cell is None or _BEGINNING_RE.search(label) or (r.table_id in self.percent_tables
+                                                                and concept.unit != "percent"):
+                continue  # an opening balance sits in the NEXT year's column of an equity statement
+            if concept.unit in ("USD per share", "shares") and ("." in cell.value_text) != (concept.unit != "shares"):
+                continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
             stype = self.statement_of[r.table_id]
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
@@ -333,6 +342,14 @@ class FilingFacts:
         base, scale = unit_scale(row.unit or self.default_unit)
         if (cell.value_text or "").strip().endswith("%"):
             base, scale = "percent", 1
+        elif concept.unit == "shares":
+            # "(In millions, except number of shares, which are reflected in thousands, ...)"
+            m = _SHARES_SCALE_RE.search(row.unit_text or "")
+            if m:
+                scale = _SCALES[m.group(1).lower()]
+            elif abs(value) >= 1_000_000 and scale > 1_000:
+                scale = 1_000  # "15,408,095" millions would be 15 trillion shares: counts are in thousands
+            base = "shares"
         elif concept.unit in ("USD per share", "shares") and base == "USD" and "." in (cell.value_text or ""):
             base, scale = "USD per share", 1
         period_end = date.fromisoformat(cell.period) if cell.period and cell.period[:1].isdigit() else None
@@ -424,6 +441,16 @@ class FilingFacts:
         if row_fact is not None and not out.corroborated_by:
             self._record_disagreement(concept, fiscal_year, facts[0], out, row_fact)
         return out
+
+    def reconcile(self) -> list[Disagreement]:
+        """Look every XBRL-tagged line item up for every fiscal year the facts cover, so that each
+        fact/table disagreement of the filing is in ``disagreements`` (returned)."""
+        years = sorted({y for f in self.facts if (y := self._fact_year(f)) is not None})
+        for concept in self.lexicon.concepts.values():
+            if concept.xbrl and not concept.formula:
+                for year in years:
+                    self.lookup(concept, year)
+        return list(self.disagreements)
 
     def _record_disagreement(self, concept: Concept, fiscal_year: int, f: XbrlFact, fact: FactValue,
                              row_fact: FactValue) -> None:
