@@ -225,6 +225,22 @@ def test_segment_from_xbrl_dimension_member(calc):
         "us-gaap:StatementBusinessSegmentsAxis": "aapl:GreaterChinaSegmentMember"}
 
 
+ROW_LABEL_QUESTIONS = [
+    # line items outside the lexicon, named by their printed row label (as generated QA items do)
+    ("What was Amazon's technology and content in 2022?", "$73,213 million", 37),   # p.37
+    ("What was the percentage change in Amazon's fulfillment from 2021 to 2022?", "12.2%", 37),  # 84,299 / 75,111
+    ("What was Apple's deferred revenue as of fiscal 2022?", "$7,912 million", 34),  # balance sheet, not cash flow
+]
+
+
+@pytest.mark.parametrize("question,figure,page", ROW_LABEL_QUESTIONS)
+def test_row_label_outside_the_lexicon(calc, question, figure, page):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered", r.details
+    assert r.text.startswith(figure) and {c[1] for c in r.citations} == {page}
+    assert r.details["formula"].startswith("row_")
+
+
 def test_unknown_qualifier_is_not_answered_with_the_consolidated_line(calc):
     # the example: "Microsoft Cloud" revenue is a metric of the MD&A text, not a line or segment
     r = calc.answer("What was Microsoft Cloud revenue in fiscal 2022?", [])

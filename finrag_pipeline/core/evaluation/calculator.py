@@ -14,6 +14,7 @@ Questions that name no line item or metric (narrative questions) go to the extra
 
 from __future__ import annotations
 
+import re
 import string
 import time
 from collections.abc import Sequence
@@ -28,11 +29,21 @@ from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2}
 _SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
+
+
+def _strip_company(question: str, filing: FilingFacts) -> str:
+    """The question without the company's own name (so "Apple Inc." is never read as a row label)."""
+    names = [w for w in normalize_label(filing.meta.company).split() if len(w) > 2] + [filing.meta.ticker or ""]
+    out = normalize_label(question)
+    for n in names:
+        if n:
+            out = re.sub(rf"\b{re.escape(n.lower())}s?\b", " ", out)
+    return out
 
 
 def _without_company(qualifier: str | None, filing: FilingFacts) -> str | None:
@@ -135,14 +146,14 @@ class CalculatorAnswerer:
                 out.append(f)
         return out
 
-    def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None
-                 ) -> tuple[Decimal, list[FactValue], int]:
+    def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None,
+                 extra: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
         """The planned figure in base units (percent as a fraction), its inputs, and the display scale."""
         inputs: dict[tuple[str, int], FactValue] = {}
 
         def resolve(name: str, year: int) -> Decimal:
             if (name, year) not in inputs:
-                concept = self.lexicon.concepts.get(name)
+                concept = (extra or {}).get(name) or self.lexicon.concepts.get(name)
                 if concept is None:
                     raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
                 fact = filing.lookup(concept, year, segment=segment)
@@ -182,62 +193,86 @@ class CalculatorAnswerer:
         t_plan = time.perf_counter()
         companies, years_by_company = self._years_and_company(question, periods)
         all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
+        plan: Plan | None
         try:
-            plan = make_plan(question, all_years, self.lexicon)
+            plan, plan_error = make_plan(question, all_years, self.lexicon), None
         except PlanError as exc:
-            result = self.fallback.answer(question, hits, periods)
-            result.details = {**result.details, "fallback": getattr(self.fallback, "name", "fallback"),
-                              "plan_error": str(exc)}
-            return result
+            plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
         t_load = time.perf_counter()
-        filings = self._candidate_filings(companies, plan.years, hits)
+        filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
-        details: dict[str, Any] = {"plan": plan.as_dict(), "companies": companies}
-        if not filings:
-            who = ", ".join(companies) or "the retrieved evidence"
-            return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
-        if not plan.years:
-            plan.years = [filings[0].meta.fiscal_year]
-            if plan.operation in ("change", "pct_change"):
-                plan.years.append(plan.years[0] - 1)
+        details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
         missing: list[str] = []
         tried: list[str] = []
         for filing in filings:
             t1 = time.perf_counter()
-            qualifier = _without_company(plan.qualifier, filing)
-            if qualifier:
-                # the words as asked ("amazon web services"), else without the company's name ("iphone")
-                segment = next((q for q in (plan.qualifier, qualifier) if filing.find_segment(q) == q), None)
-                if segment is None:
-                    # "Microsoft Cloud revenue" is not total revenue: never answer the consolidated line
-                    details["unresolved_qualifier"] = qualifier
-                    missing.append(f"{plan.quantity} of '{qualifier}' (not a segment or line item it reports) "
-                                   f"in {filing.filing_id}")
-                    tried.append(filing.filing_id)
-                    continue
-            else:
-                segment = None
-            if segment:
-                details["segment"] = segment
             try:
-                value, inputs, scale = self._compute(plan, filing, segment)
+                fplan, segment, extra = self._plan_for(question, plan, all_years, filing)
+                if fplan is None:
+                    if plan is not None:  # a qualifier that names nothing this filing reports
+                        details["unresolved_qualifier"] = extra
+                        missing.append(f"{plan.quantity} of '{extra}' (not a segment or line item it reports) "
+                                       f"in {filing.filing_id}")
+                        tried.append(filing.filing_id)
+                    continue
+                if not fplan.years:
+                    fplan.years = [filing.meta.fiscal_year]
+                    if fplan.operation in ("change", "pct_change"):
+                        fplan.years.append(fplan.years[0] - 1)
+                if segment:
+                    details["segment"] = segment
+                if fplan is not plan:
+                    details["plan"] = fplan.as_dict()
+                value, inputs, scale = self._compute(fplan, filing, segment, extra)
             except MissingInput as exc:
-                label = self._label(exc.name.split(" (segment")[0]) + (f" (segment {segment})" if segment else "")
+                label = self._label(exc.name.split(" (segment")[0], extra) + (f" (segment {segment})" if segment else "")
                 missing.append(f"{label} for FY{exc.fiscal_year} in {filing.filing_id}")
                 tried.append(filing.filing_id)
                 continue
             except (FormulaError, PlanError) as exc:
                 details["error"] = str(exc)
-                return self._abstain(f"cannot compute {plan.quantity}: {exc}", details, timings, t0)
+                return self._abstain(f"cannot compute {fplan.quantity}: {exc}", details, timings, t0)
             finally:
                 timings[f"lookup:{filing.filing_id}"] = _ms(t1)
-            return self._answered(plan, filing, value, inputs, scale, details, timings, t0)
+            return self._answered(fplan, filing, value, inputs, scale, details, timings, t0)
+        if plan is None and not missing:
+            # nothing to compute: a narrative question (or a line the filings do not print) -> quote instead
+            result = self.fallback.answer(question, hits, periods)
+            result.details = {**result.details, "fallback": getattr(self.fallback, "name", "fallback"),
+                              "plan_error": str(plan_error)}
+            return result
+        if not filings:
+            who = ", ".join(companies) or "the retrieved evidence"
+            return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
-    def _label(self, key: str) -> str:
-        c = self.lexicon.concepts.get(key)
+    def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
+        """(plan, segment, extra concepts) for one filing. A qualifier must name a segment of the filing,
+        or, with the line item, a row label it prints ("deferred revenue"); a question naming no lexicon
+        line item may name a row label directly. (None, None, qualifier) when neither resolves."""
+        if plan is not None:
+            qualifier = _without_company(plan.qualifier, filing)
+            if not qualifier:
+                return plan, None, {}
+            # the words as asked ("amazon web services"), else without the company's name ("iphone")
+            segment = next((q for q in (plan.qualifier, qualifier) if filing.find_segment(q) == q), None)
+            if segment is not None:
+                return plan, segment, {}
+        label = filing.find_label_phrase(_strip_company(question, filing))
+        if label is None:
+            return None, None, (_without_company(plan.qualifier, filing) if plan else {})
+        concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
+                          statement=filing.label_statement(label, question))
+        try:
+            return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
+        except PlanError:
+            return None, None, {}
+
+    def _label(self, key: str, extra: Any = None) -> str:
+        c = (extra or {}).get(key) if isinstance(extra, dict) else None
+        c = c or self.lexicon.concepts.get(key)
         return (c.line_items[0] if c and c.line_items else (c.aliases[0] if c and c.aliases else key))
 
     def _abstain(self, reason: str, details: dict, timings: dict, t0: float) -> AnswerResult:

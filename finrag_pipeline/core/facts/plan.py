@@ -142,8 +142,11 @@ def _unit_of_formula(formula: str, question: str) -> str:
     return "USD"
 
 
-def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
-    """The plan for a question whose fiscal years are already known (latest first, may be empty)."""
+def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
+    """The plan for a question whose fiscal years are already known (latest first, may be empty).
+
+    ``line_item``: a statement line the caller found printed in the filing under the question's own
+    words (a row label outside the lexicon, "deferred revenue"); it is the quantity then."""
     notes: list[str] = []
     decimals = _decimals_asked(question)
     scale_m = _IN_SCALE_RE.search(question)
@@ -153,7 +156,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
     rest = question[:definition.start()] if definition else question
     years = list(years)
 
-    if definition:
+    if definition and line_item is None:
         formula = definition_formula(definition.group("def"), lexicon)
         named = [m for m in lexicon.match(rest)]
         quantity = named[0].alias if named else definition.group("def")
@@ -162,7 +165,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
                     named[0].concept.key if named else None, notes)
         return plan
 
-    ratio = _RATIO_OF_RE.search(rest) or _AS_PCT_OF_RE.search(rest)
+    ratio = (_RATIO_OF_RE.search(rest) or _AS_PCT_OF_RE.search(rest)) if line_item is None else None
     if ratio:
         a, b = resolve_term(ratio.group("a"), lexicon), resolve_term(ratio.group("b"), lexicon)
         if a and b:
@@ -170,13 +173,17 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon) -> Plan:
             return Plan(f"{a.key} to {b.key}", f"{a.key} / {b.key}", years[:1], "value",
                         "percent" if pct else "ratio", decimals, display_scale, False, None, notes)
 
-    matches = lexicon.match(rest)
-    if not matches:
-        raise PlanError("no line item or financial metric named in the question")
-    concepts = [m.concept for m in matches]
-    main = concepts[0]
-    alias = matches[0].alias
-    qualifier = _qualifier(_raw_prefix(rest, matches[0].start), rest)
+    if line_item is not None:
+        matches = []
+        concepts, main, alias, qualifier = [line_item], line_item, line_item.line_items[0], None
+    else:
+        matches = lexicon.match(rest)
+        if not matches:
+            raise PlanError("no line item or financial metric named in the question")
+        concepts = [m.concept for m in matches]
+        main = concepts[0]
+        alias = matches[0].alias
+        qualifier = _qualifier(_raw_prefix(rest, matches[0].start), rest)
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
     else:

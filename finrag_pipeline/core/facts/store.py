@@ -44,6 +44,9 @@ def unit_scale(unit: str | None) -> tuple[str | None, int]:
     return unit, 1
 
 
+STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
+_VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
+_BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 _FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
@@ -126,6 +129,7 @@ class FilingFacts:
         self._candidate_cache: dict[tuple, list[_RowCandidate]] = {}
         self._segments: dict[str, str] | None = None
         self._breakdowns: list[Breakdown] | None = None
+        self._label_phrases: list[str] | None = None
         # "as a percentage of revenue" tables print "%" on some rows only and no unit: not amounts
         self.percent_tables = {tid for tid, rs in tables.items() if not rs[0].unit
                                and any((c.value_text or "").strip().endswith("%") for r in rs for c in r.cells)}
@@ -318,6 +322,27 @@ class FilingFacts:
             self._segments = {k: v for k, v in self._collect_segments().items()
                               if k not in items and k not in ("current", "deferred", "domestic", "foreign")}
         return self._segments
+
+    def find_label_phrase(self, text: str) -> str | None:
+        """The longest statement row label (two words or more, not a bare "total") written in a text."""
+        if self._label_phrases is None:
+            self._label_phrases = sorted(
+                {lab for (tid, _), lab in self.norm_labels.items()
+                 if (len(lab.split()) >= 2 or (len(lab) >= 8 and lab not in _VAGUE_LABELS))
+                 and not lab.startswith(("total", "less")) and tid not in self.percent_tables
+                 and self.statement_of[tid] in STATEMENT_ORDER},
+                key=len, reverse=True)
+        norm = normalize_label(text)
+        return next((lab for lab in self._label_phrases if _has_words(norm, lab)), None)
+
+    def label_statement(self, label: str, text: str = "") -> str | None:
+        """Which statement to read a row label from: the balance sheet when the text asks for a
+        balance ("as of", "at the end of"), else the first of income statement, balance sheet, cash
+        flow that prints it (a cash-flow line of the same name is usually the year's change)."""
+        found = {self.statement_of[tid] for (tid, _), lab in self.norm_labels.items() if lab == label}
+        if "balance_sheet" in found and _BALANCE_WORDS.search(text):
+            return "balance_sheet"
+        return next((st for st in STATEMENT_ORDER if st in found), None)
 
     def find_segment(self, text: str) -> str | None:
         """The segment a text names (its longest mention), normalized, or None."""
