@@ -14,6 +14,10 @@ retriever (corpus scope, top k), and gives the SAME hits to both answerers. Scor
 Reported with 95% bootstrap intervals and the paired difference (calculator - extractive) with its
 interval and sign-flip p-value (core/evaluation/stats.py). Latency is the answer step only (after
 retrieval): the first answer (catalog and fact loading included), then p50/p95 over --repeat rounds.
+
+With --generated it also runs the demo's answer evaluation path (core/evaluation/runner.run_answer_eval,
+the scoring rules of answer_metrics as they are on this branch) on the model-free QA items of every
+sample filing (no filters), bm25 top-k, filing scope, and compares the two answerers per question type.
 """
 
 from __future__ import annotations
@@ -83,10 +87,56 @@ def correct(q: dict, result) -> float:
     return 1.0 if f is not None and figures_match(f, reference(q), answer_text=result.text) else 0.0
 
 
+def generated_eval(session, k: int) -> str:
+    """Model-free QA items of every filing answered by both answerers through run_answer_eval."""
+    import pandas as pd
+
+    from finrag_pipeline.core.catalog import active_filings, load_filing
+    from finrag_pipeline.core.chunking.chunker import chunk_filing
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix, run_answer_eval
+    from finrag_pipeline.core.qa.config import load_qa_config
+    from finrag_pipeline.core.qa.model_free import generate_model_free
+    from finrag_pipeline.core.records import load_facts, load_pages, load_table_rows
+
+    matrix = EvalMatrix.load().narrow(models=["calculator", "extractive"])
+    matrix = EvalMatrix.model_validate({**matrix.model_dump(), "answers": {
+        **matrix.answers.model_dump(), "retriever": "bm25", "k": k, "scope": "filing", "max_questions": None}})
+    config, rows = load_qa_config(), []
+    for fid in active_filings(session.warehouse):
+        meta, wh = load_filing(session.warehouse, fid), session.warehouse
+        pages, table_rows, facts = load_pages(wh, fid), load_table_rows(wh, fid), load_facts(wh, fid)
+        items, _ = generate_model_free(meta, pages, table_rows, facts, chunk_filing(meta, pages, table_rows), config)
+        rows += run_answer_eval(items, session.retriever_factory, matrix, fid, "bench",
+                                answerer_factory=session.answerer_factory, version="bench")[1]
+    df = pd.DataFrame(rows)
+    df["answerer"] = df["model"]
+    df["score"] = df.apply(lambda r: r["state_correct"] if r["question_type"] == "unanswerable"
+                           else r["figure_match"], axis=1)
+    out = [f"\ngenerated QA (model-free, {df['qa_id'].nunique()} questions over {df['filing_id'].nunique()} filings),"
+           " bm25 top-k, filing scope; score = figure_match (state_correct for unanswerable)\n",
+           "| question type | n | calculator | extractive | paired diff [95% CI] | p |", "|---|---|---|---|---|---|"]
+    for qtype, g in sorted(df.groupby("question_type"), key=lambda kv: kv[0]):
+        wide = g.pivot_table(index="qa_id", columns="answerer", values="score", aggfunc="first")
+        if not {"calculator", "extractive"} <= set(wide.columns):
+            continue
+        a, b = wide["extractive"].tolist(), wide["calculator"].tolist()
+        pc = paired_comparison(a, b)
+        fmt = lambda v: "-" if v is None else f"{v:+.2f}"  # noqa: E731
+        out.append(f"| {qtype} | {len(wide)} | {pd.Series(b).mean():.2f} | {pd.Series(a).mean():.2f} | "
+                   f"{fmt(pc.mean_diff)} [{fmt(pc.ci_low)}, {fmt(pc.ci_high)}] | "
+                   f"{'-' if pc.p_value is None else f'{pc.p_value:.4f}'} |")
+    wide = df.pivot_table(index="qa_id", columns="answerer", values="score", aggfunc="first")
+    pc = paired_comparison(wide["extractive"].tolist(), wide["calculator"].tolist())
+    out.append(f"| all | {len(wide)} | {wide['calculator'].mean():.2f} | {wide['extractive'].mean():.2f} | "
+               f"{pc.mean_diff:+.2f} [{pc.ci_low:+.2f}, {pc.ci_high:+.2f}] | {pc.p_value:.4f} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--generated", action="store_true", help="also evaluate on generated QA items")
     args = ap.parse_args()
     questions = yaml.safe_load(QUESTIONS.read_text())["questions"]
 
@@ -113,6 +163,7 @@ def main() -> None:
                     first_ms[name] = (time.perf_counter() - t) * 1000
                 scores[name].append(correct(q, result))
                 rows.append((name, q["kind"], q["q"], result.response_state, result.text[:90].replace("|", "/")))
+        generated = generated_eval(session, args.k) if args.generated else None
         latencies: dict[str, list[float]] = {name: [] for name in answerers}
         for _ in range(args.repeat):
             for name, answerer in answerers.items():
@@ -145,6 +196,8 @@ def main() -> None:
         lat = sorted(lat)
         print(f"| {name} | {first_ms[name]:.1f} | {statistics.median(lat):.2f} | {lat[int(0.95 * (len(lat) - 1))]:.2f} "
               f"| {lat[-1]:.2f} |")
+    if generated is not None:
+        print(generated)
     print("\nper question:")
     for r in rows:
         print("  " + " | ".join(r))

@@ -241,6 +241,17 @@ def test_row_label_outside_the_lexicon(calc, question, figure, page):
     assert r.details["formula"].startswith("row_")
 
 
+def test_choice_between_years(calc):
+    r = calc.answer("Was Apple's total net sales higher in fiscal 2022 or fiscal 2021?", [])
+    # p.32: 394,328 (FY2022) vs 365,817 (FY2021)
+    assert r.text.startswith("FY2022 (higher): $394,328 million in FY2022 vs $365,817 million in FY2021")
+    assert r.details["choice"] == "FY2022"
+    r = calc.answer("In which fiscal year from 2020 to 2022 did Amazon report its lowest operating income?", [])
+    assert r.details["choice"] == "FY2022" and "$22,899 million in FY2020" in r.text  # p.37, 2021 included
+    r = calc.answer("Was Boeing's net loss lower in 2021 or in 2020?", [])
+    assert r.details["choice"] == "FY2021"  # a loss of 4,290 is lower than one of 11,941 (p.60)
+
+
 def test_unknown_qualifier_is_not_answered_with_the_consolidated_line(calc):
     # the example: "Microsoft Cloud" revenue is a metric of the MD&A text, not a line or segment
     r = calc.answer("What was Microsoft Cloud revenue in fiscal 2022?", [])

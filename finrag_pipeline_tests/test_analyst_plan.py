@@ -40,6 +40,10 @@ PLANS = [
      [2022], "USD", None),
     ("What were Boeing's total revenues in 2020 and 2021 combined?", [2021, 2020], "revenue", "sum_years",
      [2021, 2020], "USD", None),
+    ("Was Apple's total net sales higher in fiscal 2022 or fiscal 2021?", [2022, 2021], "revenue", "max_year",
+     [2022, 2021], "USD", None),
+    ("In which fiscal year from 2020 to 2022 did Amazon report its lowest operating income?", [2022, 2020],
+     "operating_income", "min_year", [2022, 2021, 2020], "USD", None),
     ("What was Apple's effective tax rate in fiscal 2022, rounded to one decimal place?", [2022],
      "income_tax / income_before_taxes", "value", [2022], "percent", 1),
 ]

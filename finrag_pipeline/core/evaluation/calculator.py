@@ -176,6 +176,16 @@ class CalculatorAnswerer:
             result = sum(values, Decimal(0))
         elif plan.operation == "average_years":
             result = sum(values, Decimal(0)) / len(values)
+        elif plan.operation in ("max_year", "min_year"):
+            # a choice between years: the answer is the year; its value and the others support it
+            pick = max if plan.operation != "min_year" else min
+            # "a lower net loss" is a smaller loss: losses (all <= 0) compare by size
+            size = abs if "loss" in plan.quantity.lower() and all(v <= 0 for v in values) else (lambda v: v)
+            best = pick(range(len(values)), key=lambda i: size(values[i]))
+            plan.years = [plan.years[best]] + [y for i, y in enumerate(plan.years) if i != best]
+            values = [values[best]] + [v for i, v in enumerate(values) if i != best]
+            self._year_values = values
+            result = values[0]
         else:
             result = values[0]
         scales = [f.scale for f in inputs.values() if f.unit == "USD"]
@@ -283,13 +293,20 @@ class CalculatorAnswerer:
     def _answered(self, plan: Plan, filing: FilingFacts, value: Decimal, inputs: list[FactValue], scale: int,
                   details: dict, timings: dict, t0: float) -> AnswerResult:
         unit = plan.unit
-        shown = value * 100 if unit in ("percent", "percentage points") else (value / scale if unit == "USD" else value)
+        shown = self._shown(value, unit, scale)
         if unit == "USD" and plan.decimals is None:
             decimals = 0 if shown == shown.to_integral() else 1
         else:
             decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
         rounded = round_decimal(shown, decimals)
         figure = format_result(rounded, unit, decimals, scale)
+        if plan.operation in ("max_year", "min_year"):
+            word = ("highest" if plan.operation == "max_year" else "lowest") if len(plan.years) > 2 else (
+                "higher" if plan.operation == "max_year" else "lower")
+            others = ", ".join(f"{format_result(round_decimal(self._shown(v, unit, scale), decimals), unit, decimals, scale)}"
+                               f" in FY{y}" for y, v in zip(plan.years[1:], self._year_values[1:], strict=True))
+            figure = f"FY{plan.years[0]} ({word}): {figure} in FY{plan.years[0]} vs {others}"
+            details["choice"] = f"FY{plan.years[0]}"
         expression = self._expression(plan, inputs)
         periods = " vs ".join(f"FY{y}" for y in plan.years)
         company = short_company(filing.meta.company)
@@ -308,6 +325,10 @@ class CalculatorAnswerer:
                    "scale": scale, "figure": figure, "inputs": [i.as_dict() for i in inputs],
                    "disagreements": [d.as_row() for d in filing.disagreements], "timings_ms": timings}
         return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+
+    @staticmethod
+    def _shown(value: Decimal, unit: str, scale: int) -> Decimal:
+        return value * 100 if unit in ("percent", "percentage points") else (value / scale if unit == "USD" else value)
 
     def _expression(self, plan: Plan, inputs: list[FactValue]) -> str:
         """'operating income (83,383) / revenue (198,270), USD millions' style, per year."""

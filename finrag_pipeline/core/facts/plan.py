@@ -18,7 +18,7 @@ from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_form
 from finrag_pipeline.core.facts.store import normalize_label
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
-Operation = str  # value | change | pct_change | sum_years | average_years
+Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year
 
 _DEFINITION_RE = re.compile(
     r"\b(?:defined|calculated|computed|measured|derived)\s+as\s+(?:the\s+)?(?P<def>[^?;]+?)\s*(?:[?;)]|\.(?:\s|$)|$)",
@@ -29,6 +29,9 @@ _PCT_CHANGE_RE = re.compile(
     r"|\b(?:year[- ]over[- ]year|yoy)\b|\bgrowth\b", re.IGNORECASE)
 _CHANGE_RE = re.compile(r"\b(change[ds]?|increase[ds]?|decrease[ds]?|difference|grow|grew|declined?|rose|rise"
                         r"|fell|drop(?:ped)?)\b", re.IGNORECASE)
+_EXTREME_RE = re.compile(r"\bwhich\b.{0,40}\b(?:year|period)\b.*?\b(highest|lowest|largest|smallest|most|least|"
+                         r"strongest|weakest|maximum|minimum|peak)\b", re.IGNORECASE)
+_COMPARE_RE = re.compile(r"\b(higher|lower|larger|smaller|greater|bigger|more|less)\b.*\bor\b", re.IGNORECASE)
 _SUM_RE = re.compile(r"\b(sum|combined|together|in total|total of|cumulative)\b", re.IGNORECASE)
 _AVERAGE_RE = re.compile(r"\baverage\b|\bavg\b|\bmean\b", re.IGNORECASE)
 _PER_SHARE_RE = re.compile(r"\bper (?:diluted )?share\b", re.IGNORECASE)
@@ -43,7 +46,7 @@ _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|tho
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
-_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as"])
+_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
@@ -203,6 +206,17 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
             notes.append("average of the fiscal year's end and the prior year's end")
 
     operation: Operation = "value"
+    extreme = _EXTREME_RE.search(rest)
+    if extreme and len(years) >= 2:
+        low = extreme.group(1).lower() in ("lowest", "smallest", "least", "weakest", "minimum")
+        years = list(range(max(years), min(years) - 1, -1))  # "from 2020 to 2022" covers 2021 too
+        return Plan(alias, formula, years, "min_year" if low else "max_year", unit, decimals, display_scale,
+                    False, main.key, notes, qualifier)
+    compare = _COMPARE_RE.search(rest)
+    if compare and len(years) == 2:
+        low = compare.group(1).lower() in ("lower", "smaller", "less")
+        return Plan(alias, formula, sorted(years, reverse=True), "min_year" if low else "max_year", unit, decimals,
+                    display_scale, False, main.key, notes, qualifier)
     if _PCT_CHANGE_RE.search(rest) and not main.formula or (
             _PCT_CHANGE_RE.search(rest) and re.search(r"percent(?:age)?\s+change|%\s*change|growth rate", rest, re.I)):
         operation = "pct_change"
