@@ -259,6 +259,15 @@ def test_unknown_qualifier_is_not_answered_with_the_consolidated_line(calc):
     assert r.details["unresolved_qualifier"] == "cloud"
 
 
+def test_words_narrowing_the_line_item_are_never_dropped(calc):
+    # generated "absent line item" questions: a known line item with more words is another item
+    r = calc.answer("What was Apple's dividends paid to preferred shareholders in fiscal 2022?", [])
+    assert r.response_state == "abstained" and "14,841" not in r.text
+    assert "preferred shareholders" in r.details["reason"]
+    r = calc.answer("What was Apple's goodwill impairment charge in fiscal 2022?", [])
+    assert r.response_state != "answered"
+
+
 def test_abstains_naming_the_missing_input(calc):
     r = calc.answer("What was Amazon's operating income in 2018?", [])
     assert r.response_state == "abstained" and not r.citations

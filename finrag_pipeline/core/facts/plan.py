@@ -46,7 +46,7 @@ _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|tho
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
-_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value"])
+_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
@@ -186,7 +186,8 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
         concepts = [m.concept for m in matches]
         main = concepts[0]
         alias = matches[0].alias
-        qualifier = _qualifier(_raw_prefix(rest, matches[0].start), rest)
+        qualifier = " ".join(filter(None, [_qualifier(_raw_prefix(rest, matches[0].start), rest), trailing_words(
+            normalize_label(rest[len(_raw_prefix(rest, matches[0].end)):]))])) or None
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
     else:
@@ -252,6 +253,26 @@ def _qualifier(before: str, question: str) -> str | None:
         if named:
             return named
     return _tail_words(before)
+
+
+_BOUNDARY = frozenset(["in", "for", "during", "at", "as", "from", "between", "compared", "vs", "versus", "over", "and", "of", "on", "by", "when", "while", "than", "with", "within", "since", "through", "ended", "ending", "or"])
+
+
+def trailing_words(after: str) -> str | None:
+    """Words right after a line item that narrow it ("dividends paid to preferred shareholders" ->
+    "preferred shareholders"), up to a preposition that starts the period or the company. "to" ends
+    it only before a year ("from 2021 to 2022")."""
+    tokens = after.split()
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok in _BOUNDARY or re.fullmatch(r"(?:19|20)\d\d|fy\d+", tok):
+            break
+        if tok == "to" and (not nxt or re.fullmatch(r"(?:19|20)\d\d|fy\d+|fiscal|the|its", nxt)):
+            break
+        out.append(tok)
+    words = [w for w in out if w not in _MODIFIERS and w != "to"]
+    return " ".join(words[:4]) or None
 
 
 def _raw_prefix(text: str, norm_end: int) -> str:

@@ -333,7 +333,11 @@ class FilingFacts:
                  and self.statement_of[tid] in STATEMENT_ORDER},
                 key=len, reverse=True)
         norm = normalize_label(text)
-        return next((lab for lab in self._label_phrases if _has_words(norm, lab)), None)
+        for lab in self._label_phrases:
+            m = re.search(r"(?<![\w&])" + re.escape(lab) + r"(?![\w&])", norm)
+            if m and _label_ends_item(norm[m.end():]):
+                return lab
+        return None
 
     def label_statement(self, label: str, text: str = "") -> str | None:
         """Which statement to read a row label from: the balance sheet when the text asks for a
@@ -510,6 +514,14 @@ def _sums_to(components: list[TableRow], total: TableRow) -> bool:
 
 def _segment_like(label: str) -> bool:
     return 2 <= len(label) <= 60 and not _NOT_SEGMENTS.search(label)
+
+
+def _label_ends_item(after: str) -> bool:
+    """A row label found in a question is the whole line item when what follows starts the period,
+    the company or the end ("goodwill" in "goodwill impairment charge" is not)."""
+    from finrag_pipeline.core.facts.plan import trailing_words
+
+    return trailing_words(after) is None
 
 
 def _has_words(text: str, phrase: str) -> bool:
