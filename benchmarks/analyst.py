@@ -101,11 +101,12 @@ def generated_eval(session, k: int) -> str:
     matrix = EvalMatrix.load().narrow(models=["calculator", "extractive"])
     matrix = EvalMatrix.model_validate({**matrix.model_dump(), "answers": {
         **matrix.answers.model_dump(), "retriever": "bm25", "k": k, "scope": "filing", "max_questions": None}})
-    config, rows = load_qa_config(), []
+    config, rows, items_seen = load_qa_config(), [], []
     for fid in active_filings(session.warehouse):
         meta, wh = load_filing(session.warehouse, fid), session.warehouse
         pages, table_rows, facts = load_pages(wh, fid), load_table_rows(wh, fid), load_facts(wh, fid)
         items, _ = generate_model_free(meta, pages, table_rows, facts, chunk_filing(meta, pages, table_rows), config)
+        items_seen.append(items)
         rows += run_answer_eval(items, session.retriever_factory, matrix, fid, "bench",
                                 answerer_factory=session.answerer_factory, version="bench")[1]
     df = pd.DataFrame(rows)
@@ -127,9 +128,16 @@ def generated_eval(session, k: int) -> str:
                    f"{'-' if pc.p_value is None else f'{pc.p_value:.4f}'} |")
     wide = df.pivot_table(index="qa_id", columns="answerer", values="score", aggfunc="first")
     pc = paired_comparison(wide["extractive"].tolist(), wide["calculator"].tolist())
+    lost = df[(df["answerer"] == "calculator") & (df["score"] < 1)]
+    by_id = {r.qa_id: r.question for batch in items_seen for r in batch}
+    examples = ["", "calculator misses (up to 3 per question type):"]
+    for qtype, g in lost.groupby("question_type"):
+        for _, r in g.head(3).iterrows():
+            examples.append(f"  {qtype} | {by_id.get(r['qa_id'], r['qa_id'])} | {r['response_state']} | "
+                            f"{str(r.get('answer') or '')[:80]}")
     out.append(f"| all | {len(wide)} | {wide['calculator'].mean():.2f} | {wide['extractive'].mean():.2f} | "
                f"{pc.mean_diff:+.2f} [{pc.ci_low:+.2f}, {pc.ci_high:+.2f}] | {pc.p_value:.4f} |")
-    return "\n".join(out)
+    return "\n".join(out + examples)
 
 
 def main() -> None:

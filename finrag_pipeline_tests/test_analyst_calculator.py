@@ -241,6 +241,13 @@ def test_row_label_outside_the_lexicon(calc, question, figure, page):
     assert r.details["formula"].startswith("row_")
 
 
+def test_two_figures_asked_at_once(calc):
+    r = calc.answer("What were Apple's cost of sales and its research and development in fiscal 2022?", [])
+    # p.32: Total cost of sales 223,546; Research and development 26,251
+    assert r.text.startswith("cost of sales: $223,546 million; research and development: $26,251 million")
+    assert r.details["formula"] == "cost_of_revenue; research_and_development" and len(r.citations) == 2
+
+
 def test_choice_between_years(calc):
     r = calc.answer("Was Apple's total net sales higher in fiscal 2022 or fiscal 2021?", [])
     # p.32: 394,328 (FY2022) vs 365,817 (FY2021)

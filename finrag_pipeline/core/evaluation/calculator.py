@@ -164,6 +164,11 @@ class CalculatorAnswerer:
 
         formula = plan.parsed
         values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
+        if plan.operation == "list" and values:
+            # several figures asked at once: each one computed and cited
+            from finrag_pipeline.core.facts.formula import parse_formula
+
+            self._year_values = [values[0]] + [evaluate(parse_formula(f), plan.years[0], resolve) for f in plan.also]
         if not values:
             raise PlanError("no fiscal year to compute")
         if plan.operation == "change":
@@ -300,6 +305,10 @@ class CalculatorAnswerer:
             decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
         rounded = round_decimal(shown, decimals)
         figure = format_result(rounded, unit, decimals, scale)
+        if plan.operation == "list":
+            figure = "; ".join(
+                f"{name}: {format_result(round_decimal(self._shown(v, unit, scale), decimals), unit, decimals, scale)}"
+                for name, v in zip(plan.labels, self._year_values, strict=False))
         if plan.operation in ("max_year", "min_year"):
             word = ("highest" if plan.operation == "max_year" else "lowest") if len(plan.years) > 2 else (
                 "higher" if plan.operation == "max_year" else "lower")
@@ -320,7 +329,8 @@ class CalculatorAnswerer:
             if cit not in citations:
                 citations.append(cit)
         timings["total"] = _ms(t0)
-        details = {**details, "filing_id": filing.filing_id, "formula": plan.formula, "expression": expression,
+        formula = "; ".join([plan.formula, *plan.also])
+        details = {**details, "filing_id": filing.filing_id, "formula": formula, "expression": expression,
                    "operation": plan.operation, "value": str(value), "rounded": str(rounded), "unit": unit,
                    "scale": scale, "figure": figure, "inputs": [i.as_dict() for i in inputs],
                    "disagreements": [d.as_row() for d in filing.disagreements], "timings_ms": timings}

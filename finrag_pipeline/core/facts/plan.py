@@ -16,9 +16,9 @@ from typing import Any
 
 from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
 from finrag_pipeline.core.facts.store import normalize_label
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
 
-Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year
+Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list
 
 _DEFINITION_RE = re.compile(
     r"\b(?:defined|calculated|computed|measured|derived)\s+as\s+(?:the\s+)?(?P<def>[^?;]+?)\s*(?:[?;)]|\.(?:\s|$)|$)",
@@ -74,6 +74,8 @@ class Plan:
     concept_key: str | None = None
     notes: list[str] = field(default_factory=list)
     qualifier: str | None = None        # words narrowing the line item ("iphone" net sales, "aws" operating income)
+    also: list[str] = field(default_factory=list)    # operation "list": more formulas answered beside the first
+    labels: list[str] = field(default_factory=list)  # their names as asked
 
     @property
     def parsed(self) -> Formula:
@@ -198,6 +200,16 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
             alias = " + ".join([alias] + [m.alias for m in matches[1:] if not m.concept.formula])
         elif others and re.search(r"\bdifference between\b", rest, re.IGNORECASE):
             formula = f"{main.key} - {others[0].key}"
+        elif len(matches) >= 2 and not matches[1].concept.formula and re.fullmatch(
+                r"\s*(?:and|,)\s+(?:its\s+|the\s+|their\s+)?",
+                normalize_text(rest)[matches[0].end:matches[1].start]):
+            # "What were Apple's cost of sales and its research and development in 2022?": both figures
+            also = [f"abs({m.concept.key})" if m.concept.outflow else m.concept.key for m in matches[1:2]]
+            plan = Plan(alias, f"abs({main.key})" if main.outflow else main.key, years[:1], "list", unit,
+                        decimals, display_scale, False, main.key, notes, qualifier)
+            plan.also = also
+            plan.labels = [alias, matches[1].alias]
+            return plan
         if formula == main.key and main.outflow:
             formula = f"abs({main.key})"  # "capital expenditure was $23,886 million", not "-$23,886 million"
         if _PER_SHARE_RE.search(rest) and unit == "USD":
