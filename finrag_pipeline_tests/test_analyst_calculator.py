@@ -230,6 +230,9 @@ ROW_LABEL_QUESTIONS = [
     ("What was Amazon's technology and content in 2022?", "$73,213 million", 37),   # p.37
     ("What was the percentage change in Amazon's fulfillment from 2021 to 2022?", "12.2%", 37),  # 84,299 / 75,111
     ("What was Apple's deferred revenue as of fiscal 2022?", "$7,912 million", 34),  # balance sheet, not cash flow
+    # a printed line containing a lexicon alias ("sales") is its own line item: p.36 cash flows
+    ("In which fiscal year from 2020 to 2022 did Amazon report its highest sales and maturities of marketable "
+     "securities?", "FY2021 (highest): $59,384 million", 36),
 ]
 
 

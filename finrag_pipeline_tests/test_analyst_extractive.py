@@ -59,3 +59,11 @@ def test_abstains_when_no_row_names_the_line_item():
     hit = Hit("u", 1.0, 1, "MSFT-2022-10K", 58, 58, "table_row", text, "test")
     r = ExtractiveAnswerer().answer("What was Microsoft Cloud revenue in fiscal 2022?", [hit])
     assert r.response_state == "abstained" and "45,538" not in r.text
+
+
+def test_company_name_row_is_no_line_item():
+    # Apple's stock-performance table has a row "Apple Inc. | $100 | ..." (p.22): not an answer
+    text = "Apple 10-K FY2022 | Company Stock Performance | Apple Inc. | September 2022: $ 100 | USD millions"
+    hit = Hit("s", 1.0, 1, "AAPL-2022-10K", 22, 22, "table_row", text, "test")
+    r = ExtractiveAnswerer().answer("What was Apple's bitcoin holdings in fiscal 2022?", [hit])
+    assert r.response_state == "abstained"

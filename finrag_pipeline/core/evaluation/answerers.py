@@ -127,14 +127,16 @@ def _is_value(seg: str) -> bool:
     return bool(s) and bool(re.fullmatch(r"\(?-?\$?\s?\(?[\d,]*\d(?:\.\d+)?\)?\s?%?|[-\u2014\u2013]", s))
 
 
-def _row_names_line_item(label: str, label_words: set[str], qwords: set[str], line_items: Sequence[str]) -> bool:
+def _row_names_line_item(label: str, label_words: set[str], qwords: set[str],
+                         line_items: Sequence[str]) -> float | None:
     """A row answers the asked line item when its label IS one of the statement labels of the concept
     the question names ("Total net sales" for "revenue"), or when every word of the label is in the
-    question ("Operating income" for "operating income"; not "Non-operating income", not "Unearned revenue")."""
+    question ("Operating income" for "operating income"; not "Non-operating income", not "Unearned revenue").
+    Returns the score bonus (None: the row names another line item)."""
     norm = _bare_label(re.sub(r"^total\s+", "", label.lower()))
     if any(norm == _bare_label(li) for li in line_items):
-        return True
-    return label_words <= qwords
+        return 2.0  # the statement's own label for the asked concept
+    return 0.0 if label_words <= qwords else None
 
 
 def _bare_label(text: str) -> str:
@@ -182,9 +184,10 @@ def _table_candidates(hit: Hit, qwords: set[str], years: list[int],
         # score the row label first (the line item), the whole line second (title, context)
         lw = _content_words(" ".join(s for s in label_segs if s != unit))
         row_label_words = _content_words(label)
-        if not row_label_words or not _row_names_line_item(label, row_label_words, qwords, line_items):
+        named = _row_names_line_item(label, row_label_words, qwords, line_items) if row_label_words else None
+        if named is None:
             continue
-        score = len(qwords & row_label_words) * 2 + len(qwords & lw)
+        score = len(qwords & row_label_words) * 2 + len(qwords & lw) + named
         score -= 0.1 * len(row_label_words - qwords)  # prefer the exact line item over a longer one
         statement = classify_table(title, [label])
         if statement == "segment_note" or re.search(r"\bsegments?\b", title, re.IGNORECASE):
@@ -246,8 +249,12 @@ class ExtractiveAnswerer:
         line_items = [x.lower() for x in _lexicon().line_items_for(question)]
         candidates: list[_Candidate] = []
         for hit in hits:
-            candidates += _table_candidates(hit, qwords, years, line_items)
-            candidates += _sentence_candidates(hit, qwords, years)
+            # the company's own name is no line item: "Apple Inc. | $100" (a stock graph) must not answer
+            parts = hit.text.split(" | ", 1)
+            head = parts[0] if len(parts) == 2 and len(parts[0]) < 120 else ""  # "<Company> 10-K FY2022"
+            item_words = qwords - _content_words(head) if re.search(r"\b10-K", head) else qwords
+            candidates += _table_candidates(hit, item_words, years, line_items)
+            candidates += _sentence_candidates(hit, item_words, years)
         candidates = [c for c in candidates if c.score >= self.min_overlap]
         if not candidates:
             return AnswerResult("", [], "abstained", latency_ms=_ms(t0),

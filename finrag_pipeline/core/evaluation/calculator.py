@@ -32,7 +32,7 @@ from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
-DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2}
+DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
 _SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
 
 
@@ -193,7 +193,8 @@ class CalculatorAnswerer:
             result = values[0]
         else:
             result = values[0]
-        scales = [f.scale for f in inputs.values() if f.unit == "USD"]
+        base = "shares" if plan.unit == "shares" else "USD"
+        scales = [f.scale for f in inputs.values() if f.unit == base]
         scale = plan.display_scale or (max(set(scales), key=scales.count) if scales else 1)
         return result, list(inputs.values()), scale
 
@@ -268,6 +269,15 @@ class CalculatorAnswerer:
         or, with the line item, a row label it prints ("deferred revenue"); a question naming no lexicon
         line item may name a row label directly. (None, None, qualifier) when neither resolves."""
         if plan is not None:
+            label = filing.find_label_phrase(_strip_company(question, filing))
+            if plan.concept_key and label and plan.quantity in label and len(label) > len(plan.quantity):
+                # "sales and maturities of marketable securities" is a line of its own, not "sales"
+                concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
+                                  statement=filing.label_statement(label, question))
+                try:
+                    return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
+                except PlanError:
+                    pass
             qualifier = _without_company(plan.qualifier, filing)
             if not qualifier:
                 return plan, None, {}
@@ -299,7 +309,7 @@ class CalculatorAnswerer:
                   details: dict, timings: dict, t0: float) -> AnswerResult:
         unit = plan.unit
         shown = self._shown(value, unit, scale)
-        if unit == "USD" and plan.decimals is None:
+        if unit in ("USD", "shares") and plan.decimals is None:
             decimals = 0 if shown == shown.to_integral() else 1
         else:
             decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
@@ -338,7 +348,8 @@ class CalculatorAnswerer:
 
     @staticmethod
     def _shown(value: Decimal, unit: str, scale: int) -> Decimal:
-        return value * 100 if unit in ("percent", "percentage points") else (value / scale if unit == "USD" else value)
+        return value * 100 if unit in ("percent", "percentage points") else (
+            value / scale if unit in ("USD", "shares") else value)
 
     def _expression(self, plan: Plan, inputs: list[FactValue]) -> str:
         """'operating income (83,383) / revenue (198,270), USD millions' style, per year."""
