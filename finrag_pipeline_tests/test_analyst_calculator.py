@@ -244,6 +244,15 @@ def test_row_label_outside_the_lexicon(calc, question, figure, page):
     assert r.details["formula"].startswith("row_")
 
 
+def test_balance_sheet_item_never_read_from_the_cash_flow_statement(calc):
+    # the 10-K's balance sheets hold 2021 and 2022 only; the cash-flow "Accounts payable" row of 2020
+    # (17,480) is a change, not a balance: the 2020 balance is not in the filing
+    r = calc.answer("What were Amazon's accounts payable at the end of 2020?", [])
+    assert r.response_state == "abstained" and "17,480" not in r.text
+    r = calc.answer("What were Amazon's accounts payable at the end of 2022?", [])
+    assert r.text.startswith("$79,600 million") and r.citations[0][1] == 39  # p.39 balance sheets
+
+
 def test_two_figures_asked_at_once(calc):
     r = calc.answer("What were Apple's cost of sales and its research and development in fiscal 2022?", [])
     # p.32: Total cost of sales 223,546; Research and development 26,251

@@ -118,15 +118,17 @@ class FinragSession:
 
     def answerer_factory(self, cfg: Any) -> Any:
         """The runner's answerer factory with this session's warehouse (the calculator reads its facts);
-        answerers are kept per config so the fact layer is loaded once per session."""
+        answerers are kept per config and corpus state, so the fact layer is loaded once per corpus and
+        a filing added later in the same session is seen."""
         from finrag_pipeline.core.evaluation.runner import default_answerer_factory
 
-        if cfg.name not in self._answerers:
-            self._answerers[cfg.name] = default_answerer_factory(cfg, warehouse=self.warehouse)
-        return self._answerers[cfg.name]
+        key = (cfg.name, self.corpus_state().corpus_state)
+        if key not in self._answerers:
+            self._answerers[key] = default_answerer_factory(cfg, warehouse=self.warehouse)
+        return self._answerers[key]
 
     @cached_property
-    def _answerers(self) -> dict[str, Any]:
+    def _answerers(self) -> dict[tuple[str, str], Any]:
         return {}
 
     def _replace_runs(self, run_rows: list[dict], result_table: str, result_rows: list[dict]) -> None:

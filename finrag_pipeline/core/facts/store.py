@@ -213,6 +213,8 @@ class FilingFacts:
             if concept.unit in ("USD per share", "shares") and ("." in cell.value_text) != (concept.unit != "shares"):
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
             stype = self.statement_of[r.table_id]
+            if concept.statement == "balance_sheet" and stype == "cash_flow":
+                continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
