@@ -249,8 +249,9 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
 @main.command()
 @click.argument("question")
 @click.option("--retriever", "-r", default="hybrid_rrf", show_default=True)
-@click.option("--model", "-m", default="extractive", show_default=True,
-              help="'extractive' (offline) or a model name from assets_config/models.yaml.")
+@click.option("--model", "-m", default="calculator", show_default=True,
+              help="'calculator' (offline: line items, XBRL facts, arithmetic), 'extractive' (offline quote) "
+                   "or a model name from assets_config/models.yaml.")
 @click.option("--prompt-type", default="standard", show_default=True)
 @click.option("--temperature", default=0.0, show_default=True, type=float)
 @click.option("--top-p", default=1.0, show_default=True, type=float)
@@ -259,25 +260,53 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, filing, as_json) -> None:
-    """Answer a question with its evidence, citations, response state and timings."""
-    from finrag_pipeline.core.evaluation.runner import AnswerConfig, default_answerer_factory
+    """Answer a question with its evidence, citations, response state and timings.
+
+    The calculator also prints its formula and every input with its page and table row."""
+    from finrag_pipeline.core.evaluation.runner import AnswerConfig
 
     session = _session(ctx)
     result = session.retriever(retriever).retrieve(question, k, _filters(filing))
-    answerer = default_answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
+    answerer = session.answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
                                                      top_p=top_p, retriever=retriever, k=k))
     t0 = time.perf_counter()
     answer = answerer.answer(question, result.hits)
     answer_ms = (time.perf_counter() - t0) * 1000
     data = {"question": question, "answer": answer.text, "response_state": answer.response_state,
             "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
+            "details": answer.details,
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
     text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\ncitations: {cites or '-'}\n"
-            f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.0f} ms\n\nevidence:\n"
+            + _calculation_lines(answer.details)
+            + f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.1f} ms"
+            + _answer_timings(answer.details) + "\n\nevidence:\n"
             + "\n".join(f"  {h.rank}. {h.filing_id} p.{h.page_start} {_snippet(h.text, 100)}" for h in result.hits))
     _emit(data, as_json, text)
+
+
+def _calculation_lines(details: dict) -> str:
+    """Formula and inputs (page, table row or XBRL fact) of a calculator answer; '' for other answerers."""
+    lines = []
+    if details.get("formula"):
+        lines.append(f"formula: {details['formula']}" + (f" ({details['operation']})"
+                                                         if details.get("operation") not in (None, "value") else ""))
+    for i in details.get("inputs", []):
+        src = i["source"]
+        where = (f"p.{src.get('page')} row \"{_snippet(src.get('row_label') or '', 60)}\" [{src.get('column_header')}]"
+                 if src["kind"] == "table_row" else f"p.{src.get('page')} XBRL {src.get('concept')} ({src.get('context_id')})")
+        scale = {1: "", 1000: " thousand", 10**6: " million", 10**9: " billion"}.get(i["scale"], "")
+        lines.append(f"  input {i['line_item']} {i['period']}: {i['value']}{scale} {i['unit'] or ''} <- "
+                     f"{src.get('filing_id')} {where} chunk {src.get('chunk_id') or '-'}")
+    if details.get("reason") and not details.get("formula"):
+        lines.append(f"reason: {details['reason']}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _answer_timings(details: dict) -> str:
+    t = details.get("timings_ms") or {}
+    return (" (" + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()) + ")") if t else ""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -111,9 +111,25 @@ class FinragSession:
         state = self.corpus_state()
         runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
                                      filing_id, state.corpus_state, judge=build_judge(matrix),
+                                     answerer_factory=self.answerer_factory,
                                      n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
+
+    def answerer_factory(self, cfg: Any) -> Any:
+        """The runner's answerer factory with this session's warehouse (the calculator reads its facts);
+        answerers are kept per config and corpus state, so the fact layer is loaded once per corpus and
+        a filing added later in the same session is seen."""
+        from finrag_pipeline.core.evaluation.runner import default_answerer_factory
+
+        key = (cfg.name, self.corpus_state().corpus_state)
+        if key not in self._answerers:
+            self._answerers[key] = default_answerer_factory(cfg, warehouse=self.warehouse)
+        return self._answerers[key]
+
+    @cached_property
+    def _answerers(self) -> dict[tuple[str, str], Any]:
+        return {}
 
     def _replace_runs(self, run_rows: list[dict], result_table: str, result_rows: list[dict]) -> None:
         """Rows are keyed by run_id (config x filing x scope x corpus state): a re-run replaces its own rows,

@@ -68,6 +68,11 @@ class _PageMap:
         return None, None
 
 
+def table_row_chunk_id(filing_id: str, table_id: str, row_index: int) -> str:
+    """The id of a table row's chunk (the same in every chunking variant): what answers cite."""
+    return stable_id(filing_id, "table_row", table_id, row_index)
+
+
 def filing_text(pages: list[Page]) -> str:
     """The filing's concatenated text that chunk offsets refer to."""
     return PAGE_JOINER.join(p.text for p in sorted(pages, key=lambda p: p.page_number))
@@ -178,7 +183,7 @@ def _table_chunks(meta: FilingMeta, rows: list[TableRow], page_map: _PageMap, co
         out.append(((first_page, 2, order, -1), table))
     for row in rows:
         row_start, row_end = page_map.span_of_page(row.page_number)
-        chunk = _base(meta, chunk_id=stable_id(meta.filing_id, "table_row", table_id, row.row_index),
+        chunk = _base(meta, chunk_id=table_row_chunk_id(meta.filing_id, table_id, row.row_index),
                       section=row.section or section, page_start=row.page_number, page_end=row.page_number,
                       chunk_type="table_row", text=table_row_text(meta, row), char_start=row_start,
                       char_end=row_end, parent_id=table_chunk_id if config.include_parents else None,

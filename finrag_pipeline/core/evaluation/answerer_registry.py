@@ -24,7 +24,8 @@ from typing import Any
 
 ANSWERERS: dict[str, Callable[..., Any]] = {}
 # Registered by modules imported on first use, so registering never needs this file edited.
-_BUILTIN_MODULES = ("finrag_pipeline.core.evaluation.answerers", "finrag_pipeline.core.evaluation.sanity_answerers")
+_BUILTIN_MODULES = ("finrag_pipeline.core.evaluation.answerers", "finrag_pipeline.core.evaluation.sanity_answerers",
+                    "finrag_pipeline.core.evaluation.calculator")
 # An answer-matrix model that is not a registered answerer name is a models.yaml LLM, built by this entry.
 LLM_ANSWERER = "llm"
 
@@ -63,12 +64,13 @@ def is_registered(name: str) -> bool:
     return name in ANSWERERS
 
 
-def answerer_for_config(cfg: Any) -> Any:
+def answerer_for_config(cfg: Any, **context: Any) -> Any:
     """The answerer of one answer configuration (``runner.AnswerConfig``): a registered name is built
     by its entry; any other model name is an LLM over models.yaml with the config's prompt and decoding."""
     kwargs = dict(prompt_type=cfg.prompt_type, temperature=cfg.temperature, top_p=cfg.top_p, name=cfg.name)
     if is_registered(cfg.model) and cfg.model != LLM_ANSWERER:
-        return build_answerer(cfg.model, **kwargs)
+        # context (e.g. warehouse=) reaches the registered answerers that accept it
+        return build_answerer(cfg.model, **kwargs, **context)
     return build_answerer(LLM_ANSWERER, model=cfg.model, **kwargs)
 
 

@@ -13,6 +13,7 @@ backend_error (see answer_metrics.score_answer for how each is scored).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from finrag_pipeline.core.evaluation.answer_metrics import years_in
+from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
+from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 
 Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
@@ -70,7 +73,10 @@ _STOP = frozenset([
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 _UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
-_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?\d[\d,]*(?:\.\d+)?\)?\s?%?")
+_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?\s?%?")
+# a day of a date ("December 31, 2021") is not a figure
+_DATE_DAY_RE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+(?:19|20)\d\d",
+                          re.IGNORECASE)
 
 
 def _content_words(text: str) -> set[str]:
@@ -89,6 +95,8 @@ def _unit_of(text: str) -> str | None:
 def format_figure(value_text: str, unit: str | None) -> str:
     """'394,328' + 'USD millions' -> '$394,328 million'; percent -> '12.5%'; shares -> '15,943 million shares'."""
     v = value_text.strip()
+    if v.endswith("%"):
+        return v  # a percentage in a "(dollars in millions)" table is still a percentage
     if not unit:
         return v
     u = unit.lower()
@@ -119,7 +127,26 @@ def _is_value(seg: str) -> bool:
     return bool(s) and bool(re.fullmatch(r"\(?-?\$?\s?\(?[\d,]*\d(?:\.\d+)?\)?\s?%?|[-\u2014\u2013]", s))
 
 
-def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Candidate]:
+def _row_names_line_item(label: str, label_words: set[str], qwords: set[str],
+                         line_items: Sequence[str]) -> float | None:
+    """A row answers the asked line item when its label IS one of the statement labels of the concept
+    the question names ("Total net sales" for "revenue"), or when every word of the label is in the
+    question ("Operating income" for "operating income"; not "Non-operating income", not "Unearned revenue").
+    Returns the score bonus (None: the row names another line item)."""
+    norm = _bare_label(re.sub(r"^total\s+", "", label.lower()))
+    if any(norm == _bare_label(li) for li in line_items):
+        return 2.0  # the statement's own label for the asked concept
+    return 0.0 if label_words <= qwords else None
+
+
+def _bare_label(text: str) -> str:
+    """'Accounts receivable, net' / 'Operating income (loss):' -> 'accounts receivable' / 'operating income'."""
+    text = re.sub(r"\((?:loss|income|gain)\)|,\s*net\b|[:,.\u2019']", " ", text.lower())
+    return " ".join(text.split())
+
+
+def _table_candidates(hit: Hit, qwords: set[str], years: list[int],
+                      line_items: Sequence[str] = ()) -> list[_Candidate]:
     """Rows written 'label | 2022: 394,328 | 2021: 365,817' (row chunks) or a header line of
     years followed by 'label | v1 | v2' lines (whole-table chunks)."""
     out: list[_Candidate] = []
@@ -146,15 +173,27 @@ def _table_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_Can
                 label_segs = [segs[0]]
         if not pairs:
             continue
-        label = label_segs[-2] if len(label_segs) >= 3 and unit and label_segs[-1] == unit else (
-            label_segs[-1] if label_segs else "")
+        if not label_segs:
+            continue
+        at = len(label_segs) - (2 if len(label_segs) >= 3 and unit and label_segs[-1] == unit else 1)
+        label = label_segs[at]
+        # row chunks read "<filing> | <table title> | <row label> | ...": a title only when one is printed
+        title = label_segs[at - 1] if at >= 2 else ""
+        if label.strip().lower().rstrip(":") == "total" and title:
+            label = f"Total {title}"  # a bare "Total" row totals what its table is about
         # score the row label first (the line item), the whole line second (title, context)
         lw = _content_words(" ".join(s for s in label_segs if s != unit))
         row_label_words = _content_words(label)
-        score = len(qwords & row_label_words) * 2 + len(qwords & lw)
-        if not row_label_words:
+        named = _row_names_line_item(label, row_label_words, qwords, line_items) if row_label_words else None
+        if named is None:
             continue
+        score = len(qwords & row_label_words) * 2 + len(qwords & lw) + named
         score -= 0.1 * len(row_label_words - qwords)  # prefer the exact line item over a longer one
+        statement = classify_table(title, [label])
+        if statement == "segment_note" or re.search(r"\bsegments?\b", title, re.IGNORECASE):
+            score -= 1.5  # a segment's row, when the consolidated line is asked
+        elif statement in ("income_statement", "balance_sheet", "cash_flow"):
+            score += 0.5
         for year, value in pairs:
             if not years or year in years:
                 out.append(_Candidate(score, 2, hit.rank, year, value, label, unit, hit))
@@ -172,8 +211,9 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
         s_years = years_in(sent)
         if years and not (s_years & set(years)):
             continue
-        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(sent)
-                if "$" in m.group(0) or "%" in m.group(0) or "," in m.group(0)]
+        undated = _DATE_DAY_RE.sub(" ", sent)
+        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(undated)
+                if "$" in m.group(0) or "%" in m.group(0) or re.search(r"\d,\d{3}", m.group(0))]
         figs = [f for f in figs if not years_in(f) or "$" in f]
         if not figs:
             continue
@@ -186,6 +226,7 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
     return out
 
 
+@register_answerer("extractive")
 class ExtractiveAnswerer:
     """Quote-and-cite answerer with no model. Deterministic: same hits, same answer."""
 
@@ -205,10 +246,15 @@ class ExtractiveAnswerer:
             return AnswerResult("", [], "insufficient_context", latency_ms=_ms(t0),
                                 details={"missing_years": missing})
         qwords = _content_words(re.sub(r"(?:19|20)\d\d", " ", question))
+        line_items = [x.lower() for x in _lexicon().line_items_for(question)]
         candidates: list[_Candidate] = []
         for hit in hits:
-            candidates += _table_candidates(hit, qwords, years)
-            candidates += _sentence_candidates(hit, qwords, years)
+            # the company's own name is no line item: "Apple Inc. | $100" (a stock graph) must not answer
+            parts = hit.text.split(" | ", 1)
+            head = parts[0] if len(parts) == 2 and len(parts[0]) < 120 else ""  # "<Company> 10-K FY2022"
+            item_words = qwords - _content_words(head) if re.search(r"\b10-K", head) else qwords
+            candidates += _table_candidates(hit, item_words, years, line_items)
+            candidates += _sentence_candidates(hit, item_words, years)
         candidates = [c for c in candidates if c.score >= self.min_overlap]
         if not candidates:
             return AnswerResult("", [], "abstained", latency_ms=_ms(t0),
@@ -234,6 +280,13 @@ class ExtractiveAnswerer:
             if cit not in citations:
                 citations.append(cit)
         return AnswerResult("; ".join(parts) + ".", citations, "answered", latency_ms=_ms(t0))
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon():
+    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+    return Lexicon.load_default()
 
 
 def _ms(t0: float) -> float:

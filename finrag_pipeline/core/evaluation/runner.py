@@ -89,8 +89,8 @@ SANITY_ANSWERERS = ("sanity_echo", "sanity_all_figures", "sanity_first_figure", 
 
 class AnswerMatrix(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    # registered answerer names (answerer_registry: "extractive", ...) or LLM names in models.yaml
-    models: list[str] = Field(default_factory=lambda: ["extractive"])
+    # registered answerer names (answerer_registry: "calculator", "extractive", ...) or LLM names in models.yaml
+    models: list[str] = Field(default_factory=lambda: ["calculator", "extractive"])
     sanity_answerers: list[str] = Field(default_factory=lambda: list(SANITY_ANSWERERS))
     prompt_types: list[str] = Field(default_factory=lambda: ["standard"])
     temperatures: list[float] = Field(default_factory=lambda: [0.0])
@@ -136,6 +136,7 @@ class RetrievalConfig(BaseModel):
     @property
     def config_hash(self) -> str:
         return config_hash(self.model_dump())
+
 
 
 class AnswerConfig(BaseModel):
@@ -435,10 +436,30 @@ def _retrieval_row(item: QAItem, hits: list[Hit], latency: float | None, error: 
 AnswererFactory = Callable[[AnswerConfig], Answerer]
 
 
-def default_answerer_factory(cfg: AnswerConfig) -> Answerer:
-    """A registered answerer name (answerer_registry) builds that answerer; any other model name is an
-    LLMAnswerer over models.yaml."""
-    return answerer_for_config(cfg)
+def default_answerer_factory(cfg: AnswerConfig, **context: Any) -> Answerer:
+    """A registered answerer name (answerer_registry: 'calculator', 'extractive', ...) builds that answerer;
+    any other model name is an LLMAnswerer over models.yaml, or, with an analyst prompt type, a model handed
+    the calculator's tools. ``context`` (e.g. ``warehouse=``) goes to the answerers that accept it."""
+    if cfg.prompt_type in ANALYST_PROMPT_TYPES and takes_decoding(cfg.model):
+        # the calculator's lookups + arithmetic handed to the model (core/evaluation/analyst_llm.py)
+        from finrag_pipeline.core.evaluation import analyst_llm
+        from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
+        from finrag_pipeline.core.llm.client import LLMClient
+        from finrag_pipeline.core.llm.registry import load_model_registry
+
+        calculator = CalculatorAnswerer(warehouse=context.get("warehouse"))
+        if cfg.prompt_type == "analyst_tools":
+            spec = load_model_registry().get(cfg.model)
+            params = {**spec.params, "temperature": cfg.temperature, "top_p": cfg.top_p}
+            return analyst_llm.ToolCallingAnswerer(spec.provider, calculator, name=cfg.name, timeout=spec.timeout_s,
+                                                   **params)
+        return analyst_llm.StructuredPromptAnswerer(LLMClient.from_registry(cfg.model), calculator, name=cfg.name)
+    return answerer_for_config(cfg, **context)
+
+
+# prompt types that give a model the calculator's tools: function calling, or a fact sheet in the prompt
+ANALYST_PROMPT_TYPES = ("analyst_tools", "analyst_structured")
+
 
 
 def build_judge(matrix: EvalMatrix) -> LLMJudge | None:

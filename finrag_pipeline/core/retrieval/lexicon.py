@@ -19,6 +19,7 @@ from finrag_pipeline.core.config import config_path
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_LEXICON_PATH = ASSETS_CONFIG_DIR / "lexicon.yaml"
+STATEMENTS = ("income_statement", "balance_sheet", "cash_flow")
 
 
 @dataclass
@@ -27,6 +28,11 @@ class Concept:
     aliases: list[str] = field(default_factory=list)
     line_items: list[str] = field(default_factory=list)
     components: list[str] = field(default_factory=list)
+    statement: str | None = None     # income_statement | balance_sheet | cash_flow (where the line lives)
+    xbrl: list[str] = field(default_factory=list)   # us-gaap concepts carrying the figure
+    formula: str | None = None       # a derived figure: arithmetic over other concept keys
+    unit: str | None = None          # the figure's unit when it is not an amount (percent, ratio, days, ...)
+    outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
 
     @property
     def phrases(self) -> list[str]:
@@ -77,6 +83,11 @@ class Lexicon:
             old.aliases = _unique([*old.aliases, *concept.aliases])
             old.line_items = _unique([*old.line_items, *concept.line_items])
             old.components = _unique([*old.components, *concept.components])
+            old.xbrl = _unique([*old.xbrl, *concept.xbrl])
+            old.statement = concept.statement or old.statement
+            old.formula = concept.formula or old.formula
+            old.unit = concept.unit or old.unit
+            old.outflow = concept.outflow or old.outflow
         self._patterns = {}
 
     @classmethod
@@ -85,12 +96,20 @@ class Lexicon:
         out = []
         for key, spec in concepts.items():
             spec = spec or {}
-            unknown = set(spec) - {"aliases", "line_items", "components"}
+            unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
+                                   "outflow"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
+            statement = spec.get("statement")
+            if statement is not None and statement not in STATEMENTS:
+                raise ValueError(f"lexicon concept {key!r}: statement {statement!r} is not one of {STATEMENTS}")
             out.append(Concept(key, [str(a) for a in spec.get("aliases", [])],
                                [str(a) for a in spec.get("line_items", [])],
-                               [str(a) for a in spec.get("components", [])]))
+                               [str(a) for a in spec.get("components", [])],
+                               statement=statement, xbrl=[str(a) for a in spec.get("xbrl", [])],
+                               formula=str(spec["formula"]) if spec.get("formula") else None,
+                               unit=str(spec["unit"]) if spec.get("unit") else None,
+                               outflow=bool(spec.get("outflow", False))))
         return cls(out)
 
     @classmethod

@@ -63,10 +63,12 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
 
 @dg.asset(
     partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"}, deps=["qa_set", "corpus_state"],
-    code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "models.yaml"),
+    # lexicon.yaml: the calculator's line items, XBRL concepts and formulas
+    code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "models.yaml", "lexicon.yaml"),
     automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
-    description="Answers per question x model x prompt x decoding (offline extractive answerer by default) "
-                "with response state, correctness, non-committal, grounding, period check, page and block citations "
+    description="Answers per question x model x prompt x decoding (offline calculator and extractive answerers "
+                "by default, beside the sanity answerers) with response state, correctness, non-committal, "
+                "grounding, period check, page and block citations "
                 "and, when a judge is configured, faithfulness and relevancy. Table eval.answer_results.",
 )
 def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,

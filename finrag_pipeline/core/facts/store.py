@@ -1,0 +1,597 @@
+"""Line-item lookups over one filing's table rows and XBRL facts.
+
+``FilingFacts.lookup("revenue", 2022)`` resolves the lexicon concept to the statement line that
+carries it (the concept's own statement first, consolidated totals before segment rows, rows
+labelled "Total ..." included), reads the column of fiscal 2022, and, when the filing is inline
+XBRL, the tagged fact of the same concept and period. Found both ways, the two are reconciled:
+agreeing, the fact is returned with the row as its citation; disagreeing, the fact is returned
+and the disagreement is kept in ``disagreements`` (data, not a log line only).
+
+``FactStore`` holds one ``FilingFacts`` per filing, built from parsed filings (tests, benchmarks)
+or read from the warehouse on first use (``core.filings``, ``core.table_rows``, ``core.xbrl_facts``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
+from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
+from finrag_pipeline.core.ingest.statements import classify_table
+from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+
+log = logging.getLogger(__name__)
+
+# Unit vocabulary of TableRow.unit -> (base unit, multiplier). The integrator switches this to
+# core.numbers.unit_scale (contract 2) after the merge.
+_SCALES = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+
+
+def unit_scale(unit: str | None) -> tuple[str | None, int]:
+    if not unit:
+        return None, 1
+    base, _, scale = unit.partition(" ")
+    if scale in _SCALES:
+        return base, _SCALES[scale]
+    return unit, 1
+
+
+STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
+_VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
+_BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
+_BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
+_SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
+_FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
+_NON_WORD = re.compile(r"[^a-z0-9&()%/]+")
+
+
+def normalize_label(text: str) -> str:
+    """'Total net sales:' -> 'total net sales'; quotes, footnote markers and punctuation dropped."""
+    t = (text or "").lower().replace("\u2019", "'").replace("'", "")
+    t = _FOOTNOTE.sub("", t)
+    return _NON_WORD.sub(" ", t).strip()
+
+
+def strip_total(label: str) -> str:
+    return label[6:] if label.startswith("total ") else label
+
+
+def to_decimal(value_text: str | None, value: float | None) -> Decimal | None:
+    """The number as printed, exactly: '(1,234.5)' -> Decimal('-1234.5'); falls back to the float."""
+    t = (value_text or "").replace("$", "").replace(",", "").replace("%", "").replace("\u2212", "-")
+    t = re.sub(r"\s+", "", t)
+    negative = t.startswith("(") or t.startswith("-") or t.endswith(")")
+    digits = t.strip("()").lstrip("-")
+    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
+        d = Decimal(digits)
+        return -d if negative else d
+    if value is None:
+        return None
+    try:
+        return Decimal(repr(value))
+    except InvalidOperation:
+        return None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A total row and the rows above it that add up to it (segments, categories, regions)."""
+
+    total: TableRow
+    components: list[TableRow]
+
+
+@dataclass
+class _RowCandidate:
+    score: float
+    row: TableRow
+    statement_type: str
+    reason: str
+
+
+class FilingFacts:
+    """The figures of one filing, by lexicon concept and fiscal year."""
+
+    def __init__(self, meta: FilingMeta, table_rows: Sequence[TableRow], facts: Sequence[XbrlFact],
+                 lexicon: Lexicon | None = None) -> None:
+        self.meta = meta
+        self.filing_id = meta.filing_id
+        self.lexicon = lexicon or Lexicon.load_default()
+        self.rows = list(table_rows)
+        self.facts = [f for f in facts if f.value is not None]
+        self.disagreements: list[Disagreement] = []
+        self._disagreement_keys: set[tuple] = set()
+        tables: dict[str, list[TableRow]] = defaultdict(list)
+        for r in self.rows:
+            tables[r.table_id].append(r)
+        self.table_size = {tid: len(rs) for tid, rs in tables.items()}
+        self.statement_of: dict[str, str] = {}
+        self.label_counts: dict[str, dict[str, int]] = {}
+        for tid, rs in tables.items():
+            given = next((getattr(r, "statement_type", None) for r in rs if getattr(r, "statement_type", None)), None)
+            self.statement_of[tid] = given or classify_table(rs[0].table_title, [r.row_label for r in rs],
+                                                             rs[0].section)
+            counts: dict[str, int] = defaultdict(int)
+            for r in rs:
+                counts[normalize_label(r.row_label)] += 1
+            self.label_counts[tid] = counts
+        self.norm_labels = {(r.table_id, r.row_index): normalize_label(r.row_label) for r in self.rows}
+        self.distinct_labels = set(self.norm_labels.values())
+        self._phrase_cache: dict[tuple, tuple[list[str], list[str]]] = {}
+        self._candidate_cache: dict[tuple, list[_RowCandidate]] = {}
+        self._segments: dict[str, str] | None = None
+        self._breakdowns: list[Breakdown] | None = None
+        self._label_phrases: list[str] | None = None
+        # "as a percentage of revenue" tables print "%" on some rows only and no unit: not amounts
+        self.percent_tables = {tid for tid, rs in tables.items() if not rs[0].unit
+                               and any((c.value_text or "").strip().endswith("%") for r in rs for c in r.cells)}
+        # 10-K amounts share one scale across the statements; a table that prints none is read in it
+        units = [r.unit for r in self.rows if r.unit and r.unit.startswith("USD ")
+                 and self.statement_of[r.table_id] in ("income_statement", "balance_sheet", "cash_flow")]
+        self.default_unit = max(set(units), key=units.count) if units else None
+        self.facts_by_concept: dict[str, list[XbrlFact]] = defaultdict(list)
+        for f in self.facts:
+            self.facts_by_concept[f.concept].append(f)
+        self.rows_by_page: dict[int, list[TableRow]] = defaultdict(list)
+        for r in self.rows:
+            self.rows_by_page[r.page_number].append(r)
+
+    # ---- periods --------------------------------------------------------------------------------
+
+    def fiscal_year_of(self, d: date) -> int | None:
+        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None."""
+        end = self.meta.period_end_date
+        if end is None:
+            return d.year if (d.month, d.day) >= (12, 17) or (d.month, d.day) <= (1, 14) else None
+        days = (end - d).days
+        years = round(days / 365.25)
+        if abs(days - years * 365.25) > 15:
+            return None
+        return self.meta.fiscal_year - years
+
+    def _period_year(self, period: str | None) -> int | None:
+        if not period:
+            return None
+        if period.startswith("FY") and period[2:].isdigit():
+            return int(period[2:])
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", period):
+            return self.fiscal_year_of(date.fromisoformat(period))
+        return None
+
+    # ---- table rows -----------------------------------------------------------------------------
+
+    def _phrases(self, concept: Concept) -> tuple[list[str], list[str]]:
+        key = (concept.key, id(concept))
+        if key not in self._phrase_cache:
+            self._phrase_cache[key] = ([normalize_label(x) for x in concept.line_items],
+                                       [normalize_label(x) for x in concept.aliases])
+        return self._phrase_cache[key]
+
+    def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
+        items, aliases = self._phrases(concept)
+        bare = strip_total(label)
+        if label in items:
+            return 10.0 - 0.1 * items.index(label), "line item"
+        if bare in items:
+            return 9.5 - 0.1 * items.index(bare), "total line item"
+        if label in aliases or bare in aliases:
+            return 8.0, "alias"
+        best = 0.0
+        for phrase in items + aliases:
+            if len(phrase) > 3 and (label.startswith(phrase + " ") or bare.startswith(phrase + " ")):
+                extra = len(bare.split()) - len(phrase.split())
+                best = max(best, 5.0 - 0.75 * extra)
+        return best, "label starts with a line item"
+
+    def row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[_RowCandidate]:
+        key = (concept.key, id(concept), fiscal_year, segment)
+        if key not in self._candidate_cache:
+            self._candidate_cache[key] = self._row_candidates(concept, fiscal_year, segment)
+        return self._candidate_cache[key]
+
+    def _row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None) -> list[_RowCandidate]:
+        label_scores = {label: self._label_score(label, concept) for label in self.distinct_labels}
+        out = []
+        seg = normalize_label(segment) if segment else None
+        for r in self.rows:
+            label = self.norm_labels[(r.table_id, r.row_index)]
+            score, reason = label_scores[label]
+            if score <= 0:
+                continue
+            cell = self._cell_for(r, fiscal_year)
+            if cell is None or _BEGINNING_RE.search(label) or (r.table_id in self.percent_tables
+                                                                and concept.unit != "percent"):
+                continue  # an opening balance sits in the NEXT year's column of an equity statement
+            if concept.unit in ("USD per share", "shares") and ("." in cell.value_text) != (concept.unit != "shares"):
+                continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
+            stype = self.statement_of[r.table_id]
+            if concept.statement == "balance_sheet" and stype == "cash_flow":
+                continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
+            title = normalize_label(r.table_title or "")
+            path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
+            if seg:
+                if not (seg == title or seg in path or _has_words(title, seg) or any(_has_words(p, seg) for p in path)):
+                    continue  # a segment was asked: never fall back to the consolidated line
+                score += 6
+                if self.label_counts[r.table_id][label] > 1:
+                    score -= 3  # one of several same-named lines: which segment it belongs to is a guess
+            else:
+                if concept.statement and stype == concept.statement:
+                    score += 5
+                elif stype == "segment_note":
+                    score -= 6
+                elif stype not in ("other",) and concept.statement:
+                    score -= 1
+                if path and any(p and not p.endswith(("expenses", "income", "revenues")) for p in path):
+                    score -= 3  # a row under a group heading (a segment) rather than the consolidated line
+                if self.label_counts[r.table_id][label] > 1:
+                    score -= 3  # the same line repeated per segment in one table
+            score += min(self.table_size[r.table_id], 40) / 40.0
+            out.append(_RowCandidate(score, r, stype, reason))
+        if seg:
+            out += self._component_candidates(concept, fiscal_year, seg)
+        out.sort(key=lambda c: (-c.score, c.row.page_number, c.row.table_id, c.row.row_index))
+        return out
+
+    def _component_candidates(self, concept: Concept, fiscal_year: int, seg: str) -> list[_RowCandidate]:
+        """Rows named like the segment that are components of a total of the concept: the table's total
+        row names the line item ("Total net sales"), or the table is titled with it ("Operating Income
+        (Loss)"), or its bare "Total"/"Consolidated" row equals the consolidated line for the year."""
+        out = []
+        consolidated: FactValue | None | bool = False
+        for b in self.breakdowns():
+            comps = [r for r in b.components if self.norm_labels[(r.table_id, r.row_index)] == seg]
+            if not comps or self._cell_for(comps[0], fiscal_year) is None:
+                continue
+            total_label = self.norm_labels[(b.total.table_id, b.total.row_index)]
+            named = max(self._label_score(total_label, concept)[0],
+                        self._label_score(normalize_label(b.total.table_title or ""), concept)[0])
+            if named <= 0:
+                if consolidated is False:
+                    consolidated = self.lookup(concept, fiscal_year)
+                total_cell = self._cell_for(b.total, fiscal_year)
+                if not consolidated or total_cell is None:
+                    continue
+                _, scale = unit_scale(b.total.unit)
+                total_value = to_decimal(total_cell.value_text, total_cell.value)
+                if total_value is None or not _agree(consolidated.base_value, total_value * scale, 0):
+                    continue
+                named = 5.0
+            out.append(_RowCandidate(named + 6, comps[0], self.statement_of[comps[0].table_id],
+                                     "segment component of the line item's total"))
+        return out
+
+    def breakdowns(self) -> list[Breakdown]:
+        """Runs of rows closed by a "Total ..."/"Consolidated" row whose first values they sum to."""
+        if self._breakdowns is None:
+            self._breakdowns = []
+            by_table: dict[str, list[TableRow]] = defaultdict(list)
+            for r in self.rows:
+                by_table[r.table_id].append(r)
+            for rows in by_table.values():
+                rows.sort(key=lambda r: r.row_index)
+                start = 0
+                for i, r in enumerate(rows):
+                    label = self.norm_labels[(r.table_id, r.row_index)]
+                    if not (label.startswith("total") or label == "consolidated"):
+                        continue
+                    comps = rows[start:i]
+                    start = i + 1
+                    if len(comps) >= 2 and _sums_to(comps, r):
+                        self._breakdowns.append(Breakdown(r, comps))
+        return self._breakdowns
+
+        # ---- segments -------------------------------------------------------------------------------
+
+    def _collect_segments(self) -> dict[str, str]:
+        """Segment names this filing reports (normalized -> as printed): components of a total
+        (core.table_rows), group headings (row_path) of segment notes, and the members of XBRL segment
+        axes ("AmazonWebServicesSegmentMember" -> "amazon web services", also "aws")."""
+        names: dict[str, str] = {}
+        for b in self.breakdowns():
+            for r in b.components:
+                label = self.norm_labels[(r.table_id, r.row_index)]
+                if _segment_like(label):
+                    names.setdefault(label, r.row_label)
+        for r in self.rows:
+            if self.statement_of[r.table_id] == "segment_note":
+                for heading in (getattr(r, "row_path", None) or [])[:-1]:
+                    if _segment_like(normalize_label(heading)):
+                        names.setdefault(normalize_label(heading), heading)
+        for f in self.facts:
+            for axis, member in f.dimensions.items():
+                if "segment" in axis.lower():
+                    words = _member_words(member)
+                    if words and _segment_like(words):
+                        names.setdefault(words, words)
+                        initials = "".join(w[0] for w in words.split())
+                        if len(initials) >= 2:
+                            names.setdefault(initials, words)
+        return names
+
+    def segments(self) -> dict[str, str]:
+        if self._segments is None:
+            # a component named like a line item ("Cash and cash equivalents", "Current") is not a segment
+            items = {normalize_label(p) for c in self.lexicon.concepts.values() for p in c.phrases}
+            self._segments = {k: v for k, v in self._collect_segments().items()
+                              if k not in items and k not in ("current", "deferred", "domestic", "foreign")}
+        return self._segments
+
+    def find_label_phrase(self, text: str) -> str | None:
+        """The longest statement row label (two words or more, not a bare "total") written in a text."""
+        if self._label_phrases is None:
+            self._label_phrases = sorted(
+                {lab for (tid, _), lab in self.norm_labels.items()
+                 if (len(lab.split()) >= 2 or (len(lab) >= 8 and lab not in _VAGUE_LABELS))
+                 and not lab.startswith(("total", "less")) and tid not in self.percent_tables
+                 and self.statement_of[tid] in STATEMENT_ORDER},
+                key=len, reverse=True)
+        norm = normalize_label(text)
+        for lab in self._label_phrases:
+            m = re.search(r"(?<![\w&])" + re.escape(lab) + r"(?![\w&])", norm)
+            if m and _label_ends_item(norm[m.end():]):
+                return lab
+        return None
+
+    def label_statement(self, label: str, text: str = "") -> str | None:
+        """Which statement to read a row label from: the balance sheet when the text asks for a
+        balance ("as of", "at the end of"), else the first of income statement, balance sheet, cash
+        flow that prints it (a cash-flow line of the same name is usually the year's change)."""
+        found = {self.statement_of[tid] for (tid, _), lab in self.norm_labels.items() if lab == label}
+        if "balance_sheet" in found and _BALANCE_WORDS.search(text):
+            return "balance_sheet"
+        return next((st for st in STATEMENT_ORDER if st in found), None)
+
+    def find_segment(self, text: str) -> str | None:
+        """The segment a text names (its longest mention), normalized, or None."""
+        norm = normalize_label(text)
+        found = [seg for seg in self.segments() if _has_words(norm, seg)]
+        return max(found, key=len) if found else None
+
+    def _cell_for(self, row: TableRow, fiscal_year: int):
+        for cell in row.cells:
+            if cell.value is None or not (cell.value_text or "").strip():
+                continue
+            if self._period_year(cell.period) == fiscal_year:
+                return cell
+        return None
+
+    def _row_fact(self, concept: Concept, cand: _RowCandidate, fiscal_year: int) -> FactValue | None:
+        row = cand.row
+        cell = self._cell_for(row, fiscal_year)
+        value = to_decimal(cell.value_text, cell.value) if cell else None
+        if value is None:
+            return None
+        base, scale = unit_scale(row.unit or self.default_unit)
+        if (cell.value_text or "").strip().endswith("%"):
+            base, scale = "percent", 1
+        elif concept.unit == "shares":
+            # "(In millions, except number of shares, which are reflected in thousands, ...)"
+            m = _SHARES_SCALE_RE.search(row.unit_text or "")
+            if m:
+                scale = _SCALES[m.group(1).lower()]
+            elif abs(value) >= 1_000_000 and scale > 1_000:
+                scale = 1_000  # "15,408,095" millions would be 15 trillion shares: counts are in thousands
+            base = "shares"
+        elif concept.unit in ("USD per share", "shares") and base == "USD" and "." in (cell.value_text or ""):
+            base, scale = "USD per share", 1
+        period_end = date.fromisoformat(cell.period) if cell.period and cell.period[:1].isdigit() else None
+        source = FactSource(
+            kind="table_row", filing_id=self.filing_id, page=row.page_number,
+            chunk_id=table_row_chunk_id(self.filing_id, row.table_id, row.row_index), table_id=row.table_id,
+            row_index=row.row_index, row_label=row.row_label, column_header=cell.header,
+            table_title=row.table_title, statement_type=cand.statement_type,
+            unit_inferred=row.unit is None and base == "USD")
+        return FactValue(self.filing_id, concept.key, row.row_label, f"FY{fiscal_year}", period_end, value,
+                         base, scale, cell.value_text, source)
+
+    # ---- XBRL facts -----------------------------------------------------------------------------
+
+    def _fact_year(self, f: XbrlFact) -> int | None:
+        if f.period_end is None:
+            return None
+        if f.period_type == "duration" and (f.period_start is None
+                                            or not 340 <= (f.period_end - f.period_start).days <= 380):
+            return None  # quarters and multi-year spans are not a fiscal year
+        return self.fiscal_year_of(f.period_end)
+
+    def fact_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[XbrlFact]:
+        seg = normalize_label(segment) if segment else None
+        for name in concept.xbrl:
+            found = []
+            for f in self.facts_by_concept.get(name, []):
+                if self._fact_year(f) != fiscal_year:
+                    continue
+                if seg is None and f.dimensions:
+                    continue
+                if seg is not None and not (len(f.dimensions) == 1 and _member_matches(
+                        next(iter(f.dimensions.values())), seg)):
+                    continue
+                found.append(f)
+            if found:
+                return sorted(found, key=lambda f: (f.page_number or 10**6, f.fact_id))
+        return []
+
+    def _displaying_row(self, f: XbrlFact) -> tuple[TableRow, Any, int] | None:
+        """The table row on the fact's page whose cell shows the fact's value (its citation)."""
+        fact_value = Decimal(repr(f.value))
+        for row in self.rows_by_page.get(f.page_number or -1, []):
+            # the row's stated unit, else the fact's own display scale (share counts in a "$ in millions" table)
+            for scale in dict.fromkeys((unit_scale(row.unit)[1], 10 ** max(f.scale, 0))):
+                for cell in row.cells:
+                    v = to_decimal(cell.value_text, cell.value)
+                    if v is not None and v != 0 and _agree(fact_value, v * scale, f.decimals):
+                        return row, cell, scale
+        return None
+
+    def _xbrl_fact(self, concept: Concept, f: XbrlFact, fiscal_year: int,
+                   row_fact: FactValue | None) -> FactValue:
+        fact_value = Decimal(repr(f.value))
+        shown = self._displaying_row(f)
+        if row_fact is not None and _agree(fact_value, row_fact.base_value, f.decimals):
+            scale, chunk_id, page_row = row_fact.scale, row_fact.source.chunk_id, row_fact.source
+        elif shown is not None:
+            row, _, scale = shown
+            chunk_id = table_row_chunk_id(self.filing_id, row.table_id, row.row_index)
+            page_row = None
+        else:
+            scale, chunk_id, page_row = 10 ** f.scale if f.scale > 0 else 1, None, None
+        base = {"USD/shares": "USD per share", "pure": None}.get(f.unit or "", f.unit)
+        source = FactSource(kind="xbrl_fact", filing_id=self.filing_id,
+                            page=f.page_number or (page_row.page if page_row else None), chunk_id=chunk_id,
+                            concept=f.concept, context_id=f.context_id, fact_id=f.fact_id,
+                            dimensions=tuple(sorted(f.dimensions.items())))
+        value = fact_value / scale
+        return FactValue(self.filing_id, concept.key, f.concept, f"FY{fiscal_year}", f.period_end,
+                         value.to_integral_value() if value == value.to_integral_value() else value, base, scale,
+                         f.value_text, source, corroborated_by=[page_row] if page_row else [])
+
+    # ---- the lookup -----------------------------------------------------------------------------
+
+    def lookup(self, line_item: str | Concept, fiscal_year: int, *, segment: str | None = None) -> FactValue | None:
+        """The figure of a line item (a lexicon concept key, or a Concept) for a fiscal year, or None."""
+        concept = line_item if isinstance(line_item, Concept) else self.lexicon.concepts.get(line_item)
+        if concept is None:
+            raise KeyError(f"unknown line item {line_item!r}; known: {sorted(self.lexicon.concepts)}")
+        if concept.formula:
+            raise ValueError(f"{concept.key!r} is derived ({concept.formula}); look up its inputs")
+        cands = self.row_candidates(concept, fiscal_year, segment)
+        row_fact = next((rf for c in cands if (rf := self._row_fact(concept, c, fiscal_year)) is not None), None)
+        facts = self.fact_candidates(concept, fiscal_year, segment)
+        if not facts:
+            return row_fact
+        out = self._xbrl_fact(concept, facts[0], fiscal_year, row_fact)
+        if row_fact is not None and not out.corroborated_by:
+            self._record_disagreement(concept, fiscal_year, facts[0], out, row_fact)
+        return out
+
+    def reconcile(self) -> list[Disagreement]:
+        """Look every XBRL-tagged line item up for every fiscal year the facts cover, so that each
+        fact/table disagreement of the filing is in ``disagreements`` (returned)."""
+        years = sorted({y for f in self.facts if (y := self._fact_year(f)) is not None})
+        for concept in self.lexicon.concepts.values():
+            if concept.xbrl and not concept.formula:
+                for year in years:
+                    self.lookup(concept, year)
+        return list(self.disagreements)
+
+    def _record_disagreement(self, concept: Concept, fiscal_year: int, f: XbrlFact, fact: FactValue,
+                             row_fact: FactValue) -> None:
+        key = (concept.key, fiscal_year, f.fact_id, row_fact.source.chunk_id)
+        if key in self._disagreement_keys:
+            return
+        self._disagreement_keys.add(key)
+        d = Disagreement(self.filing_id, concept.key, f"FY{fiscal_year}", Decimal(repr(f.value)),
+                         row_fact.base_value, fact.source, row_fact.source)
+        self.disagreements.append(d)
+        log.info("fact/table disagreement in %s: %s %s XBRL %s vs row %r %s", self.filing_id, concept.key,
+                 fiscal_year, f.value, row_fact.label, row_fact.base_value)
+
+
+_NOT_SEGMENTS = re.compile(r"^(?:total|consolidated|other|corporate|unallocated|eliminations?|reconciling|"
+                           r"all other|intersegment|segment)\b|\d")
+
+
+def _first_value(row: TableRow) -> Decimal | None:
+    cell = next((c for c in row.cells if c.value is not None and (c.value_text or "").strip()), None)
+    return to_decimal(cell.value_text, cell.value) if cell else None
+
+
+def _sums_to(components: list[TableRow], total: TableRow) -> bool:
+    """The components' first values add up to the total's (each printed value may be rounded by 1)."""
+    values = [_first_value(r) for r in components]
+    t = _first_value(total)
+    if t is None or any(v is None for v in values) or t == 0 or (total.cells and "%" in total.cells[0].value_text):
+        return False
+    return abs(sum(values, Decimal(0)) - t) <= len(values)  # type: ignore[arg-type]
+
+
+def _segment_like(label: str) -> bool:
+    return 2 <= len(label) <= 60 and not _NOT_SEGMENTS.search(label)
+
+
+def _label_ends_item(after: str) -> bool:
+    """A row label found in a question is the whole line item when what follows starts the period,
+    the company or the end ("goodwill" in "goodwill impairment charge" is not)."""
+    from finrag_pipeline.core.facts.plan import trailing_words
+
+    return trailing_words(after) is None
+
+
+def _has_words(text: str, phrase: str) -> bool:
+    return bool(phrase) and re.search(r"(?<![\w&])" + re.escape(phrase) + r"(?![\w&])", text) is not None
+
+
+def _member_words(member: str) -> str:
+    """"amzn:AmazonWebServicesSegmentMember" -> "amazon web services"."""
+    local = member.rsplit(":", 1)[-1]
+    local = re.sub(r"(?:Segment)?Member$", "", local)
+    return normalize_label(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", local))
+
+
+def _member_matches(member: str, segment: str) -> bool:
+    words = _member_words(member)
+    return words == segment or "".join(w[0] for w in words.split()) == segment.replace(" ", "")
+
+
+def _agree(fact_value: Decimal, row_value: Decimal, decimals: int | None) -> bool:
+    """Equal within the rounding the fact declares (decimals=-6: half a million)."""
+    tol = Decimal("0.5") * (Decimal(10) ** -decimals) if decimals is not None else Decimal(0)
+    return abs(abs(fact_value) - abs(row_value)) <= tol + Decimal("1e-9") * max(abs(fact_value), 1)
+
+
+class FactStore:
+    """``FilingFacts`` per filing: given up front, or read from a warehouse on first use."""
+
+    def __init__(self, filings: Iterable[FilingFacts] = (), *, warehouse: Any = None,
+                 lexicon: Lexicon | None = None) -> None:
+        self.lexicon = lexicon or Lexicon.load_default()
+        self._filings: dict[str, FilingFacts] = {f.filing_id: f for f in filings}
+        self.warehouse = warehouse
+        self._metas: dict[str, FilingMeta] | None = None
+
+    @classmethod
+    def from_parsed(cls, parsed: Iterable[Any], lexicon: Lexicon | None = None) -> FactStore:
+        lexicon = lexicon or Lexicon.load_default()
+        return cls([FilingFacts(p.meta, p.table_rows, p.facts, lexicon) for p in parsed], lexicon=lexicon)
+
+    def metas(self) -> dict[str, FilingMeta]:
+        if self._metas is None:
+            metas = {fid: f.meta for fid, f in self._filings.items()}
+            if self.warehouse is not None:
+                from finrag_pipeline.core.records import from_row
+
+                df = self.warehouse.query_df("SELECT * FROM core.filings WHERE NOT coalesce(removed, false)")
+                for r in df.to_dict("records"):
+                    metas.setdefault(r["filing_id"], from_row(FilingMeta, r))
+            self._metas = metas
+        return self._metas
+
+    def filing(self, filing_id: str) -> FilingFacts | None:
+        if filing_id not in self._filings:
+            meta = self.metas().get(filing_id)
+            if meta is None or self.warehouse is None:
+                return None
+            from finrag_pipeline.core.records import load_facts, load_table_rows
+
+            self._filings[filing_id] = FilingFacts(meta, load_table_rows(self.warehouse, filing_id),
+                                                   load_facts(self.warehouse, filing_id), self.lexicon)
+        return self._filings[filing_id]
+
+    def catalog(self):
+        from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+
+        return CorpusCatalog([{"filing_id": m.filing_id, "ticker": m.ticker, "company": m.company,
+                               "fiscal_year": m.fiscal_year, "period_end_date": m.period_end_date}
+                              for m in self.metas().values()])
+
+    def disagreements(self) -> list[Disagreement]:
+        return [d for f in self._filings.values() for d in f.disagreements]

@@ -1,0 +1,67 @@
+"""`finrag ask ... --model calculator` over a FINRAG_HOME holding Microsoft FY2022 (PDF) and Apple
+FY2024 (inline XBRL): the answer, the formula, every input with its page and row (or XBRL fact), and
+timings; the calculator reads its facts from the warehouse (core.table_rows, core.xbrl_facts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _analyst_corpus import APPLE_2024, MSFT, parsed_samples
+from click.testing import CliRunner
+
+from finrag_pipeline.cli import main
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    from finrag_pipeline.core.catalog import write_filing
+    from finrag_pipeline.core.chunking.chunker import chunk_filing
+    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.core.warehouse import Warehouse, rows_of
+
+    home = tmp_path_factory.mktemp("analyst-home")
+    paths = FinragPaths.from_env(str(home)).ensure()
+    wh = Warehouse(paths.warehouse)
+    index = TantivyIndex(paths.tantivy_dir)
+    for name in (MSFT, APPLE_2024):
+        parsed = parsed_samples()[name]
+        fid = parsed.meta.filing_id
+        write_filing(wh, parsed.meta)
+        for table, rows in (("core.pages", parsed.pages), ("core.table_rows", parsed.table_rows),
+                            ("core.xbrl_facts", parsed.facts)):
+            wh.replace_rows(table, rows_of(rows), where={"filing_id": fid})
+        chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
+        wh.replace_rows("core.chunks", rows_of(chunks), where={"filing_id": fid})
+        index.upsert_filing(fid, chunks)
+    return home
+
+
+def _ask(home, *args):
+    result = CliRunner().invoke(main, ["--home", str(home), "ask", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_ask_calculator_prints_answer_formula_inputs_and_timings(home):
+    out = _ask(home, "What was Microsoft's operating margin in fiscal 2022?", "-r", "bm25", "--model", "calculator")
+    assert out.startswith("42.1%")
+    assert "formula: operating_income / revenue" in out
+    # p.57 Income Statements, rows and column as printed
+    assert 'input operating_income FY2022: 83383 million USD <- MSFT-2022-10K p.57 row "Operating income"' in out
+    assert 'input revenue FY2022: 198270 million USD <- MSFT-2022-10K p.57 row "Total revenue"' in out
+    assert "citations: MSFT-2022-10K p.57; MSFT-2022-10K p.57" in out
+    assert "timings: retrieval" in out and "answer" in out and "plan" in out
+
+
+def test_ask_calculator_json_and_xbrl_inputs(home):
+    data = json.loads(_ask(home, "What was Apple's operating margin in fiscal 2024?", "-r", "bm25", "--json"))
+    assert data["response_state"] == "answered" and data["answer"].startswith("31.5%")  # default model: calculator
+    assert {i["source"]["kind"] for i in data["details"]["inputs"]} == {"xbrl_fact"}
+    assert all(c[0] == "AAPL-2024-10K" and c[2] for c in data["citations"])
+
+
+def test_ask_calculator_abstains_naming_the_missing_input(home):
+    out = _ask(home, "What was Microsoft's operating income in fiscal 2015?", "-r", "bm25")
+    assert "state: abstained" in out and "operating income for FY2015" in out
