@@ -1,7 +1,7 @@
 """External agreement: do the synthetic QA sets rank retrieval configurations as an external set does?
 
-For each imported external set (``qa.items`` with a source other than ``generated``; the set is
-``metadata.external_set``, else the source) and each scope, over the newest evaluation runs:
+For each imported external set (``qa.items`` whose source is an import format: financebench, jsonl,
+csv; the set is ``metadata.external_set``, else the source) and each scope, over the newest evaluation runs:
 
 * the SYNTHETIC leaderboard: every configuration's mean of the primary metric over the generated
   questions of the filings the external set covers; the EXTERNAL leaderboard: the same over the
@@ -37,10 +37,12 @@ import numpy as np
 import pandas as pd
 
 from finrag_pipeline.core.evaluation.runner import AgreementConfig, StatsConfig, metric_values, scored_rows
+from finrag_pipeline.core.qa.importers import IMPORT_FORMATS
 
 AGREEMENT_TABLE = "eval.external_agreement"
 AGREEMENT_CONFIGS_TABLE = "eval.external_agreement_configs"
-SYNTHETIC_SOURCE = "generated"
+# Imported sets are external (their sources are the import formats); every other source is synthetic.
+EXTERNAL_SOURCES = IMPORT_FORMATS
 MIN_CONFIGS = 3
 
 AGREEMENT_COLUMNS = (
@@ -218,12 +220,12 @@ def agreement_of(synthetic: ScoreMatrix, external: ScoreMatrix, stats: StatsConf
 
 
 def question_sets(qa_items: pd.DataFrame) -> pd.DataFrame:
-    """qa_id, filing_id, source and set name (``external_set`` for imported items, None for generated)."""
+    """qa_id, filing_id, source and set name (``external_set`` for imported items, None for synthetic)."""
     if qa_items.empty:
         return pd.DataFrame(columns=["qa_id", "filing_id", "source", "external_set"])
 
     def set_name(row: pd.Series) -> str | None:
-        if (row["source"] or SYNTHETIC_SOURCE) == SYNTHETIC_SOURCE:
+        if row["source"] not in EXTERNAL_SOURCES:
             return None
         meta = row.get("metadata")
         try:
@@ -233,7 +235,7 @@ def question_sets(qa_items: pd.DataFrame) -> pd.DataFrame:
         return str(meta.get("external_set") or row["source"])
 
     out = qa_items[["qa_id", "filing_id", "source"]].copy()
-    out["source"] = out["source"].fillna(SYNTHETIC_SOURCE)
+    out["source"] = out["source"].fillna("generated")
     out["external_set"] = qa_items.apply(set_name, axis=1) if len(qa_items) else None
     return out.drop_duplicates(["qa_id", "filing_id"])
 
@@ -255,7 +257,7 @@ def compute_external_agreement(latest_rows: pd.DataFrame, qa_items: pd.DataFrame
     external = rows[rows["external_set"].notna()]
     for (set_name, scope), ext in external.groupby(["external_set", "scope"], sort=True):
         filings = sorted(ext["filing_id"].unique())
-        syn = rows[(rows["source"] == SYNTHETIC_SOURCE) & rows["filing_id"].isin(filings) & (rows["scope"] == scope)]
+        syn = rows[rows["external_set"].isna() & rows["filing_id"].isin(filings) & (rows["scope"] == scope)]
         configs = sorted(set(ext["config_name"]) & set(syn["config_name"]))
         syn_m, ext_m = score_matrix(syn, config.metric, configs), score_matrix(ext, config.metric, configs)
         result = agreement_of(syn_m, ext_m, stats)
