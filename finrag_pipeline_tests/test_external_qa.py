@@ -106,3 +106,21 @@ def test_unknown_category_is_a_bad_record(tmp_path, contexts):
     path.write_text(json.dumps(rec) + "\n")
     result = import_financebench(path, contexts)
     assert result.items == [] and {"stage": "import", "reason": "bad_record", "count": 1} in result.log
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", sorted(SAMPLE_DOCS))
+def test_evidence_texts_are_on_their_pages_in_the_parsed_filing(doc):
+    """Against the ingest stage itself (not the excerpt): a parser change that moves page breaks or
+    text shows up here, and evidence_pages.json must then be rebuilt (build_analyst_questions.py)."""
+    import re
+
+    from _qa_sample import load_sample
+
+    sample = load_sample(doc, use_ingest=True)
+    pages = {p.page_number: re.sub(r"\s+", " ", p.text) for p in sample.pages}
+    for rec in (r for r in RECORDS if r["doc_name"] == doc):
+        for ev in rec["evidence"]:
+            text = re.sub(r"\s+", " ", ev["evidence_text"]).strip()
+            assert text in pages[ev["evidence_page_num"] + 1], (rec["financebench_id"], ev["evidence_page_num"])
+    assert sample.meta.filing_id == PAGES[doc]["filing_id"] and len(sample.pages) == PAGES[doc]["n_pages"]
