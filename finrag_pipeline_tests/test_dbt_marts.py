@@ -226,3 +226,10 @@ def test_metrics_by_leakage_band(marts):
     assert by_band["low"] == (1, pytest.approx(0.0), pytest.approx(0.1))
     assert by_band["medium"] == (1, pytest.approx(1.0), pytest.approx(0.3))
     assert by_band["n/a"][0] == 1 and by_band["n/a"][1] is None               # q5: no relevant evidence
+
+
+def test_metrics_by_question_set(marts):
+    n_q, hit, n_filings = one(marts, """
+        select n_questions, all_evidence_hit_mean, n_filings from marts.mart_metrics_by_question_set
+        where config_name = 'bm25-k5' and scope = 'filing' and question_set = 'synthetic'""")
+    assert (n_q, n_filings) == (6, 2) and hit == pytest.approx(4 / 6)   # as the leaderboard: no external set here
