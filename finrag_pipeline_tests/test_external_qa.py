@@ -124,3 +124,42 @@ def test_evidence_texts_are_on_their_pages_in_the_parsed_filing(doc):
             text = re.sub(r"\s+", " ", ev["evidence_text"]).strip()
             assert text in pages[ev["evidence_page_num"] + 1], (rec["financebench_id"], ev["evidence_page_num"])
     assert sample.meta.filing_id == PAGES[doc]["filing_id"] and len(sample.pages) == PAGES[doc]["n_pages"]
+
+
+def test_import_external_set_is_idempotent_and_replaces_only_its_set(tmp_path):
+    from finrag_pipeline.core.qa.importers import import_external_set
+    from finrag_pipeline.core.warehouse import Warehouse, rows_of
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    docs = ["APPLE_2022_10K", "MICROSOFT_2022_10K"]
+    for doc in docs:
+        ctx = _context(doc, with_chunks=True)
+        fid = ctx.meta.filing_id
+        wh.replace_rows("core.filings", [ctx.meta.to_row()], where={"filing_id": fid})
+        wh.replace_rows("core.pages", rows_of(ctx.pages), where={"filing_id": fid})
+        wh.replace_rows("core.chunks", rows_of(ctx.chunks), where={"filing_id": fid})
+    n_expected = sum(r["doc_name"] in docs for r in RECORDS)
+
+    def count(where: str = "TRUE") -> int:
+        return int(wh.query_df(f"SELECT count(*) AS n FROM qa.items WHERE {where}").iloc[0]["n"])
+
+    result = import_external_set(wh, SET, "financebench")
+    assert len(result.items) == n_expected == count()
+    assert {"stage": "import", "reason": "filing_not_ingested", "count": len(RECORDS) - n_expected} in result.log
+    import_external_set(wh, SET, "financebench")                        # again: same rows, not twice
+    assert count() == n_expected
+    # leakage is stored per item; unanswerable items have none (band NULL), never "low"
+    bands = wh.query_df("SELECT question_type, json_extract_string(metadata, '$.leakage.band') AS band "
+                        "FROM qa.items")
+    assert set(bands.loc[bands["question_type"] == "unanswerable", "band"].isna()) == {True}
+    assert bands.loc[bands["question_type"] != "unanswerable", "band"].isin(["low", "medium", "high"]).all()
+    # a question dropped from the file leaves; another set of the same format stays apart
+    shorter = tmp_path / "analyst_questions.jsonl"
+    kept = [line for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    dropped = next(json.loads(line) for line in kept if json.loads(line)["doc_name"] == "APPLE_2022_10K")
+    shorter.write_text("\n".join(line for line in kept if json.loads(line) != dropped) + "\n", encoding="utf-8")
+    import_external_set(wh, shorter, "financebench")
+    assert count() == n_expected - 1
+    import_external_set(wh, SET, "financebench", set_name="second_reader")
+    assert count() == 2 * n_expected - 1
+    assert count("json_extract_string(metadata, '$.external_set') = 'second_reader'") == n_expected

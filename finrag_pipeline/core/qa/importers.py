@@ -125,7 +125,9 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
         if unmapped:
             counts["evidence_unmapped_pending_review"] = counts.get("evidence_unmapped_pending_review", 0) + 1
         items.append(QAItem(
-            qa_id=stable_id(fid, "financebench", rec.get("financebench_id") or rec["question"]), filing_id=fid,
+            # the set is part of the id: two sets may use the same FinanceBench ids on one filing
+            qa_id=stable_id(fid, "financebench", set_name, rec.get("financebench_id") or rec["question"]),
+            filing_id=fid,
             question=rec["question"], reference_answer=str(rec.get("answer", "")),
             question_type=_fb_question_type(rec), evidence=groups,
             computation=rec.get("justification") or None,
@@ -199,7 +201,7 @@ def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterab
         fid = ctx.meta.filing_id
         qtype = rec.get("question_type") or ("unanswerable" if not groups else "factual")
         items.append(QAItem(
-            qa_id=rec.get("qa_id") or stable_id(fid, fmt, rec["question"]), filing_id=fid,
+            qa_id=rec.get("qa_id") or stable_id(fid, fmt, set_name, rec["question"]), filing_id=fid,
             question=rec["question"], reference_answer=str(rec.get("answer", "")), question_type=qtype,
             evidence=groups, generator=fmt, source=fmt,
             metadata={"imported_from": path.name, "external_set": set_name}))
@@ -220,6 +222,7 @@ def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: st
     from finrag_pipeline.core.qa.config import load_qa_config
     from finrag_pipeline.core.qa.leakage import annotate_leakage
     from finrag_pipeline.core.records import load_chunks, load_pages, load_qa_items
+    from finrag_pipeline.core.retrieval.lexicon import Lexicon
     from finrag_pipeline.core.warehouse import rows_of
 
     if fmt not in IMPORT_FORMATS:
@@ -228,16 +231,16 @@ def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: st
                 for fid in active_filings(warehouse)]
     result = (import_financebench(path, contexts, set_name=set_name) if fmt == "financebench"
               else import_plain(path, contexts, fmt=fmt, set_name=set_name))
-    settings = load_qa_config().leakage
-    by_fid = {c.meta.filing_id: c for c in contexts}
-    for fid in sorted({i.filing_id for i in result.items}):
-        items = [i for i in result.items if i.filing_id == fid]
-        annotate_leakage(items, by_fid[fid].chunks, by_fid[fid].pages, settings=settings)
-        name = items[0].metadata["external_set"]
-        # Replace this set's earlier rows (and only them: other sets of the same source stay), in one
-        # transaction, so questions dropped from the file leave too.
+    settings, lexicon = load_qa_config().leakage, Lexicon.load_default()
+    name = set_name or Path(path).stem
+    for ctx in contexts:
+        fid = ctx.meta.filing_id
+        items = annotate_leakage([i for i in result.items if i.filing_id == fid], ctx.chunks, ctx.pages,
+                                 lexicon=lexicon, settings=settings)
+        # Replace this set's earlier rows (and only them: other sets of the same source stay) in one
+        # transaction, so questions dropped from the file leave too. (The source is the format.)
         stale = {i.qa_id for i in load_qa_items(warehouse, fid, accepted_only=False)
-                 if i.source == items[0].source and (i.metadata or {}).get("external_set", name) == name}
-        warehouse.replace_rows("qa.items", rows_of(items),
-                               where={"qa_id": sorted(stale | {i.qa_id for i in items})})
+                 if i.source == fmt and (i.metadata or {}).get("external_set", name) == name}
+        if items or stale:
+            warehouse.replace_rows("qa.items", rows_of(items), where={"qa_id": sorted(stale | {i.qa_id for i in items})})
     return result
