@@ -82,7 +82,8 @@ def main(ctx: click.Context, home: str | None) -> None:
 # Pipeline
 
 
-def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool) -> Any:
+def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool,
+         external_sets: list[tuple[str, str]] | None = None) -> Any:
     from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
 
     paths = _paths(ctx.obj["home"])
@@ -92,7 +93,8 @@ def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool) -> 
 
     instance = get_instance(paths)
     t0 = time.perf_counter()
-    report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=click.echo)
+    report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=click.echo,
+                          external_sets=external_sets or ())
     report.seconds["total"] = time.perf_counter() - t0
     return paths, report
 
@@ -101,11 +103,14 @@ def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool) -> 
 @click.option("--no-eval", is_flag=True, help="Stop after QA generation.")
 @click.pass_context
 def demo(ctx: click.Context, no_eval: bool) -> None:
-    """Materialize the whole asset graph on the sample corpus in data/sample_filings."""
-    from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
+    """Materialize the whole asset graph on the sample corpus in data/sample_filings, with the
+    hand-written analysts' questions on those filings imported as an external QA set."""
+    from finrag_pipeline.core.paths import SAMPLE_EXTERNAL_QA, SAMPLE_FILINGS_DIR
 
     click.echo(f"finrag demo: sample corpus {SAMPLE_FILINGS_DIR}")
-    paths, report = _run(ctx, [str(SAMPLE_FILINGS_DIR)], evaluate=not no_eval, marts=not no_eval)
+    external = [(str(SAMPLE_EXTERNAL_QA), "financebench")] if SAMPLE_EXTERNAL_QA.exists() else []
+    paths, report = _run(ctx, [str(SAMPLE_FILINGS_DIR)], evaluate=not no_eval, marts=not no_eval,
+                         external_sets=external)
     _print_summary(paths, report)
     if report.failed or report.failed_checks:
         sys.exit(1)
@@ -446,24 +451,15 @@ def qa() -> None:
 @click.option("--format", "fmt", type=click.Choice(["financebench", "jsonl", "csv"]), required=True)
 @click.option("--filings-dir", type=click.Path(exists=True, file_okay=False),
               help="Folder with the referenced documents; they are ingested first.")
+@click.option("--set-name", default=None, help="Name of this external set (default: the file's stem).")
 @click.pass_context
-def qa_import(ctx, file, fmt, filings_dir) -> None:
+def qa_import(ctx, file, fmt, filings_dir, set_name) -> None:
     """Import FinanceBench-format JSONL or a plain JSONL/CSV QA set into qa.items."""
-    from finrag_pipeline.core.qa.importers import FilingContext, import_financebench, import_plain
-    from finrag_pipeline.core.records import load_chunks, load_pages
-    from finrag_pipeline.core.warehouse import rows_of
+    from finrag_pipeline.core.qa.importers import import_external_set
 
     if filings_dir:
         _run(ctx, [filings_dir], evaluate=False, marts=False)
-    wh = _session(ctx).warehouse
-    from finrag_pipeline.core.catalog import active_filings, load_filing
-
-    contexts = [FilingContext(load_filing(wh, fid), load_pages(wh, fid), load_chunks(wh, fid))
-                for fid in active_filings(wh)]
-    result = import_financebench(file, contexts) if fmt == "financebench" else import_plain(file, contexts, fmt=fmt)
-    for fid in sorted({i.filing_id for i in result.items}):
-        items = [i for i in result.items if i.filing_id == fid]
-        wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": items[0].source})
+    result = import_external_set(_session(ctx).warehouse, file, fmt, set_name=set_name)
     click.echo(f"imported {len(result.items)} questions")
     for entry in result.log:
         click.echo(f"  {entry}")

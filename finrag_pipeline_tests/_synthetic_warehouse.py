@@ -21,19 +21,27 @@ Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are le
     strictly worse on every one of the 20 questions -> delta -0.625, the paired CI is far below 0,
     distinguishable, p = 1 / (1 + n_perm) (no sign flip reaches |mean|).
   * ``with_statistics=True`` also writes eval.leaderboard / eval.comparisons with the pipeline's own
-    core function (core/evaluation/leaderboard.build_eval_statistics, STATS below).
+    core function (core/evaluation/leaderboard.build_eval_statistics, STATS below), and
+    eval.external_agreement(_configs) from the small hand-computed case of AGREEMENT_CASE (its rows
+    are not written to eval.retrieval_results, so no other mart changes).
+  * phrasing leakage (qa.items metadata): q1 high, q2 low, q3 medium, q4 high, q5 and MSFT none ->
+    dense-k5 / filing by band: high [1, error] = 0.5, low [0], medium [1], n/a only q5 (no_relevant).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
+from finrag_pipeline.core.evaluation.agreement import compute_external_agreement
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics
-from finrag_pipeline.core.evaluation.runner import StatsConfig
+from finrag_pipeline.core.evaluation.runner import AgreementConfig, StatsConfig
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.warehouse import Warehouse
 
@@ -177,7 +185,8 @@ def build_synthetic_warehouse(path: Path, *, with_answers: bool = True, with_sta
     ], where={"filing_id": fids})
     wh.replace_rows("qa.items", [
         dict(qa_id=qa_id, filing_id=fid, question=q, reference_answer="42", question_type=qt,
-             status="accepted", source="synthetic")
+             status="accepted", source="synthetic",
+             metadata=json.dumps({"leakage": LEAKAGE[qa_id]}) if qa_id in LEAKAGE else None)
         for fid, qa_id, q, qt in QA
     ], where={"filing_id": fids})
     results, runs = retrieval_rows()
@@ -190,7 +199,31 @@ def build_synthetic_warehouse(path: Path, *, with_answers: bool = True, with_sta
             pass
     if with_statistics:
         build_eval_statistics(wh, STATS, built_at=T1)
+        agreement, configs = compute_external_agreement(*agreement_case(), AgreementConfig(), STATS, built_at=T1)
+        wh.replace_rows("eval.external_agreement", agreement, where={})
+        wh.replace_rows("eval.external_agreement_configs", configs, where={})
     return wh
+
+
+LEAKAGE = {"q1": {"score": 0.6, "band": "high"}, "q2": {"score": 0.1, "band": "low"},
+           "q3": {"score": 0.3, "band": "medium"}, "q4": {"score": 0.5, "band": "high"}}
+
+# External agreement, hand-computed: synthetic A (1, 1) = 1, B (1, 0) = .5, C (0, 0) = 0; external
+# A (0, 0, 1) = 1/3, B (1, 1, 0) = 2/3, C (0, 1, 0) = 1/3 -> tau-b 0, rho 0, one flipped pair (A, B).
+AGREEMENT_CASE = {"s1": {"A": 1, "B": 1, "C": 0}, "s2": {"A": 1, "B": 0, "C": 0},
+                  "e1": {"A": 0, "B": 1, "C": 0}, "e2": {"A": 0, "B": 1, "C": 1}, "e3": {"A": 1, "B": 0, "C": 0}}
+
+
+def agreement_case() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(current retrieval rows, qa items) of the hand-computed agreement case."""
+    rows = [dict(run_id=f"G-{cfg}", filing_id="AAPL-2022-10K", scope="filing", config_name=f"{cfg}@5",
+                 retriever=cfg, k=5, chunking=None, qa_id=qa, all_evidence_hit=float(v), status="ok",
+                 evaluated_at=T1)
+            for qa, by_cfg in AGREEMENT_CASE.items() for cfg, v in by_cfg.items()]
+    items = [dict(qa_id=qa, filing_id="AAPL-2022-10K", source="financebench" if qa[0] == "e" else "generated",
+                  metadata=json.dumps({"external_set": "analyst_questions"}) if qa[0] == "e" else None)
+             for qa in AGREEMENT_CASE]
+    return pd.DataFrame(rows), pd.DataFrame(items)
 
 
 def dbt_executable() -> str:

@@ -206,3 +206,36 @@ def test_leaderboard_paired_comparison_with_the_best(marts):
     k5 = dict(marts.execute("""select config_name, distinguishable_from_best from marts.mart_retriever_leaderboard
         where scope = 'filing' and k = 5""").fetchall())
     assert k5 == {"bm25-k5-w256": False, "bm25-k5": False, "dense-k5": False}
+
+
+def test_external_agreement_mart(marts):
+    row = one(marts, """
+        select external_set, scope, k, metric, n_configs, kendall_tau_b, spearman_rho, verdict, n_flipped_pairs,
+               flipped_pairs, best_synthetic, best_external, best_differs
+        from marts.mart_external_agreement""")
+    assert row[:5] == ("analyst_questions", "filing", 5, "all_evidence_hit", 3)
+    assert row[5] == pytest.approx(0.0) and row[6] == pytest.approx(0.0)   # hand computation in _synthetic_warehouse
+    assert row[7] == "not distinguishable from no agreement"
+    assert row[8] == 1 and "A@5 > B@5 on synthetic" in row[9]
+    assert row[10:] == ("A@5", "B@5", True)
+    ranks = dict(((c, (s, e)) for c, s, e in marts.execute("""
+        select config_name, synthetic_rank, external_rank from marts.mart_external_agreement_configs""").fetchall()))
+    assert ranks == {"A@5": (1.0, 2.5), "B@5": (2.0, 1.0), "C@5": (3.0, 2.5)}
+
+
+def test_metrics_by_leakage_band(marts):
+    by_band = {r[0]: r[1:] for r in marts.execute("""
+        select leakage_band, n_questions, all_evidence_hit_mean, leakage_score_mean
+        from marts.mart_metrics_by_leakage_band
+        where config_name = 'dense-k5' and scope = 'filing' and question_set = 'synthetic'""").fetchall()}
+    assert by_band["high"] == (2, pytest.approx(0.5), pytest.approx(0.55))   # q1 hit, q4 error (0)
+    assert by_band["low"] == (1, pytest.approx(0.0), pytest.approx(0.1))
+    assert by_band["medium"] == (1, pytest.approx(1.0), pytest.approx(0.3))
+    assert by_band["n/a"][0] == 1 and by_band["n/a"][1] is None               # q5: no relevant evidence
+
+
+def test_metrics_by_question_set(marts):
+    n_q, hit, n_filings = one(marts, """
+        select n_questions, all_evidence_hit_mean, n_filings from marts.mart_metrics_by_question_set
+        where config_name = 'bm25-k5' and scope = 'filing' and question_set = 'synthetic'""")
+    assert (n_q, n_filings) == (6, 2) and hit == pytest.approx(4 / 6)   # as the leaderboard: no external set here

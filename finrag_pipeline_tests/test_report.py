@@ -145,3 +145,19 @@ def test_report_sanity_checks_section(tmp_path):
     assert row["chance_level"] == pytest.approx(expected) and row["hit_chunk"] == 0.5 and row["n_questions"] == 2
     text = build_report(wh_path, tmp_path / "r.html").read_text()
     assert "Sanity checks" in text and 'class="sanity-answers"' in text and 'class="sanity-random"' in text
+
+def test_report_shows_external_agreement(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh, with_statistics=True)   # + the hand-computed agreement case
+    text = build_report(wh, tmp_path / "report.html").read_text()
+    assert 'class="external-agreement"' in text and 'class="external-agreement-configs"' in text
+    assert "analyst_questions" in text and "all_evidence_hit@5" in text
+    assert "+0.00 [" in text                               # tau-b 0 with its bootstrap interval
+    assert "1 of 3: A@5 &gt; B@5 on synthetic, B@5 &gt; A@5 on external" in text   # escaped, not raw HTML
+
+
+def test_report_without_external_set_says_how_to_get_one(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    text = build_report(wh, tmp_path / "report.html").read_text()
+    assert "No external QA set imported" in text

@@ -18,6 +18,8 @@ run_monitoring:
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILINGS_DIR = REPO_ROOT / "data" / "sample_filings"
+# Hand-written analysts' questions on the sample filings (FinanceBench format): the demo imports them.
+SAMPLE_EXTERNAL_QA = REPO_ROOT / "finrag_pipeline_tests" / "data" / "external" / "analyst_questions.jsonl"
 ASSETS_CONFIG_DIR = REPO_ROOT / "assets_config"
 
 

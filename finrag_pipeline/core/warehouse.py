@@ -113,6 +113,22 @@ TABLE_DDL: dict[str, str] = {
         best_by VARCHAR, is_best BOOLEAN, metric VARCHAR, mean DOUBLE, best_mean DOUBLE, mean_diff DOUBLE,
         ci_low DOUBLE, ci_high DOUBLE, p_value DOUBLE, n_pairs INTEGER, distinguishable BOOLEAN,
         confidence DOUBLE, n_boot INTEGER, n_perm INTEGER, seed INTEGER, built_at TIMESTAMP""",
+    # External agreement (core/evaluation/agreement.py), fully replaced on every build: per external QA
+    # set x scope, Kendall tau-b / Spearman rho between the synthetic and the external leaderboard with
+    # bootstrap intervals over questions, and the configuration pairs whose order flips.
+    "eval.external_agreement": """
+        external_set VARCHAR, source VARCHAR, scope VARCHAR, k INTEGER, metric VARCHAR, n_filings INTEGER,
+        filing_ids VARCHAR, n_configs INTEGER, n_external_questions INTEGER, n_synthetic_questions INTEGER,
+        kendall_tau_b DOUBLE, kendall_ci_low DOUBLE, kendall_ci_high DOUBLE, spearman_rho DOUBLE,
+        spearman_ci_low DOUBLE, spearman_ci_high DOUBLE, n_boot INTEGER, n_boot_valid INTEGER,
+        confidence DOUBLE, seed INTEGER, n_pairs INTEGER, n_flipped_pairs INTEGER, flipped_pairs VARCHAR,
+        best_synthetic VARCHAR, best_external VARCHAR, note VARCHAR, built_at TIMESTAMP""",
+    # Both leaderboards of the agreement side by side: one row per external set x scope x configuration.
+    "eval.external_agreement_configs": """
+        external_set VARCHAR, source VARCHAR, scope VARCHAR, k INTEGER, metric VARCHAR, config_name VARCHAR,
+        retriever VARCHAR, chunking VARCHAR, synthetic_mean DOUBLE, synthetic_rank DOUBLE, n_synthetic INTEGER,
+        external_mean DOUBLE, external_rank DOUBLE, n_external INTEGER, rank_change DOUBLE,
+        built_at TIMESTAMP""",
 }
 
 _log = logging.getLogger("finrag.warehouse")

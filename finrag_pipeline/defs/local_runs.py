@@ -84,8 +84,10 @@ def _stdout_to(path: Path | None) -> Iterator[None]:
 
 def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.DagsterInstance,
                  defs: dg.Definitions, *, evaluate: bool = True, build_marts: bool = True,
-                 progress: Callable[[str], None] = print) -> PipelineReport:
-    """Register ``files``, ingest every new or changed filing, refresh the corpus, evaluate, build marts."""
+                 progress: Callable[[str], None] = print,
+                 external_sets: Iterable[tuple[str | Path, str]] = ()) -> PipelineReport:
+    """Register ``files``, ingest every new or changed filing, refresh the corpus, import the
+    ``external_sets`` ((path, format) pairs, as `finrag qa import`), evaluate, build marts."""
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
@@ -123,6 +125,17 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     t0 = time.perf_counter()
     _execute(defs, "refresh_corpus_state", instance, report, log_dir=logs)
     report.seconds["corpus_state"] = time.perf_counter() - t0
+    external_sets = list(external_sets)
+    if external_sets:
+        from finrag_pipeline.core.qa.importers import import_external_set
+
+        t0 = time.perf_counter()
+        for path, fmt in external_sets:
+            imported = import_external_set(wh, path, fmt)
+            skipped = ", ".join(f"{e['reason']} {e['count']}" for e in imported.log if e["reason"] != "imported")
+            progress(f"external QA set {Path(path).name}: {len(imported.items)} questions imported"
+                     + (f" ({skipped})" if skipped else ""))
+        report.seconds["external_qa"] = time.perf_counter() - t0
     if evaluate:
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]

@@ -1,3 +1,9 @@
+-- Phrasing leakage and the external set come from the item's metadata JSON (core/qa/leakage.py,
+-- core/qa/importers.py); NULL for items written before they existed or without evidence.
+with src as (
+    select *, metadata is not null and json_valid(metadata) as _has_meta
+    from {{ source('qa', 'items') }}
+)
 select
     qa_id,
     filing_id,
@@ -7,5 +13,13 @@ select
     difficulty,
     generator,
     status as qa_status,
-    source as qa_source
-from {{ source('qa', 'items') }}
+    source as qa_source,
+    case when _has_meta then json_extract_string(metadata, '$.external_set') end as external_set,
+    case when _has_meta then try_cast(json_extract_string(metadata, '$.leakage.score') as double) end
+        as leakage_score,
+    case when _has_meta then try_cast(json_extract_string(metadata, '$.leakage.evidence_share') as double) end
+        as leakage_evidence_share,
+    case when _has_meta then try_cast(json_extract_string(metadata, '$.leakage.lexicon_share') as double) end
+        as leakage_lexicon_share,
+    case when _has_meta then json_extract_string(metadata, '$.leakage.band') end as leakage_band
+from src

@@ -121,6 +121,21 @@ class StatsConfig(BaseModel):
     seed: int = 0
 
 
+class AgreementConfig(BaseModel):
+    """External agreement (core/evaluation/agreement.py): the metric and k both leaderboards rank by."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str = "all_evidence_hit"
+    at_k: int = Field(5, gt=0)     # not "k": narrow(k=...) means the answer matrix's k
+
+    @field_validator("metric")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in RETRIEVAL_METRICS:
+            raise ValueError(f"agreement.metric {v!r} is not a retrieval metric ({', '.join(RETRIEVAL_METRICS)})")
+        return v
+
+
 class RetrievalConfig(BaseModel):
     """One retrieval configuration (scope is a separate column: the same config runs in both)."""
 
@@ -169,6 +184,7 @@ class EvalMatrix(BaseModel):
     retrieval: RetrievalMatrix
     answers: AnswerMatrix = Field(default_factory=AnswerMatrix)
     stats: StatsConfig = Field(default_factory=StatsConfig)
+    agreement: AgreementConfig = Field(default_factory=AgreementConfig)
 
     @classmethod
     def load(cls, overrides: Mapping[str, Any] | None = None, directory: str | os.PathLike | None = None
@@ -186,7 +202,8 @@ class EvalMatrix(BaseModel):
         so CLI options that were not given can be passed straight through.
         """
         data = self.model_dump()
-        sections = {"retrieval": RetrievalMatrix, "answers": AnswerMatrix, "stats": StatsConfig}
+        sections = {"retrieval": RetrievalMatrix, "answers": AnswerMatrix, "stats": StatsConfig,
+                    "agreement": AgreementConfig}
         for key, value in overrides.items():
             if value is None:
                 continue

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from finrag_pipeline.core.qa.leakage import LeakageSettings
+
 QUESTION_TYPES = ("factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable")
 
 
@@ -55,6 +57,7 @@ class QAConfig(BaseModel):
     model_free: ModelFreeSettings = Field(default_factory=ModelFreeSettings)
     llm: LLMGeneratorSettings = Field(default_factory=LLMGeneratorSettings)
     filters: FilterSettings = Field(default_factory=FilterSettings)
+    leakage: LeakageSettings = Field(default_factory=LeakageSettings)   # bands of core/qa/leakage.py
 
     def cap(self, question_type: str) -> int:
         return self.max_questions_per_type.get(question_type, 10)

@@ -5,6 +5,16 @@ FinanceBench ``evidence_page_num`` is the 0-INDEXED page of the PDF; our ``Page.
 alternatives are the chunks on that page that overlap the evidence text best (all chunks on the
 page when none overlaps, a page-only place when the filing has no chunks).
 
+Optional FinanceBench-format field ``question_category`` (metric | lookup | narrative | unanswerable,
+as in the hand-written set finrag_pipeline_tests/data/external/analyst_questions.jsonl) sets the
+question type (metric, factual, narrative, unanswerable); without it FinanceBench's own type is mapped.
+A record without evidence is ``unanswerable``. ``justification`` (the computation) is kept as
+``computation``.
+
+Every imported item records its set in ``metadata["external_set"]`` (the file's stem unless a name is
+given): the external-agreement statistics compare each set with the synthetic questions of the
+same filings (core/evaluation/agreement.py).
+
 Plain schema (JSONL objects or CSV columns): question, answer, filing_id or doc_name,
 evidence_pages ("32" or "32;52", 1-indexed), question_type (optional), qa_id (optional), and the
 answer contract (optional): answer_value (the figure an answer must state: "394328" with answer_unit
@@ -86,10 +96,11 @@ def _page_in_range(ctx: FilingContext, page: int) -> bool:
     return any(p.page_number == page for p in ctx.pages)
 
 
-def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] | Iterable[FilingContext]
-                        ) -> ImportResult:
+def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] | Iterable[FilingContext],
+                        set_name: str | None = None) -> ImportResult:
     """FinanceBench JSONL -> QAItems (source="financebench"); unknown documents are counted, not raised."""
     index = _index_filings(filings)
+    set_name = set_name or Path(path).stem
     items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0, "bad_record": 0}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -97,6 +108,7 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
         try:
             rec = json.loads(line)
             ctx = index.get(rec["doc_name"])
+            _fb_question_type(rec)   # an unknown category is a bad record, not a silent default
         except (ValueError, KeyError):
             counts["bad_record"] += 1
             continue
@@ -119,16 +131,36 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
         if unmapped:
             counts["evidence_unmapped_pending_review"] = counts.get("evidence_unmapped_pending_review", 0) + 1
         items.append(ensure_contract(QAItem(
-            qa_id=stable_id(fid, "financebench", rec.get("financebench_id") or rec["question"]), filing_id=fid,
+            # the set is part of the id: two sets may use the same FinanceBench ids on one filing
+            qa_id=stable_id(fid, "financebench", set_name, rec.get("financebench_id") or rec["question"]),
+            filing_id=fid,
             question=rec["question"], reference_answer=str(rec.get("answer", "")),
-            question_type=_map_fb_type(rec.get("question_type")), evidence=groups,
+            question_type=_fb_question_type(rec), evidence=groups,
+            computation=rec.get("justification") or None,
             generator="financebench", generator_version="", source="financebench",
             status="pending_review" if unmapped else "accepted",
             metadata={"financebench_id": rec.get("financebench_id"), "company": rec.get("company"),
                       "doc_name": rec.get("doc_name"), "fb_question_type": rec.get("question_type"),
+                      "question_category": rec.get("question_category"), "external_set": set_name,
                       "evidence_pages": meta_ev})))
         counts["imported"] += 1
     return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])
+
+
+# The hand-written analyst set's categories -> the project's question types.
+QUESTION_CATEGORY_TYPES = {"metric": "metric", "lookup": "factual", "narrative": "narrative",
+                           "unanswerable": "unanswerable"}
+
+
+def _fb_question_type(rec: Mapping[str, Any]) -> str:
+    category = rec.get("question_category")
+    if category:
+        if category not in QUESTION_CATEGORY_TYPES:
+            raise ValueError(f"unknown question_category {category!r} (one of {sorted(QUESTION_CATEGORY_TYPES)})")
+        return QUESTION_CATEGORY_TYPES[category]
+    if not rec.get("evidence"):
+        return "unanswerable"
+    return _map_fb_type(rec.get("question_type"))
 
 
 def _map_fb_type(fb_type: str | None) -> str:
@@ -154,9 +186,10 @@ def _plain_records(path: Path, fmt: str) -> list[dict[str, Any]]:
 
 
 def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterable[FilingContext],
-                 fmt: str | None = None) -> ImportResult:
+                 fmt: str | None = None, set_name: str | None = None) -> ImportResult:
     """Plain JSONL or CSV (evidence_pages 1-indexed) -> QAItems with source "jsonl"/"csv"."""
     path = Path(path)
+    set_name = set_name or path.stem
     fmt = fmt or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
     index = _index_filings(filings)
     items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0}
@@ -182,13 +215,50 @@ def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterab
         period = rec.get("answer_period") or None
         try:
             item = ensure_contract(QAItem(
-                qa_id=rec.get("qa_id") or stable_id(fid, fmt, rec["question"]), filing_id=fid,
+                qa_id=rec.get("qa_id") or stable_id(fid, fmt, set_name, rec["question"]), filing_id=fid,
                 question=rec["question"], reference_answer=str(rec.get("answer", "")), question_type=qtype,
                 evidence=groups, generator=fmt, source=fmt, periods=[period] if period else [],
-                metadata={"imported_from": path.name, **contract}))
+                metadata={"imported_from": path.name, "external_set": set_name, **contract}))
         except ValueError:
             counts["bad_answer_value"] = counts.get("bad_answer_value", 0) + 1
             continue
         items.append(item)
         counts["imported"] += 1
     return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])
+
+
+IMPORT_FORMATS = ("financebench", "jsonl", "csv")
+
+
+def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: str | None = None) -> ImportResult:
+    """Import an external QA set onto the warehouse's active filings and write it to ``qa.items``.
+
+    Shared by ``finrag qa import`` and the demo. Each item gets its phrasing leakage
+    (core/qa/leakage.py). Idempotent: per filing, the rows of this source and set are replaced.
+    """
+    from finrag_pipeline.core.catalog import active_filings, load_filing
+    from finrag_pipeline.core.qa.config import load_qa_config
+    from finrag_pipeline.core.qa.leakage import annotate_leakage
+    from finrag_pipeline.core.records import load_chunks, load_pages, load_qa_items
+    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+    from finrag_pipeline.core.warehouse import rows_of
+
+    if fmt not in IMPORT_FORMATS:
+        raise ValueError(f"unknown QA import format {fmt!r} (one of {', '.join(IMPORT_FORMATS)})")
+    contexts = [FilingContext(load_filing(warehouse, fid), load_pages(warehouse, fid), load_chunks(warehouse, fid))
+                for fid in active_filings(warehouse)]
+    result = (import_financebench(path, contexts, set_name=set_name) if fmt == "financebench"
+              else import_plain(path, contexts, fmt=fmt, set_name=set_name))
+    settings, lexicon = load_qa_config().leakage, Lexicon.load_default()
+    name = set_name or Path(path).stem
+    for ctx in contexts:
+        fid = ctx.meta.filing_id
+        items = annotate_leakage([i for i in result.items if i.filing_id == fid], ctx.chunks, ctx.pages,
+                                 lexicon=lexicon, settings=settings)
+        # Replace this set's earlier rows (and only them: other sets of the same source stay) in one
+        # transaction, so questions dropped from the file leave too. (The source is the format.)
+        stale = {i.qa_id for i in load_qa_items(warehouse, fid, accepted_only=False)
+                 if i.source == fmt and (i.metadata or {}).get("external_set", name) == name}
+        if items or stale:
+            warehouse.replace_rows("qa.items", rows_of(items), where={"qa_id": sorted(stale | {i.qa_id for i in items})})
+    return result

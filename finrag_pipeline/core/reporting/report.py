@@ -565,6 +565,71 @@ def answer_quality_table(quality: pd.DataFrame) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# External agreement (core/evaluation/agreement.py; marts.mart_external_agreement)
+
+
+def _first_table(con: duckdb.DuckDBPyConnection, *candidates: tuple[str, str]) -> str | None:
+    return next((f"{schema}.{name}" for schema, name in candidates if _has_table(con, schema, name)), None)
+
+
+def external_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
+    """The "Synthetic vs external questions" section: per external set and scope, the rank agreement of
+    the two leaderboards with its bootstrap interval and the flipped pairs, then both leaderboards side
+    by side. Reads the marts, else the eval tables the marts select from."""
+    title = "Synthetic vs external questions (rank agreement of the leaderboards)"
+    summary_table = _first_table(con, ("marts", "mart_external_agreement"), ("eval", "external_agreement"))
+    configs_table = _first_table(con, ("marts", "mart_external_agreement_configs"),
+                                 ("eval", "external_agreement_configs"))
+    summary = _df(con, f"select * from {summary_table} order by external_set, scope") if summary_table else None
+    if summary is None or summary.empty:
+        return _section(title, [], "No external QA set imported (finrag qa import; the demo imports the "
+                                   "hand-written analysts' questions).")
+    configs = (_df(con, f"select * from {configs_table} order by external_set, scope, external_rank, config_name")
+               if configs_table else pd.DataFrame())
+
+    def corr(row: pd.Series, name: str) -> str:
+        v, lo, hi = row[name], row[name.split("_")[0] + "_ci_low"], row[name.split("_")[0] + "_ci_high"]
+        if v is None or pd.isna(v):
+            return "n/a"
+        return f"{v:+.2f}" + ("" if lo is None or pd.isna(lo) else f" [{lo:+.2f}, {hi:+.2f}]")
+
+    def flips(value: object) -> str:
+        try:
+            listed = json.loads(value) if isinstance(value, str) else []
+        except ValueError:
+            listed = []
+        return "; ".join(listed[:6]) + (f" (+{len(listed) - 6} more)" if len(listed) > 6 else "")
+
+    view = pd.DataFrame({
+        "external set": summary["external_set"], "scope": summary["scope"],
+        "ranked by": summary["metric"] + "@" + summary["k"].astype(str),
+        "configs": summary["n_configs"],
+        "questions ext / syn": summary["n_external_questions"].astype(str) + " / "
+        + summary["n_synthetic_questions"].astype(str),
+        "Kendall tau-b [95% CI]": [corr(r, "kendall_tau_b") for _, r in summary.iterrows()],
+        "Spearman rho [95% CI]": [corr(r, "spearman_rho") for _, r in summary.iterrows()],
+        "best synthetic": summary["best_synthetic"], "best external": summary["best_external"],
+        "flipped pairs": [f"{r['n_flipped_pairs']} of {r['n_pairs']}: {flips(r['flipped_pairs'])}"
+                          for _, r in summary.iterrows()],
+        "note": summary["note"],
+    })
+    parts = [
+        "<p>Both leaderboards rank the same configurations on the same filings: the synthetic one over the "
+        "generated questions, the external one over the imported set's questions. Intervals resample the "
+        "questions of both sets (seeded bootstrap). A tau near 1 means the synthetic sets can stand in for "
+        "the external questions; near 0, their ranking says little about it.</p>",
+        _html_table(view, "external-agreement")]
+    if not configs.empty:
+        side = pd.DataFrame({
+            "external set": configs["external_set"], "scope": configs["scope"], "config": configs["config_name"],
+            "synthetic mean": configs["synthetic_mean"], "synthetic rank": configs["synthetic_rank"],
+            "external mean": configs["external_mean"], "external rank": configs["external_rank"],
+            "rank change (syn - ext)": configs["rank_change"]})
+        parts.append(_html_table(side, "external-agreement-configs"))
+    return _section(title, parts, "")
+
+
+# ----------------------------------------------------------------------------------------------
 # Page
 
 
@@ -596,6 +661,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         quality, states = load_answer_quality(con)
         regressions = load_flagged_regressions(con)
         sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
+        agreement_html = external_agreement_section(con)
         source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
 
     sections = [
@@ -617,6 +683,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
                  "Regressions need the dbt marts (dbt build of dbt_metrics/)."),
         _section("Worst questions", [worst_questions_table(worst)] if not worst.empty else [],
                  "No retrieval evaluation yet."),
+        agreement_html,
     ]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     page = f"""<!DOCTYPE html>

@@ -9,6 +9,7 @@ import pandas as pd
 from pydantic import Field
 
 from finrag_pipeline.core.config import config_fingerprint, parse_overrides
+from finrag_pipeline.core.evaluation.agreement import agreement_markdown, build_external_agreement
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
@@ -90,12 +91,18 @@ def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                 "configuration x filing (x scope), and paired comparisons of every configuration with the best "
                 "of its scope x k (page nDCG; answers: correctness) on the same questions: difference, paired "
                 "bootstrap CI, sign-flip p-value, distinguishable. Tables eval.leaderboard, eval.comparisons "
-                "(fully replaced on each build; n_boot / n_perm / seed from eval_matrix.yaml `stats`).",
+                "(fully replaced on each build; n_boot / n_perm / seed from eval_matrix.yaml `stats`). "
+                "External agreement: per imported QA set and scope, Kendall tau-b / Spearman rho between the "
+                "synthetic and the external leaderboard (eval_matrix.yaml `agreement`) with bootstrap intervals "
+                "over questions and the flipped pairs. Tables eval.external_agreement, "
+                "eval.external_agreement_configs.",
 )
 def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
-    stats = EvalMatrix.load(directory=finrag.config_dir or None).stats
+    matrix = EvalMatrix.load(directory=finrag.config_dir or None)
+    stats = matrix.stats
     t0 = time.perf_counter()
     result = build_eval_statistics(finrag.warehouse, stats)
+    agreement, _ = build_external_agreement(finrag.warehouse, matrix.agreement, stats)
     comps = result.comparisons
     n_indist = int(((comps["metric"] == comps["best_by"]) & ~comps["is_best"].astype(bool)
                     & (comps["distinguishable"] == False)).sum()) if not comps.empty else 0  # noqa: E712
@@ -107,4 +114,5 @@ def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
         "n_boot": stats.n_boot, "n_perm": stats.n_perm, "seed": stats.seed,
         "seconds": round(time.perf_counter() - t0, 2),
         "leaderboard": dg.MetadataValue.md(leaderboard_markdown(result)),
+        "external_agreement": dg.MetadataValue.md(agreement_markdown(agreement)),
     })

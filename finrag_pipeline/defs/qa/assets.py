@@ -10,6 +10,7 @@ from finrag_pipeline.core.catalog import load_filing
 from finrag_pipeline.core.config import config_fingerprint
 from finrag_pipeline.core.qa.config import load_qa_config
 from finrag_pipeline.core.qa.generate import generate_qa_set
+from finrag_pipeline.core.qa.leakage import annotate_leakage
 from finrag_pipeline.core.qa.review import apply_recorded_reviews
 from finrag_pipeline.core.records import load_chunks, load_facts, load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
@@ -41,10 +42,12 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     overrides = {k: v for k, v in (("generators", config.generators), ("seed", config.seed)) if v is not None}
     qa_config = load_qa_config(overrides)
     t0 = time.perf_counter()
-    result = generate_qa_set(load_filing(wh, fid), load_pages(wh, fid), load_table_rows(wh, fid),
-                             load_facts(wh, fid), load_chunks(wh, fid), qa_config, embedder=embedder.get().encode)
+    pages, chunks = load_pages(wh, fid), load_chunks(wh, fid)
+    result = generate_qa_set(load_filing(wh, fid), pages, load_table_rows(wh, fid),
+                             load_facts(wh, fid), chunks, qa_config, embedder=embedder.get().encode)
     reviews = wh.query_df("SELECT qa_id, decision, after FROM qa.reviews ORDER BY reviewed_at").to_dict("records")
-    items = apply_recorded_reviews(result.items, reviews)
+    items = annotate_leakage(apply_recorded_reviews(result.items, reviews), chunks, pages,
+                             settings=qa_config.leakage)
     # Imported sets (FinanceBench, JSONL, CSV) share the table: replace only what generators wrote.
     wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": "generated"})
     wh.replace_rows("qa.generation_log", result.log_rows(fid), where={"filing_id": fid})
