@@ -22,20 +22,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-ANSWERERS: dict[str, Callable[..., Any]] = {}
+from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
+
 # Registered by modules imported on first use, so registering never needs this file edited.
 _BUILTIN_MODULES = ("finrag_pipeline.core.evaluation.answerers", "finrag_pipeline.core.evaluation.sanity_answerers",
                     "finrag_pipeline.core.evaluation.calculator")
 # An answer-matrix model that is not a registered answerer name is a models.yaml LLM, built by this entry.
 LLM_ANSWERER = "llm"
 
-
-def register_answerer(name: str) -> Callable[[Any], Any]:
-    """Decorator on an answerer class or factory: ``build_answerer(name, **kwargs)`` builds it."""
-    def deco(obj: Any) -> Any:
-        ANSWERERS[name] = obj
-        return obj
-    return deco
 
 
 def _ensure_builtins() -> None:
@@ -85,13 +79,6 @@ def llm_answerer(model: str, prompt_type: str = "standard", temperature: float =
                        top_p=top_p, name=name, **kwargs)
 
 
-@register_answerer("extractive")
-def extractive_answerer(**kwargs: Any) -> Any:
-    """The offline quote-and-cite answerer (core/evaluation/answerers.py)."""
-    from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
-
-    return build_with_accepted(ExtractiveAnswerer, kwargs)
-
 
 def build_with_accepted(factory: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """``factory(**kwargs)`` with only the keyword arguments it accepts."""
@@ -110,10 +97,6 @@ def takes_decoding(name: str) -> bool:
     if not is_registered(name) or name == LLM_ANSWERER:
         return True
     factory = ANSWERERS[name]
-    if factory is extractive_answerer:
-        from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
-
-        factory = ExtractiveAnswerer
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):

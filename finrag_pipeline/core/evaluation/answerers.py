@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
+from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 

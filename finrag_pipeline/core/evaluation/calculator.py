@@ -22,7 +22,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from finrag_pipeline.core.chunking.text import short_company
-from finrag_pipeline.core.evaluation.answerer_registry import register_answerer
+from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate
 from finrag_pipeline.core.facts.model import FactValue

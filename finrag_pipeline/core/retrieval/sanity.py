@@ -20,7 +20,7 @@ from finrag_pipeline.core.retrieval.base import (
     hit_from_chunk,
     merge_filters,
 )
-from finrag_pipeline.core.retrieval.registry import register_retriever
+from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 
 @register_retriever("sanity_random")
