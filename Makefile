@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-slow ui lint bench clean
+.PHONY: install demo test test-fast test-slow ui serve browser lint bench clean
 
 # torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
 # llama-cpp-python (extra local-llm) compiles from source once (~12 min on 2 cores); pip caches the wheel.
@@ -29,7 +29,12 @@ install: $(STAMP)
 demo: install
 	$(BIN)/finrag demo
 
-test: install
+# The web explorer's browser tests drive Debian's headless chromium (never a downloaded browser).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
+
+test: install browser
 	$(BIN)/pytest -q -ra
 
 test-fast: install
@@ -41,6 +46,9 @@ test-slow: install
 ui: install
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster dev -w workspace.yaml
+
+serve: install
+	$(BIN)/finrag serve --port $(or $(PORT),8765)
 
 lint: install
 	$(BIN)/ruff check .
