@@ -40,7 +40,7 @@ test: install browser
 test-fast: install
 	$(BIN)/pytest -q -m "not slow and not local_llm"
 
-test-slow: install
+test-slow: install browser
 	$(BIN)/pytest -q -m "slow or local_llm"
 
 ui: install

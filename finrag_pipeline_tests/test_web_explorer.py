@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from _explorer_home import SCRIPT_QUESTION, build_explorer_home
 
-pytestmark = [pytest.mark.browser]
+# ~75 s on 2 shared cores (the embedding model alone loads in ~25 s): slow.
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -43,6 +43,7 @@ class Highlight:
     chunk_id: str | None
     label: str
     boxes: list[Box] = field(default_factory=list)
+    chunk_type: str = ""      # table_row boxes are filled, prose windows outlined
 
 
 @dataclass
@@ -210,7 +211,7 @@ class Explorer:
         spans: list[tuple[int, int, str]] = []
         for kind, chunk_id, label in highlights:
             chunk = chunks.get(chunk_id) if chunk_id else None
-            hl = Highlight(kind, chunk_id, label)
+            hl = Highlight(kind, chunk_id, label, chunk_type=chunk.chunk_type if chunk else "")
             if chunk is None:
                 if chunk_id:
                     view.notes.append(f"{kind} chunk {chunk_id} is not in the snapshot")

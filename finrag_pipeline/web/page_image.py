@@ -233,13 +233,16 @@ def render_page_png(pdf_path: str | Path, page_number: int, scale: float = RENDE
 def chunk_boxes(pdf_path: str | Path, page_number: int, chunk: Any, page_span_text: str | None,
                 row: Any | None = None) -> list[Box]:
     """Boxes of one chunk on one PDF page: a table row by its label and values (``row``: a
-    :class:`TableRow`), a prose window by ``page_span_text`` (its part of the page text)."""
+    :class:`TableRow`), a prose window by ``page_span_text`` (its part of the page text), enclosed
+    in one box."""
     with PDFIUM_LOCK:
         page = page_text(pdf_path, page_number)
         if row is not None:
             return table_row_boxes(page, row.row_label, [c.value_text for c in row.cells])
         if page_span_text:
-            return span_boxes(page, page_span_text)
+            # one outline around the window: a box per line would paint a page-long window as a grid
+            lines = span_boxes(page, page_span_text)
+            return [_merge_line(lines)] if lines else []
     return []
 
 
