@@ -120,15 +120,21 @@ def create_app(home: str | None = None) -> Starlette:
         filters = {"scope": p.get("scope") or None, "k": _int(p.get("k")),
                    "question_type": p.get("question_type") or None, "company": p.get("company") or None,
                    "fiscal_year": _int(p.get("fiscal_year"))}
+        snap = explorer.snapshot
         try:
-            board, source = q.leaderboard(explorer.snapshot, **filters)
-            options = q.filter_options(explorer.snapshot)
+            # the snapshot is immutable until replaced: a filtered board and its charts are built once
+            def build() -> tuple[pd.DataFrame, str, list[str]]:
+                board, source = q.leaderboard(snap, **filters)
+                return board, source, leaderboard_figures(board)
+
+            board, source, figures = snap.cached(("leaderboard", tuple(filters.items())), build)
+            options = q.filter_options(snap)
         except q.SnapshotMissing as exc:
             return missing(request, exc)
         metrics = [m for m in q.BOARD_METRICS if f"{m}_mean" in board.columns]
         template = "_leaderboard_table.html" if request.headers.get("HX-Request") else "leaderboard.html"
         return render(request, template, board=board.to_dict("records"), metrics=metrics, source=source,
-                      options=options, filters=filters, figures=leaderboard_figures(board))
+                      options=options, filters=filters, figures=figures)
 
     def questions(request: Request) -> Response:
         config, scope = request.query_params.get("config", ""), request.query_params.get("scope") or None
@@ -181,6 +187,7 @@ def create_app(home: str | None = None) -> Starlette:
         return render(request, "question.html", item=item, scope=scope, scopes=scopes, available=available,
                       chosen=chosen, runs=runs, answers=answers, answer=answer, page=page,
                       pages_of_interest=pages_of_interest, evidence=evidence,
+                      evidence_pages=list(dict.fromkeys((fid, pg) for fid, pg, _ in evidence)),
                       results=in_scope.to_dict("records"))
 
     def failures(request: Request) -> Response:

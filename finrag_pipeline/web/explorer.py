@@ -182,6 +182,18 @@ class Explorer:
 
     # ---- pages -------------------------------------------------------------------------------
 
+    def chunks(self, chunk_ids: list[str]) -> dict[str, Chunk]:
+        """Chunks by id from the session's in-memory chunk store once it is loaded (the question
+        view and ask load it for retrieval anyway), else from the snapshot."""
+        session = self._session
+        if session is not None and self._session_generation == self.snapshot.generation \
+                and "chunk_store" in session.resources._resolved:
+            store = session.resources._resolved["chunk_store"]
+            found = {cid: store.get(cid) for cid in chunk_ids if cid}
+            if all(found.values()):
+                return found
+        return q.chunks(self.snapshot, chunk_ids)
+
     def page_view(self, filing_id: str, page_number: int, highlights: list[tuple[str, str | None, str]]
                   ) -> PageView:
         """The page with highlights: ``highlights`` are (kind, chunk_id, label)."""
@@ -199,7 +211,7 @@ class Explorer:
             view.notes.append(f"{filing_id} has no page {page_number}")
             return view
         starts = _page_starts(pages)
-        chunks = q.chunks(snap, [c for _, c, _ in highlights if c])
+        chunks = self.chunks([c for _, c, _ in highlights if c])
         pdf_path = Path(str(filing.get("source_path") or ""))
         is_pdf = fmt == "pdf"
         if is_pdf and not pdf_path.is_file():
@@ -339,4 +351,4 @@ def _row_of(snap: q.Snapshot, chunk: Chunk) -> Any:
     meta = chunk.metadata if isinstance(chunk.metadata, dict) else json.loads(chunk.metadata or "{}")
     if meta.get("row_index") is None:
         return None
-    return q.table_row(snap, chunk.table_id, int(meta["row_index"]))
+    return q.table_row(snap, chunk.filing_id, chunk.table_id, int(meta["row_index"]))

@@ -247,13 +247,23 @@ def config_questions(snap: Snapshot, config_name: str, scope: str | None = None)
 
 
 def qa_item(snap: Snapshot, qa_id: str) -> QAItem | None:
-    df = snap.df("SELECT * FROM qa.items WHERE qa_id = ? LIMIT 1", [qa_id])
-    return qa_item_from_row(df.iloc[0].to_dict()) if len(df) else None
+    # every question once per snapshot: a DuckDB round trip costs milliseconds, a dict lookup nothing
+    def make() -> dict[str, QAItem]:
+        if not snap.has_table("qa", "items"):
+            return {}
+        out: dict[str, QAItem] = {}
+        for r in snap.df("SELECT * FROM qa.items ORDER BY qa_id").to_dict("records"):
+            out.setdefault(r["qa_id"], qa_item_from_row(r))
+        return out
+    return snap.cached("qa_items", make).get(qa_id)
 
 
 def question_results(snap: Snapshot, qa_id: str) -> pd.DataFrame:
-    rows = latest_retrieval_rows(snap)
-    return rows[rows["qa_id"] == qa_id].reset_index(drop=True) if not rows.empty else rows
+    def make() -> dict[str, pd.DataFrame]:
+        rows = latest_retrieval_rows(snap)
+        return {} if rows.empty else {k: g.reset_index(drop=True) for k, g in rows.groupby("qa_id", sort=False)}
+    rows = snap.cached("results_by_question", make).get(qa_id)
+    return rows if rows is not None else latest_retrieval_rows(snap).iloc[:0]
 
 
 def latest_answers(snap: Snapshot) -> pd.DataFrame:
@@ -265,14 +275,14 @@ def latest_answers(snap: Snapshot) -> pd.DataFrame:
 
 
 def question_answers(snap: Snapshot, qa_id: str) -> list[dict[str, Any]]:
-    df = latest_answers(snap)
-    if df.empty:
-        return []
-    out = []
-    for r in df[df["qa_id"] == qa_id].to_dict("records"):
-        r["citations"] = parse_citations(r.get("citations"))
-        out.append(r)
-    return out
+    def make() -> dict[str, list[dict[str, Any]]]:
+        by_question: dict[str, list[dict[str, Any]]] = {}
+        df = latest_answers(snap)
+        for r in ([] if df.empty else df.sort_values("config_name").to_dict("records")):
+            r["citations"] = parse_citations(r.get("citations"))
+            by_question.setdefault(r["qa_id"], []).append(r)
+        return by_question
+    return snap.cached("answers_by_question", make).get(qa_id, [])
 
 
 def parse_citations(raw: Any) -> list[tuple[str, int, str | None]]:
@@ -297,8 +307,8 @@ def parse_citations(raw: Any) -> list[tuple[str, int, str | None]]:
 
 
 def filing(snap: Snapshot, filing_id: str) -> dict[str, Any] | None:
-    df = snap.df("SELECT * FROM core.filings WHERE filing_id = ?", [filing_id])
-    return df.iloc[0].to_dict() if len(df) else None
+    return snap.cached("filings", lambda: {r["filing_id"]: r for r in snap.df(
+        "SELECT * FROM core.filings").to_dict("records")}).get(filing_id)
 
 
 def pages(snap: Snapshot, filing_id: str) -> list[Page]:
@@ -314,9 +324,12 @@ def chunks(snap: Snapshot, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
     return {r["chunk_id"]: chunk_from_row(r) for r in df.to_dict("records")}
 
 
-def table_row(snap: Snapshot, table_id: str, row_index: int) -> TableRow | None:
-    df = snap.df("SELECT * FROM core.table_rows WHERE table_id = ? AND row_index = ? LIMIT 1", [table_id, row_index])
-    return table_row_from_row(df.iloc[0].to_dict()) if len(df) else None
+def table_row(snap: Snapshot, filing_id: str, table_id: str, row_index: int) -> TableRow | None:
+    """One table row, from the filing's rows loaded once per snapshot."""
+    rows = snap.cached(("table_rows", filing_id), lambda: {
+        (r["table_id"], int(r["row_index"])): table_row_from_row(r) for r in snap.df(
+            "SELECT * FROM core.table_rows WHERE filing_id = ?", [filing_id]).to_dict("records")})
+    return rows.get((table_id, int(row_index)))
 
 
 # ---------------------------------------------------------------------------------------------
