@@ -83,7 +83,7 @@ def test_question_view_reruns_the_configuration_and_marks_relevance(client):
     assert r.status_code == 200
     assert r.text.count('class="card config-run"') == 2
     assert "relevant chunk" in r.text
-    assert 'class="hl hl-evidence"' in r.text          # the evidence row boxed on the page image
+    assert 'class="hl hl-evidence hl-table_row"' in r.text   # the evidence row boxed on the page image
     assert "/page/AAPL-2022-10K/4.png" in r.text
     png = client.get("/page/AAPL-2022-10K/4.png")
     assert png.status_code == 200 and png.content[:8] == b"\x89PNG\r\n\x1a\n"
