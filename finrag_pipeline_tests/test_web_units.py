@@ -89,3 +89,19 @@ def test_pdf_prose_window_is_one_enclosing_box():
     at = raw.find("global and regional economic conditions")
     boxes = chunk_boxes(PDF, 2, None, raw[at: at + 400])
     assert len(boxes) == 1 and boxes[0].h > 0.03          # several lines in one outline
+
+
+def test_cli_serve_starts_uvicorn_on_the_given_port(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from finrag_pipeline import cli
+    from finrag_pipeline.web import app
+
+    calls = []
+    monkeypatch.setattr(app, "serve", lambda home, host, port: calls.append((home, host, port)))
+    result = CliRunner().invoke(cli.main, ["--home", str(tmp_path), "serve", "--port", "9123"])
+    assert result.exit_code == 0, result.output
+    assert calls == [(str(tmp_path.resolve()), "127.0.0.1", 9123)]
+    assert "http://127.0.0.1:9123" in result.output
+    default = CliRunner().invoke(cli.main, ["serve", "--help"])
+    assert "8765" in default.output
