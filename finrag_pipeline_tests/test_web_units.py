@@ -105,3 +105,19 @@ def test_cli_serve_starts_uvicorn_on_the_given_port(monkeypatch, tmp_path):
     assert "http://127.0.0.1:9123" in result.output
     default = CliRunner().invoke(cli.main, ["serve", "--help"])
     assert "8765" in default.output
+
+
+def test_filing_page_route_marks_the_requested_chunk_and_escapes_the_text(tmp_path):
+    from starlette.testclient import TestClient
+
+    from finrag_pipeline.web.app import create_app
+
+    paths, chunks = _html_home(tmp_path)
+    row = next(c for c in chunks if c.chunk_type == "table_row")
+    with TestClient(create_app(str(paths.home))) as client:
+        r = client.get(f"/filing/ACME-2024-10K/2?cited={row.chunk_id}")
+        assert r.status_code == 200
+        assert '<mark class="m-cited ">Total revenue 1,234 1,100</mark>' in r.text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text and "<script>alert(1)" not in r.text
+        assert 'id="prev-page"' in r.text and 'id="next-page"' not in r.text    # page 2 of 2
+        assert "has no page 7" in client.get("/filing/ACME-2024-10K/7").text

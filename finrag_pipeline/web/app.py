@@ -237,6 +237,17 @@ def create_app(home: str | None = None) -> Starlette:
         return render(request, template, question=question_text, scope=scope, sides=sides, compare=compare,
                       runs=runs, retrievers=_retriever_names(), models=_model_names(), filings=filings)
 
+    def filing_page(request: Request) -> Response:
+        """One filing page with any chunks marked: ?evidence=ID&cited=ID&hit=ID (each repeatable)."""
+        filing_id, page_no = request.path_params["filing_id"], request.path_params["page"]
+        p = request.query_params
+        marks = [(kind, cid, kind) for kind in ("evidence", "cited", "hit") for cid in p.getlist(kind) if cid]
+        try:
+            page = explorer.page_view(filing_id, page_no, marks)
+        except q.SnapshotMissing as exc:
+            return missing(request, exc)
+        return render(request, "filing_page.html", page=page, query=str(request.url.query))
+
     def page_png(request: Request) -> Response:
         try:
             png = explorer.page_png(request.path_params["filing_id"], int(request.path_params["page"]))
@@ -269,6 +280,7 @@ def create_app(home: str | None = None) -> Starlette:
         Route("/", index), Route("/leaderboard", leaderboard), Route("/questions", questions),
         Route("/question/{qa_id:path}", question), Route("/failures", failures), Route("/corpus", corpus),
         Route("/ask", ask), Route("/state", state), Route("/page/{filing_id}/{page:int}.png", page_png),
+        Route("/filing/{filing_id}/{page:int}", filing_page),
         Route("/static/plotly.min.js", plotly_js),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
