@@ -63,6 +63,8 @@ def test_leaderboard_from_the_evaluation(client):
     for cfg in ("bm25@1", "bm25@3", "hybrid_rrf@1", "hybrid_rrf@3"):
         assert f">{cfg}</a>" in r.text
     assert "explorer-test-state" in r.text            # which corpus state the page shows
+    answers = r.text.split('id="answer-quality"')[1].split("</table>")[0]
+    assert "<td>extractive</td>" in answers and '<td class="num">5</td>' in answers   # 5 questions answered
     only = client.get("/leaderboard", params={"scope": "corpus", "k": 1})
     assert ">bm25@1</a>" in only.text and ">bm25@3</a>" not in only.text
     assert "<td>filing</td>" not in only.text
@@ -187,9 +189,11 @@ def browser(server):
 
 
 def _wait(driver, condition, timeout=30):
+    """Until ``condition`` holds; an element replaced by an htmx swap mid-check just means "not yet"."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
 
 def test_browser_leaderboard_to_a_failed_question_with_its_page_highlighted(browser, server):
@@ -266,7 +270,8 @@ def test_browser_shows_a_script_in_a_question_as_text(browser, server):
 
 
 def test_browser_screenshot_of_the_question_view(browser, server, tmp_path):
-    """Writes docs/explorer_question_view.png when FINRAG_SCREENSHOT=1 (how the README's picture is made)."""
+    """Writes docs/explorer_question_view.png when FINRAG_SCREENSHOT=1 (the README's picture was taken the
+    same way over a two-filing home, see docs/BENCHMARKS.md)."""
     from selenium.webdriver.common.by import By
 
     browser.get(f"{server}/question/q-net-sales?scope=filing&config=bm25@3&config=hybrid_rrf@3")

@@ -129,12 +129,15 @@ def create_app(home: str | None = None) -> Starlette:
 
             board, source, figures = snap.cached(("leaderboard", tuple(filters.items())), build)
             options = q.filter_options(snap)
+            answers = q.answer_quality(snap)
         except q.SnapshotMissing as exc:
             return missing(request, exc)
         metrics = [m for m in q.BOARD_METRICS if f"{m}_mean" in board.columns]
+        answer_metrics = [m for m in q.ANSWER_BOARD_METRICS if f"{m}_mean" in answers.columns]
         template = "_leaderboard_table.html" if request.headers.get("HX-Request") else "leaderboard.html"
         return render(request, template, board=board.to_dict("records"), metrics=metrics, source=source,
-                      options=options, filters=filters, figures=figures)
+                      options=options, filters=filters, figures=figures, answers=answers.to_dict("records"),
+                      answer_metrics=answer_metrics)
 
     def questions(request: Request) -> Response:
         config, scope = request.query_params.get("config", ""), request.query_params.get("scope") or None

@@ -33,6 +33,8 @@ from finrag_pipeline.core.retrieval.resources import chunk_from_row
 # Leaderboard metrics shown as columns (more are in the mart; the page shows what exists).
 BOARD_METRICS = ("ndcg_page", "hit_page", "mrr_page", "recall_page", "all_evidence_hit", "ndcg_chunk", "hit_chunk")
 BREAKDOWN_FILTERS = ("question_type", "company", "fiscal_year")
+ANSWER_BOARD_METRICS = ("figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
+                        "state_correct", "faithfulness", "answer_relevancy")
 
 
 class SnapshotMissing(RuntimeError):
@@ -228,6 +230,11 @@ def leaderboard(snap: Snapshot, *, scope: str | None = None, k: int | None = Non
     board = board.sort_values([*sort, rank_by] if rank_by else sort,
                               ascending=[True] * len(sort) + ([False] if rank_by else []), na_position="last")
     return board.reset_index(drop=True), source
+
+
+def answer_quality(snap: Snapshot) -> pd.DataFrame:
+    """Answer quality per model / prompt / temperature: the mart, else the report's computation."""
+    return snap.cached("answer_quality", lambda: snap.with_con(lambda con: report.load_answer_quality(con)[0]))
 
 
 # ---------------------------------------------------------------------------------------------
