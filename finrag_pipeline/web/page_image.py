@@ -13,6 +13,7 @@ Boxes are fractions of the page (0..1, origin top-left), so the browser scales t
 
 from __future__ import annotations
 
+import atexit
 import io
 import threading
 from collections import OrderedDict
@@ -183,6 +184,13 @@ class _LRU:
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        with self._lock:
+            while self._items:
+                _, old = self._items.popitem(last=False)
+                if self.on_evict:
+                    self.on_evict(old)
+
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:
@@ -202,6 +210,13 @@ _PAGE_TEXTS = _LRU(32, on_evict=lambda p: p.close())
 _PNGS = _LRU(64)
 # pdfium is not thread-safe: one lock around every call into it.
 PDFIUM_LOCK = threading.RLock()
+
+
+@atexit.register
+def _close_cached_pages() -> None:
+    """Close the cached pdfium pages before pdfium itself goes away at exit."""
+    with PDFIUM_LOCK:
+        _PAGE_TEXTS.clear()
 
 
 def page_text(pdf_path: str | Path, page_number: int) -> PageText:
