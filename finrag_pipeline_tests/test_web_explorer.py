@@ -105,6 +105,11 @@ def test_failure_browser_lists_the_question_every_configuration_misses(client):
     missed = r.text.split('id="all-missed"')[1].split("</table>")[0]
     assert "/question/q-cover" in missed
     assert "/question/q-net-sales" not in missed
+    hardest = r.text.split('id="hardest"')[1].split("</table>")[0]
+    assert hardest.index("/question/q-cover") < hardest.index("/question/q-net-sales")
+    split = r.text.split('id="disagreements"')[1].split("</table>")[0]
+    links = [part.split("?")[0] for part in split.split('href="/question/')[1:]]
+    assert len(links) == len(set(links))              # one row per question
 
 
 def test_corpus_page_shows_filings_and_quarantine_reasons(client):

@@ -198,10 +198,12 @@ def create_app(home: str | None = None) -> Starlette:
         try:
             missed = q.all_missed(explorer.snapshot, scope)
             split = q.disagreements(explorer.snapshot, scope=scope)
+            worst = q.hardest(explorer.snapshot, scope)
             options = q.filter_options(explorer.snapshot)
         except q.SnapshotMissing as exc:
             return missing(request, exc)
         return render(request, "failures.html", missed=missed.to_dict("records"), split=split.to_dict("records"),
+                      worst=worst.to_dict("records"),
                       scope=scope, options=options)
 
     def corpus(request: Request) -> Response:

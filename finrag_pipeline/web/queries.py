@@ -370,6 +370,16 @@ def all_missed(snap: Snapshot, scope: str | None = None) -> pd.DataFrame:
     return df[df["scope"] == scope] if scope else df
 
 
+def hardest(snap: Snapshot, scope: str | None = None, top: int = 25) -> pd.DataFrame:
+    """The questions with the lowest mean score over configurations (the mart's worst_rank order)."""
+    df = question_difficulty(snap)
+    if df.empty:
+        return df
+    df = df[df["scope"] == scope] if scope else df
+    order = [c for c in ("worst_rank", "ndcg_page_mean", "hit_page_mean", "qa_id") if c in df.columns]
+    return df.sort_values(order, na_position="last").head(top)
+
+
 def disagreements(snap: Snapshot, metric: str = "ndcg_page", scope: str | None = None,
                   top: int = 25) -> pd.DataFrame:
     """Questions where two configurations of the same k differ most on ``metric``: the best and the
@@ -385,7 +395,8 @@ def disagreements(snap: Snapshot, metric: str = "ndcg_page", scope: str | None =
         m = best[[*keys, "config_name", metric, "question", "question_type"]].merge(
             worst[[*keys, "config_name", metric]], on=keys, suffixes=("_best", "_worst"))
         m["spread"] = m[f"{metric}_best"] - m[f"{metric}_worst"]
-        return m[m["spread"] > 0].sort_values(["spread", "qa_id"], ascending=[False, True]).reset_index(drop=True)
+        m = m[m["spread"] > 0].sort_values(["spread", "k", "qa_id"], ascending=[False, True, True])
+        return m.drop_duplicates(["qa_id", "scope"]).reset_index(drop=True)   # one row per question: its widest k
     df = snap.cached(("disagreements", metric), make)
     if scope and not df.empty:
         df = df[df["scope"] == scope]
