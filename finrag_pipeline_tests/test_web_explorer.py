@@ -78,6 +78,11 @@ def test_leaderboard_breakdown_filter_counts_only_matching_questions(client, app
     assert set(board["n_questions"]) == {1}             # q-macro-risk alone
     full, _ = q.leaderboard(app.state.explorer.snapshot, scope="filing", k=1)
     assert set(full["n_questions"]) == {5}
+    by_company, _ = q.leaderboard(app.state.explorer.snapshot, scope="filing", k=1, company="Apple Inc.")
+    by_year, _ = q.leaderboard(app.state.explorer.snapshot, scope="filing", k=1, fiscal_year=2022)
+    assert set(by_company["n_questions"]) == set(by_year["n_questions"]) == {5}
+    assert q.leaderboard(app.state.explorer.snapshot, fiscal_year=2021)[0].empty
+    assert q.filter_options(app.state.explorer.snapshot)["fiscal_year"] == [2022]
 
 
 def test_question_view_reruns_the_configuration_and_marks_relevance(client):

@@ -182,7 +182,10 @@ def latest_retrieval_rows(snap: Snapshot) -> pd.DataFrame:
             rows["question_type"] = rows["question_type"].fillna(rows["qa_type"])
         rows["question_type"] = rows["question_type"].fillna("unknown")
         filings = snap.df("SELECT filing_id, company, fiscal_year FROM core.filings")
-        return rows.merge(filings, on="filing_id", how="left")
+        rows = rows.merge(filings, on="filing_id", how="left")
+        # nullable integers: a filing missing from the catalog must not turn 2022 into "2022.0"
+        rows["fiscal_year"] = pd.to_numeric(rows["fiscal_year"], errors="coerce").astype("Int64")
+        return rows
     return snap.cached("latest_retrieval_rows", make)
 
 
