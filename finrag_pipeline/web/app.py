@@ -322,7 +322,25 @@ def _model_names() -> list[str]:
         return ["extractive"]
 
 
+def warm_up(app: Starlette) -> None:
+    """Load what the first requests would wait for (snapshot tables, the leaderboard, the indexes and
+    the query embedder); `finrag serve` runs it in a background thread while the server starts."""
+    explorer: Explorer = app.state.explorer
+    try:
+        explorer.refresh()
+        q.leaderboard(explorer.snapshot)
+        q.filter_options(explorer.snapshot)
+        q.question_difficulty(explorer.snapshot)
+        explorer.retriever(ASK_DEFAULTS["retriever"]).retrieve("total net sales", 1, None)
+    except Exception:  # noqa: BLE001 - warming is best effort: the pages report real errors themselves
+        pass
+
+
 def serve(home: str | None = None, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
+    import threading
+
     import uvicorn
 
-    uvicorn.run(create_app(home), host=host, port=port, log_level="info")
+    app = create_app(home)
+    threading.Thread(target=warm_up, args=(app,), daemon=True, name="finrag-warm-up").start()
+    uvicorn.run(app, host=host, port=port, log_level="info")
