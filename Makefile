@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install install-local-llm demo test test-fast test-slow ui lint bench clean
+.PHONY: install install-local-llm demo test test-fast test-slow ui serve browser lint bench clean
 
 # torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
 # `make demo` installs only what the demo runs (the project and its dev tools). The local-LLM extra
@@ -38,18 +38,26 @@ install: $(STAMP)
 demo: install
 	$(BIN)/finrag demo
 
-test: install-local-llm
+# The web explorer's browser tests drive Debian's headless chromium (never a downloaded browser).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
+
+test: install-local-llm browser
 	$(BIN)/pytest -q -ra
 
 test-fast: install
 	$(BIN)/pytest -q -m "not slow and not local_llm"
 
-test-slow: install-local-llm
+test-slow: install-local-llm browser
 	$(BIN)/pytest -q -m "slow or local_llm"
 
 ui: install
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster dev -w workspace.yaml
+
+serve: install
+	$(BIN)/finrag serve --port $(or $(PORT),8765)
 
 lint: install
 	$(BIN)/ruff check .

@@ -11,6 +11,7 @@
     finrag company-map refresh       rebuild the SEC company map (edgartools offline, or EDGAR online)
     finrag qa import|export|review   external QA sets and human review
     finrag report                    rebuild the HTML report
+    finrag serve [--port 8765]       web explorer over the analysts' snapshot and the indexes
 """
 
 import json
@@ -386,6 +387,19 @@ def report(ctx) -> None:
     paths = _paths(ctx.obj["home"])
     source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
     click.echo(build_report(source, paths.reports_dir / "finrag_report.html"))
+
+
+@main.command()
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.pass_context
+def serve(ctx, port, host) -> None:
+    """Web explorer: leaderboard, question view with the filing page, failures, ask, corpus."""
+    from finrag_pipeline.web.app import serve as run_server
+
+    paths = _paths(ctx.obj["home"])
+    click.echo(f"finrag explorer: http://{host}:{port}  (snapshot {paths.warehouse_snapshot})")
+    run_server(str(paths.home), host=host, port=port)
 
 
 # ---------------------------------------------------------------------------------------------

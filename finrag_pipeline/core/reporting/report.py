@@ -250,18 +250,25 @@ def _attach_bootstrap(con: duckdb.DuckDBPyConnection, board: pd.DataFrame) -> pd
     they exist), for the fallback leaderboard computed without dbt."""
     if board.empty or not _has_table(con, "eval", "leaderboard"):
         return board
+    board = _object_keys(board)
     boot = _df(con, "select * from eval.leaderboard where kind = 'retrieval'")
     if not boot.empty:
         wide = boot.pivot_table(index=RETRIEVAL_KEYS, columns="metric", values=["ci_low", "ci_high"],
                                 aggfunc="first", dropna=False)
         wide.columns = [f"{m}_boot_{bound}" for bound, m in wide.columns]
-        board = board.merge(wide.reset_index(), on=RETRIEVAL_KEYS, how="left")
+        board = board.merge(_object_keys(wide.reset_index()), on=RETRIEVAL_KEYS, how="left")
     if _has_table(con, "eval", "comparisons"):
         cmp = _df(con, "select * from eval.comparisons where kind = 'retrieval' and metric = best_by")
         if not cmp.empty:
             cmp = cmp[[*RETRIEVAL_KEYS, *COMPARISON_COLUMNS]].rename(columns=COMPARISON_COLUMNS)
-            board = board.merge(cmp.drop_duplicates(RETRIEVAL_KEYS), on=RETRIEVAL_KEYS, how="left")
+            board = board.merge(_object_keys(cmp.drop_duplicates(RETRIEVAL_KEYS)), on=RETRIEVAL_KEYS, how="left")
     return board
+
+
+def _object_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """Key columns as objects: an all-NULL key (chunking) reads as float NaN from one query and as
+    None from another, and pandas refuses to merge float on object."""
+    return df.astype({k: object for k in RETRIEVAL_KEYS if k in df.columns})
 
 
 def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
