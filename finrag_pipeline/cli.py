@@ -315,6 +315,43 @@ def _answer_timings(details: dict) -> str:
     return (" (" + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()) + ")") if t else ""
 
 
+@main.command()
+@click.argument("filing_id")
+@click.option("--item", "items", multiple=True, help="Line item(s) (lexicon key or words); default: every "
+              "XBRL-tagged line item of the lexicon.")
+@click.option("--year", "years", multiple=True, type=int, help="Fiscal year(s); default: the filing's own.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def facts(ctx, filing_id, items, years, as_json) -> None:
+    """Line items of a filing as the calculator reads them (value, unit, source row or XBRL fact), and
+    every disagreement between an XBRL fact and its table row."""
+    from finrag_pipeline.core.facts.plan import resolve_term
+    from finrag_pipeline.core.facts.store import FactStore
+
+    store = FactStore(warehouse=_session(ctx).warehouse)
+    filing = store.filing(filing_id)
+    if filing is None:
+        raise click.ClickException(f"filing {filing_id} is not in the warehouse (`finrag sql \"SELECT filing_id "
+                                   "FROM core.filings\"` lists them)")
+    concepts = [c for c in (resolve_term(i, store.lexicon, allow_formulas=False) for i in items) if c] if items \
+        else [c for c in store.lexicon.concepts.values() if c.xbrl and not c.formula]
+    rows = []
+    for concept in concepts:
+        for year in years or [filing.meta.fiscal_year]:
+            fact = filing.lookup(concept, year)
+            rows.append({"line_item": concept.key, "period": f"FY{year}", **(
+                {"value": str(fact.value), "unit": fact.unit, "scale": fact.scale, "source": fact.source.describe(),
+                 "chunk_id": fact.source.chunk_id} if fact else {"value": None, "source": "not in the filing"})})
+    disagreements = [d.as_row() for d in filing.reconcile()]
+    data = {"filing_id": filing_id, "lookups": rows, "disagreements": disagreements}
+    lines = [f"{r['line_item']:<28} {r['period']}  {r['value'] or '-':>14} {r.get('unit') or '':<14} {r['source']}"
+             for r in rows]
+    lines += ["", f"fact/table disagreements: {len(disagreements)}"]
+    lines += [f"  {d['line_item']} {d['period']}: XBRL {d['concept']} = {d['fact_value']:,.0f} vs row "
+              f"\"{d['row_label']}\" p.{d['page']} = {d['row_value']:,.0f}" for d in disagreements]
+    _emit(data, as_json, "\n".join(lines))
+
+
 # ---------------------------------------------------------------------------------------------
 # Evaluation and analysis
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from _analyst_corpus import AMZN, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
+from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing, table_row_chunk_id
 from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
@@ -85,12 +85,11 @@ def test_lookup_apple_2024_from_xbrl_reconciled_with_its_table_row(store, parsed
 
 def test_reconcile_apple_2024_facts_against_its_tables(store, parsed):
     f = store.filing(_fid(parsed, APPLE_2024))
-    disagreements = f.reconcile()
-    # every tagged line item x year agrees with its table row, except Apple's "Term debt", printed
-    # under both current and non-current liabilities (85,750 non-current vs 10,912 current, FY2024)
-    assert disagreements and {d.line_item for d in disagreements} == {"long_term_debt"}
-    d = next(d for d in disagreements if d.period == "FY2024").as_row()
-    assert (d["fact_value"], d["row_value"], d["row_label"]) == (85_750_000_000.0, 10_912_000_000.0, "Term debt")
+    # every tagged line item x year agrees with its table row, including "Term debt", printed under
+    # both current (10,912) and non-current (85,750) liabilities: the non-current row is long-term debt
+    assert f.reconcile() == []
+    debt = f.lookup("long_term_debt", 2024)
+    assert debt.value == Decimal(85750) and debt.corroborated_by[0].row_label == "Term debt"
     # share counts printed in thousands inside an "in millions" note, per-share amounts with cents
     shares = f.lookup("diluted_shares", 2024)
     assert shares.base_value == Decimal(15_408_095_000) and shares.corroborated_by
@@ -242,6 +241,12 @@ def test_row_label_outside_the_lexicon(calc, question, figure, page):
     assert r.response_state == "answered", r.details
     assert r.text.startswith(figure) and {c[1] for c in r.citations} == {page}
     assert r.details["formula"].startswith("row_")
+
+
+def test_long_term_debt_is_the_non_current_line(store, parsed):
+    # APPLE_2022_10K.pdf p.34: "Term debt" 11,128 under current liabilities, 98,959 under non-current
+    fact = store.filing(_fid(parsed, APPLE)).lookup("long_term_debt", 2022)
+    assert fact.value == Decimal(98959) and fact.source.page == 34
 
 
 def test_balance_sheet_item_never_read_from_the_cash_flow_statement(calc):

@@ -65,3 +65,15 @@ def test_ask_calculator_json_and_xbrl_inputs(home):
 def test_ask_calculator_abstains_naming_the_missing_input(home):
     out = _ask(home, "What was Microsoft's operating income in fiscal 2015?", "-r", "bm25")
     assert "state: abstained" in out and "operating income for FY2015" in out
+
+
+def test_facts_command_lists_lookups_and_disagreements(home):
+    result = CliRunner().invoke(main, ["--home", str(home), "facts", "AAPL-2024-10K", "--item", "net income",
+                                       "--item", "operating income", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    got = {r["line_item"]: r["value"] for r in data["lookups"]}
+    assert got == {"net_income": "93736", "operating_income": "123216"}
+    assert data["disagreements"] == []  # every tagged line agrees with its statement row
+    bad = CliRunner().invoke(main, ["--home", str(home), "facts", "NOPE-2020-10K"])
+    assert bad.exit_code != 0 and "not in the warehouse" in bad.output

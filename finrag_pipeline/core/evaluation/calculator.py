@@ -24,7 +24,7 @@ from typing import Any
 from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate
+from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
@@ -147,8 +147,9 @@ class CalculatorAnswerer:
         return out
 
     def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None,
-                 extra: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
-        """The planned figure in base units (percent as a fraction), its inputs, and the display scale."""
+                 extra: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int, list[Decimal]]:
+        """The planned figure in base units (percent as a fraction), its inputs, the display scale, and
+        the figures shown beside it (the other years of a choice, the other items of a list)."""
         inputs: dict[tuple[str, int], FactValue] = {}
 
         def resolve(name: str, year: int) -> Decimal:
@@ -164,11 +165,10 @@ class CalculatorAnswerer:
 
         formula = plan.parsed
         values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
+        shown: list[Decimal] = []
         if plan.operation == "list" and values:
             # several figures asked at once: each one computed and cited
-            from finrag_pipeline.core.facts.formula import parse_formula
-
-            self._year_values = [values[0]] + [evaluate(parse_formula(f), plan.years[0], resolve) for f in plan.also]
+            shown = [values[0]] + [evaluate(parse_formula(f), plan.years[0], resolve) for f in plan.also]
         if not values:
             raise PlanError("no fiscal year to compute")
         if plan.operation == "change":
@@ -189,14 +189,14 @@ class CalculatorAnswerer:
             best = pick(range(len(values)), key=lambda i: size(values[i]))
             plan.years = [plan.years[best]] + [y for i, y in enumerate(plan.years) if i != best]
             values = [values[best]] + [v for i, v in enumerate(values) if i != best]
-            self._year_values = values
+            shown = values
             result = values[0]
         else:
             result = values[0]
         base = "shares" if plan.unit == "shares" else "USD"
         scales = [f.scale for f in inputs.values() if f.unit == base]
         scale = plan.display_scale or (max(set(scales), key=scales.count) if scales else 1)
-        return result, list(inputs.values()), scale
+        return result, list(inputs.values()), scale, shown
 
     # ---- the answer -----------------------------------------------------------------------------
 
@@ -240,7 +240,7 @@ class CalculatorAnswerer:
                     details["segment"] = segment
                 if fplan is not plan:
                     details["plan"] = fplan.as_dict()
-                value, inputs, scale = self._compute(fplan, filing, segment, extra)
+                value, inputs, scale, supporting = self._compute(fplan, filing, segment, extra)
             except MissingInput as exc:
                 label = self._label(exc.name.split(" (segment")[0], extra) + (f" (segment {segment})" if segment else "")
                 missing.append(f"{label} for FY{exc.fiscal_year} in {filing.filing_id}")
@@ -251,7 +251,7 @@ class CalculatorAnswerer:
                 return self._abstain(f"cannot compute {fplan.quantity}: {exc}", details, timings, t0)
             finally:
                 timings[f"lookup:{filing.filing_id}"] = _ms(t1)
-            return self._answered(fplan, filing, value, inputs, scale, details, timings, t0)
+            return self._answered(fplan, filing, value, inputs, scale, supporting, details, timings, t0)
         if plan is None and not missing:
             # nothing to compute: a narrative question (or a line the filings do not print) -> quote instead
             result = self.fallback.answer(question, hits, periods)
@@ -306,7 +306,7 @@ class CalculatorAnswerer:
                             details={**details, "reason": reason, "timings_ms": timings})
 
     def _answered(self, plan: Plan, filing: FilingFacts, value: Decimal, inputs: list[FactValue], scale: int,
-                  details: dict, timings: dict, t0: float) -> AnswerResult:
+                  supporting: list[Decimal], details: dict, timings: dict, t0: float) -> AnswerResult:
         unit = plan.unit
         shown = self._shown(value, unit, scale)
         if unit in ("USD", "shares") and plan.decimals is None:
@@ -318,12 +318,12 @@ class CalculatorAnswerer:
         if plan.operation == "list":
             figure = "; ".join(
                 f"{name}: {format_result(round_decimal(self._shown(v, unit, scale), decimals), unit, decimals, scale)}"
-                for name, v in zip(plan.labels, self._year_values, strict=False))
+                for name, v in zip(plan.labels, supporting, strict=False))
         if plan.operation in ("max_year", "min_year"):
             word = ("highest" if plan.operation == "max_year" else "lowest") if len(plan.years) > 2 else (
                 "higher" if plan.operation == "max_year" else "lower")
             others = ", ".join(f"{format_result(round_decimal(self._shown(v, unit, scale), decimals), unit, decimals, scale)}"
-                               f" in FY{y}" for y, v in zip(plan.years[1:], self._year_values[1:], strict=True))
+                               f" in FY{y}" for y, v in zip(plan.years[1:], supporting[1:], strict=True))
             figure = f"FY{plan.years[0]} ({word}): {figure} in FY{plan.years[0]} vs {others}"
             details["choice"] = f"FY{plan.years[0]}"
         expression = self._expression(plan, inputs)

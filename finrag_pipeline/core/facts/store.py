@@ -130,6 +130,11 @@ class FilingFacts:
         self._segments: dict[str, str] | None = None
         self._breakdowns: list[Breakdown] | None = None
         self._label_phrases: list[str] | None = None
+        # balance-sheet rows between "Total current liabilities" and "Total liabilities" are non-current
+        self.noncurrent_rows: dict[tuple[str, int], bool] = {}
+        for tid, rs in tables.items():
+            if self.statement_of[tid] == "balance_sheet":
+                self.noncurrent_rows.update(_current_sections(sorted(rs, key=lambda r: r.row_index)))
         # "as a percentage of revenue" tables print "%" on some rows only and no unit: not amounts
         self.percent_tables = {tid for tid, rs in tables.items() if not rs[0].unit
                                and any((c.value_text or "").strip().endswith("%") for r in rs for c in r.cells)}
@@ -233,7 +238,13 @@ class FilingFacts:
                 if path and any(p and not p.endswith(("expenses", "income", "revenues")) for p in path):
                     score -= 3  # a row under a group heading (a segment) rather than the consolidated line
                 if self.label_counts[r.table_id][label] > 1:
-                    score -= 3  # the same line repeated per segment in one table
+                    # the same label twice in a balance sheet is a current and a non-current line ("Term
+                    # debt"); elsewhere the same line repeated per segment
+                    noncurrent = self.noncurrent_rows.get((r.table_id, r.row_index))
+                    if stype == "balance_sheet" and noncurrent is not None:
+                        score -= 0 if noncurrent == _wants_noncurrent(concept) else 2
+                    else:
+                        score -= 3
             score += min(self.table_size[r.table_id], 40) / 40.0
             out.append(_RowCandidate(score, r, stype, reason))
         if seg:
@@ -516,6 +527,33 @@ def _sums_to(components: list[TableRow], total: TableRow) -> bool:
 
 def _segment_like(label: str) -> bool:
     return 2 <= len(label) <= 60 and not _NOT_SEGMENTS.search(label)
+
+
+def _wants_noncurrent(concept: Concept) -> bool:
+    words = " ".join([concept.key, *concept.aliases, *concept.line_items[:1]]).lower()
+    return "non-current" in words or "noncurrent" in words or "long-term" in words or "long_term" in words
+
+
+def _current_sections(rows: list[TableRow]) -> dict[tuple[str, int], bool]:
+    """(table_id, row_index) -> is the row non-current, for rows of a balance sheet's asset or liability
+    block: before "Total current ..." current, after it (up to the block's total) non-current."""
+    out: dict[tuple[str, int], bool] = {}
+    block: list[TableRow] = []
+    seen_current_total = False
+    for r in rows:
+        label = normalize_label(r.row_label)
+        if label in ("total current assets", "total current liabilities"):
+            for b in block:
+                out[(b.table_id, b.row_index)] = False
+            block, seen_current_total = [], True
+            continue
+        if label in ("total assets", "total liabilities") or label.startswith("total liabilities and"):
+            for b in block:
+                out[(b.table_id, b.row_index)] = seen_current_total
+            block, seen_current_total = [], False
+            continue
+        block.append(r)
+    return out
 
 
 def _label_ends_item(after: str) -> bool:
