@@ -72,6 +72,9 @@ def test_two_registrants_on_one_cover_are_both_named(excerpts):
     parsed = excerpts["pge_2020"]
     assert parsed.meta.company == "PG&E CORPORATION"
     assert any("PACIFIC GAS AND ELECTRIC COMPANY" in n for n in parsed.notes)
+    assert parsed.cover.co_registrants == ["PACIFIC GAS AND ELECTRIC COMPANY"]
+    assert parsed.cover.commission_file_number == "1-12609"
+    assert parsed.cover.trading_symbols[:2] == ["PCG", "PCGU"]
 
 
 def test_ticker_from_former_name_is_noted(excerpts):
