@@ -72,6 +72,9 @@ def test_two_registrants_on_one_cover_are_both_named(excerpts):
     parsed = excerpts["pge_2020"]
     assert parsed.meta.company == "PG&E CORPORATION"
     assert any("PACIFIC GAS AND ELECTRIC COMPANY" in n for n in parsed.notes)
+    assert parsed.cover.co_registrants == ["PACIFIC GAS AND ELECTRIC COMPANY"]
+    assert parsed.cover.commission_file_number == "1-12609"
+    assert parsed.cover.trading_symbols[:2] == ["PCG", "PCGU"]
 
 
 def test_ticker_from_former_name_is_noted(excerpts):
@@ -703,3 +706,20 @@ def test_unit_caption_between_the_header_and_the_rows():
     assert rows[0].row_path == ["Streaming revenues"]
     assert (rows[0].unit, rows[0].cells[0].value) == ("USD thousands", 24756675.0)
     assert rows[-1].unit == "percent"
+
+
+def test_html_group_labels_above_the_first_row_become_its_path():
+    """Apple FY2024 iXBRL: "Net sales:" sits between the column headers and "Products"; "ASSETS:" and
+    "Current assets:" above "Cash and cash equivalents" were glued onto the column headers."""
+    from finrag_pipeline.core.ingest.statements import find_statement
+
+    parsed = parse_filing(SAMPLE_FILINGS_DIR / "aapl-10-k-2024-11-01.html")
+    income = find_statement(parsed.table_rows, "income_statement", "FY2024")
+    products = next(r for r in income if r.row_label == "Products")
+    assert (products.row_path, _value(products, "FY2024")) == (["Net sales", "Products"], 294866.0)
+    sheet = find_statement(parsed.table_rows, "balance_sheet", "2024-09-28")
+    cash = sheet[0]
+    assert cash.row_path == ["Current assets", "Cash and cash equivalents"]
+    assert cash.headers == ["", "September 28, 2024", "September 30, 2023"]
+    eps = next(r for r in income if r.row_path == ["Earnings per share", "Diluted"])
+    assert (eps.unit, _value(eps, "FY2024")) == ("USD per share", 6.08)

@@ -258,11 +258,16 @@ def build_raw_table(grid: list[list[tuple[int, int, str]]], page_number: int) ->
     columns = _value_columns(header_rows, [rows[i] for i in data_idx])
     if not columns:
         return None
+    # Group labels between the column headers and the first record ("Net sales:", "Current assets:")
+    # are the first rows' context, not header text.
+    lead_groups: list[str] = []
+    while len(header_rows) > 1 and _is_group_label_row(header_rows[-1], columns):
+        lead_groups.insert(0, header_rows.pop()[0][2])
     headers = [_compose_header(header_rows, c) for c in columns]
     has_period = any(looks_like_period_header(h) for h in headers)
     if not has_period and (len(columns) < 2 or len(data_idx) < 2):
         return None  # a TOC or a layout table with page numbers, not a financial table
-    body: list[tuple[str, list[str]]] = []
+    body: list[tuple[str, list[str]]] = [(g, [""] * len(columns)) for g in lead_groups]
     first = data_idx[0]
     for r in rows[first:]:
         if is_numeric_text(r[0][2]) or r[0][0] >= columns[0][0]:
@@ -276,6 +281,17 @@ def build_raw_table(grid: list[list[tuple[int, int, str]]], page_number: int) ->
         body.append((label, values))
     header_text = " ".join(t for r in header_rows for _, _, t in r)
     return RawTable(page_number=page_number, headers=headers, rows=body, unit_text=find_unit_text(header_text))
+
+
+def _is_group_label_row(row: list[tuple[int, int, str]], columns: list[tuple[int, int]]) -> bool:
+    """One text cell in the label column ("Net sales:"), or a caption spanning the table that ends in a
+    colon ("ASSETS:"): a group label, not a column header."""
+    if len(row) != 1:
+        return False
+    start, end, text = row[0]
+    if looks_like_period_header(text) or find_unit_text(text) is not None or is_numeric_text(text):
+        return False
+    return end <= columns[0][0] or (text.rstrip().endswith(":") and not re.search(r"\d", text))
 
 
 def _value_columns(header_rows: list[list[tuple[int, int, str]]], data_rows: list[list[tuple[int, int, str]]]

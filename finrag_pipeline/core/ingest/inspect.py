@@ -53,7 +53,7 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
     sections = Counter(p.section for p in parsed.pages if p.section)
     with_period = sum(1 for r in rows if any(c.period for c in r.cells))
     violations = currency_unit_violations(rows)
-    warnings = list(parsed.notes)
+    warnings: list[str] = []
     missing = [k for k in PRIMARY_STATEMENTS if k not in statements]
     if missing:
         warnings.append(f"no {', '.join(missing)} found")
@@ -84,6 +84,7 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
         "units": dict(Counter(r.unit or "none" for r in rows).most_common()),
         "unit_violations": len(violations),
         "xbrl_facts": len(parsed.facts),
+        "notes": list(parsed.notes),
         "warnings": warnings,
         "timings": parsed.timings,
         "seconds": seconds,
@@ -112,8 +113,8 @@ def format_inspection(report: dict[str, Any]) -> str:
               f"  xbrl facts    {report['xbrl_facts']}",
               f"  seconds       {report['seconds']} ({report['seconds_per_page']} s/page)  "
               + " ".join(f"{k}={v}" for k, v in report["timings"].items())]
-    for w in report["warnings"]:
-        lines.append(f"  warning: {w}")
+    lines += [f"  note: {n}" for n in report["notes"]]
+    lines += [f"  warning: {w}" for w in report["warnings"]]
     return "\n".join(lines)
 
 

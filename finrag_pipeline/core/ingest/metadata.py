@@ -173,6 +173,9 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
         out.field_sources["fiscal_year"] = "cover:year-ended"
     m = _FILE_NUMBER_RE.search(flat)
     out.commission_file_number = m.group(1) if m else None
+    if out.commission_file_number is None:  # a registrant table: "1-12609 PG&E CORPORATION California ..."
+        m = re.search(r"\(?exact\s+name.{0,300}?\b((?:\d{1,3}-)?\d{4,6})\s+[A-Z]", flat, re.I)
+        out.commission_file_number = m.group(1) if m else None
     out.trading_symbols = _symbols(flat)
     if out.trading_symbols:
         out.ticker = out.trading_symbols[0]
@@ -216,7 +219,8 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
     if chosen:
         out.company, out.field_sources["company"] = chosen
     _cross_check(out, cmap)
-    if submitter is not None and out.cik == submitter.cik and out.field_sources["company"] != "pdf-info:accession-cik":
+    if submitter is not None and (out.cik or "").lstrip("0") == submitter.cik \
+            and out.field_sources.get("company") != "pdf-info:accession-cik":
         out.notes.append("the accession number's CIK confirms the registrant")
     return out
 
