@@ -26,22 +26,17 @@ from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
 from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
+from finrag_pipeline.core.numbers import SCALE_WORDS, unit_scale
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
 log = logging.getLogger(__name__)
 
-# Unit vocabulary of TableRow.unit -> (base unit, multiplier). The integrator switches this to
-# core.numbers.unit_scale (contract 2) after the merge.
-_SCALES = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
 
+def _unit_scale(unit: str | None) -> tuple[str | None, int]:
+    """core.numbers.unit_scale with an integer multiplier: values here are exact Decimals."""
+    base, multiplier = unit_scale(unit)
+    return base, int(multiplier)
 
-def unit_scale(unit: str | None) -> tuple[str | None, int]:
-    if not unit:
-        return None, 1
-    base, _, scale = unit.partition(" ")
-    if scale in _SCALES:
-        return base, _SCALES[scale]
-    return unit, 1
 
 
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
@@ -271,7 +266,7 @@ class FilingFacts:
                 total_cell = self._cell_for(b.total, fiscal_year)
                 if not consolidated or total_cell is None:
                     continue
-                _, scale = unit_scale(b.total.unit)
+                _, scale = _unit_scale(b.total.unit)
                 total_value = to_decimal(total_cell.value_text, total_cell.value)
                 if total_value is None or not _agree(consolidated.base_value, total_value * scale, 0):
                     continue
@@ -381,14 +376,14 @@ class FilingFacts:
         value = to_decimal(cell.value_text, cell.value) if cell else None
         if value is None:
             return None
-        base, scale = unit_scale(row.unit or self.default_unit)
+        base, scale = _unit_scale(row.unit or self.default_unit)
         if (cell.value_text or "").strip().endswith("%"):
             base, scale = "percent", 1
         elif concept.unit == "shares":
             # "(In millions, except number of shares, which are reflected in thousands, ...)"
             m = _SHARES_SCALE_RE.search(row.unit_text or "")
             if m:
-                scale = _SCALES[m.group(1).lower()]
+                scale = int(SCALE_WORDS[m.group(1).lower()])
             elif abs(value) >= 1_000_000 and scale > 1_000:
                 scale = 1_000  # "15,408,095" millions would be 15 trillion shares: counts are in thousands
             base = "shares"
@@ -436,7 +431,7 @@ class FilingFacts:
         fact_value = Decimal(repr(f.value))
         for row in self.rows_by_page.get(f.page_number or -1, []):
             # the row's stated unit, else the fact's own display scale (share counts in a "$ in millions" table)
-            for scale in dict.fromkeys((unit_scale(row.unit)[1], 10 ** max(f.scale, 0))):
+            for scale in dict.fromkeys((_unit_scale(row.unit)[1], 10 ** max(f.scale, 0))):
                 for cell in row.cells:
                     v = to_decimal(cell.value_text, cell.value)
                     if v is not None and v != 0 and _agree(fact_value, v * scale, f.decimals):

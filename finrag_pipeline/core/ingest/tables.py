@@ -212,8 +212,14 @@ def cell_unit(value_text: str, header: str | None = None) -> str | None:
     t = clean_text(value_text)
     if not t:
         return None
-    if t.endswith("%") or t.endswith("%)") or (header and _PERCENT_HEADER_RE.search(header) and parse_number(t) is not None
-                                               and not re.search(r"\$", t)):
+    if t.endswith("%") or t.endswith("%)"):
+        return "percent"
+    value = parse_number(t)
+    # A "Percentage change" column header makes its bare numbers percentages; a long header is text the
+    # layout merged from several lines (Microsoft's MD&A summary) and says nothing about one column, and
+    # a value of 1,000 or more is no percentage.
+    if (header and len(header) <= 40 and _PERCENT_HEADER_RE.search(header) and value is not None
+            and abs(value) < 1000 and not re.search(r"\$", t)):
         return "percent"
     if re.fullmatch(r"\(?-?\d[\d,]*(?:\.\d+)?\)?\s?[x×]", t):
         return "ratio"
