@@ -313,6 +313,8 @@ def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                             qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
                             order by scope, worst_rank, qa_id""")
     rows = _latest_retrieval_rows(con)
+    if not rows.empty:
+        rows = rows[rows["retriever"] != RANDOM_RETRIEVER]   # the chance baseline, as in the mart
     if rows.empty:
         return pd.DataFrame()
     agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
