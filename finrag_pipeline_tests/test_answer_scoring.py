@@ -116,6 +116,7 @@ CORRECT = [
     ("higher with both years", HIGHER,
      "Higher in fiscal 2022: $394,328 million in fiscal 2022 vs $365,817 million in fiscal 2021."),
     ("higher than", HIGHER, "Fiscal 2022 was higher than fiscal 2021."),
+    ("year span is no hedge", EXTREME, "Over fiscal 2020-2022 the highest was fiscal 2022."),
     ("lower, other one", HIGHER, "Sales were lower in fiscal 2021."),
 ]
 
