@@ -116,6 +116,7 @@ CORRECT = [
     ("higher with both years", HIGHER,
      "Higher in fiscal 2022: $394,328 million in fiscal 2022 vs $365,817 million in fiscal 2021."),
     ("higher than", HIGHER, "Fiscal 2022 was higher than fiscal 2021."),
+    ("year span is no hedge", EXTREME, "Over fiscal 2020-2022 the highest was fiscal 2022."),
     ("lower, other one", HIGHER, "Sales were lower in fiscal 2021."),
 ]
 
@@ -242,6 +243,13 @@ def test_old_warehouse_gains_the_contract_columns_and_items_get_their_contract(t
     assert items["q1"].answer_choice == "FY2022" and items["q1"].metadata["choice_options"] == list(SALES)
     (v,) = items["q2"].answer_values
     assert (v["value"], v["unit"], v["scale"], v["period"]) == (28511.0, "USD", 1e6, "FY2022")
+    # written back once: the columns are filled, a second run has nothing to do
+    from finrag_pipeline.core.qa.answer_contract import migrate_stored_items
+
+    assert migrate_stored_items(wh) == 2 and migrate_stored_items(wh) == 0
+    stored = wh.query_df("SELECT qa_id, answer_values, answer_choice FROM qa.items ORDER BY qa_id")
+    assert stored.answer_choice.tolist()[0] == "FY2022" and json.loads(stored.answer_values[1])[0]["value"] == 28511.0
+    assert {i.qa_id: i.answer_values for i in load_qa_items(wh)} == {k: v.answer_values for k, v in items.items()}
     # the stored inputs are provenance: quoting them is not an answer
     assert am.correctness("$394,328 million and $365,817 million", question=items["q2"].question,
                           answer_values=items["q2"].answer_values, inputs=items["q2"].answer_figures).correct == 0.0

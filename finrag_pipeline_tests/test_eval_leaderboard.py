@@ -116,6 +116,20 @@ def test_newest_run_is_per_filing_and_scope_and_chunking_null_safe():
     assert sorted(latest_answer_rows(answers)["run_id"]) == ["X2", "X3"]
 
 
+def test_failed_answers_score_zero_only_where_a_metric_applies():
+    """As stg_answer_results: a failure on an answerable question scores 0; on an unanswerable one
+    correctness stays NULL (it does not apply) and abstention_correct keeps its recorded 0; the rate
+    non_committal is never set to 0 for a failure."""
+    ok = arow("llm", "q1", 1.0, run_id="X1") | {"answerable": True, "non_committal": 0.0}
+    failed = arow("llm", "q2", None, state="backend_error", run_id="X1", error="timeout") | {"answerable": True}
+    failed_unanswerable = arow("llm", "u1", None, state="backend_error", run_id="X1", error="timeout") | {
+        "answerable": False, "abstention_correct": 0.0}
+    df = latest_answer_rows(pd.DataFrame([ok, failed, failed_unanswerable])).set_index("qa_id")
+    assert df.loc["q2", "correctness"] == 0.0 and pd.isna(df.loc["q2", "non_committal"])
+    assert pd.isna(df.loc["u1", "correctness"]) and df.loc["u1", "abstention_correct"] == 0.0
+    assert df.loc["q1", "non_committal"] == 0.0
+
+
 # ---------------------------------------------------------------------------------------------
 # Leaderboard: failures 0, no_relevant out, NULL = not computable (coverage)
 

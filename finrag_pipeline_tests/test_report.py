@@ -115,10 +115,16 @@ def test_report_sanity_checks_section(tmp_path):
     from math import comb
 
     from finrag_pipeline.core.evaluation.runner import RETRIEVAL_COLUMNS
-    from finrag_pipeline.core.reporting.report import load_random_retrieval, load_sanity_answers
+    from finrag_pipeline.core.reporting.report import (
+        load_random_retrieval,
+        load_sanity_answers,
+        load_worst_questions,
+    )
 
     wh_path = tmp_path / "warehouse.duckdb"
     wh = build_synthetic_warehouse(wh_path)
+    with duckdb.connect(str(wh_path), read_only=True) as con:
+        worst_before = load_worst_questions(con)
     f = "AAPL-2022-10K"
     # 20 leaf chunks in the filing; q1 has 2 evidence chunks, q2 one: chance at k=5 = mean of
     # 1 - C(18,5)/C(20,5) and 1 - C(19,5)/C(20,5)
@@ -138,6 +144,10 @@ def test_report_sanity_checks_section(tmp_path):
     with duckdb.connect(str(wh_path), read_only=True) as con:
         answers = load_sanity_answers(con).set_index("model")
         rnd = load_random_retrieval(con)
+        worst_after = load_worst_questions(con)
+    # the chance baseline is not a configuration a question is hard for
+    cols = ["qa_id", "filing_id", "scope", "n_configs", "hit_chunk_mean", "ndcg_chunk_mean"]
+    pd.testing.assert_frame_equal(worst_before[cols].reset_index(drop=True), worst_after[cols].reset_index(drop=True))
     assert list(answers.index) == ["sanity_echo"]
     assert answers.loc["sanity_echo", "correctness"] == 0.0 and answers.loc["sanity_echo", "check"] == "ok"
     expected = ((1 - comb(18, 5) / comb(20, 5)) + (1 - comb(19, 5) / comb(20, 5))) / 2

@@ -1,7 +1,9 @@
 -- Per question and scope: how every configuration did on it (newest runs). Sort by
--- hit_chunk_mean / ndcg_chunk_mean ascending for the "worst questions" list.
+-- hit_chunk_mean / ndcg_chunk_mean ascending for the "worst questions" list. The chance-level
+-- baseline sanity_random (core/retrieval/sanity.py) is no configuration a question is hard for.
 with latest as (
     select * from {{ ref('int_retrieval_latest') }}
+    where retriever is distinct from 'sanity_random'
 ),
 agg as (
     select

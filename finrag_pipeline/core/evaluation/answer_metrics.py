@@ -47,7 +47,10 @@ _HEDGE_RE = re.compile(
     r"|\bup\s+to\b|\bmore\s+than\s+\$?\d|\bless\s+than\s+\$?\d",
     re.IGNORECASE)
 _RANGE_RE = re.compile(r"\d\s*(?:%|\s(?:million|billion|thousand))?\s*(?:-|\u2013)\s*\$?\d(?![^=]*=)")
+# dates and year spans are not value ranges ("2022-09-24", "fiscal 2020-2022"); a span names no option
 _ISO_DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
+_YEAR_SPAN_RE = re.compile(r"(?<![\d,.$])(?:FY\s?)?(?:19|20)\d\d\s*[-\u2013]\s*(?:FY\s?)?(?:19|20)?\d\d\b(?!-)",
+                           re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z]+|\d[\d,.]*")
 _UP = re.compile(r"\b(higher|highest|more|most|larger|largest|greater|greatest|bigger|biggest|peak\w*|max\w*|"
                  r"increas\w*|grew|exceed\w*|above)\b", re.IGNORECASE)
@@ -212,7 +215,7 @@ def is_echo(answer: str, question: str) -> bool:
 
 def hedge_of(answer: str) -> str | None:
     """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None."""
-    text = _ISO_DATE_RE.sub(" ", NOISE_RE.sub(" ", answer or ""))
+    text = _YEAR_SPAN_RE.sub(" ", _ISO_DATE_RE.sub(" ", NOISE_RE.sub(" ", answer or "")))
     m = _HEDGE_RE.search(text) or _RANGE_RE.search(text)
     return m.group(0).strip() if m else None
 
@@ -251,6 +254,7 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
     comparison word ("Higher in fiscal 2022: ... vs ..."; "2021 was the highest"; "2022 was higher than
     2021"); a comparison word of the opposite direction to the question's picks the other of two."""
     pats = {o: _option_pattern(o) for o in options}
+    answer = _YEAR_SPAN_RE.sub(" ", answer)
     named = [o for o, p in pats.items() if p.search(answer)]
     if not named:
         return None, "names none of the options"

@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS
+from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.runner import (
     PAIR_ON,
     RETRIEVAL_METRICS,
@@ -120,7 +120,8 @@ def latest_retrieval_rows(results: pd.DataFrame, runs: pd.DataFrame | None = Non
 def latest_answer_rows(results: pd.DataFrame) -> pd.DataFrame:
     """The current answer rows (dbt ``int_answer_latest``), scored as ``stg_answer_results``: a failed
     answer (backend_error / invalid_output / error, or no state but an error message) scores 0 on
-    every metric and is counted as a failure (state 'backend_error' unless invalid_output)."""
+    every metric that applies to its question and is counted as a failure (state 'backend_error' unless
+    invalid_output); the rates non_committal and abstention_correct stay as recorded."""
     if results.empty:
         return results.copy()
     df = _newest_runs(results, ANSWER_RUN_KEYS, None).copy()
@@ -128,9 +129,13 @@ def latest_answer_rows(results: pd.DataFrame) -> pd.DataFrame:
     failed = state.isin([*ANSWER_FAILURE_STATES, "error"]) | (
         state.eq("") & df["error"].fillna("").astype(str).str.strip().ne(""))
     df["response_state"] = df["response_state"].mask(failed & ~state.isin(ANSWER_FAILURE_STATES), "backend_error")
+    answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
+                  else pd.Series(True, index=df.index))
     for m in ANSWER_METRICS:
         if m in df:
-            df[m] = pd.to_numeric(df[m], errors="coerce").astype("float64").mask(failed, 0.0)
+            values = pd.to_numeric(df[m], errors="coerce").astype("float64")
+            # rates stay as recorded; a failure scores 0 where the metric applies (answerable, or set)
+            df[m] = values if m in RATE_METRICS else values.mask(failed & (values.notna() | answerable), 0.0)
     return df
 
 

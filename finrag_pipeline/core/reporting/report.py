@@ -320,6 +320,8 @@ def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                             qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
                             order by scope, worst_rank, qa_id""")
     rows = _latest_retrieval_rows(con)
+    if not rows.empty:
+        rows = rows[rows["retriever"] != RANDOM_RETRIEVER]   # the chance baseline, as in the mart
     if rows.empty:
         return pd.DataFrame()
     agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
@@ -369,10 +371,13 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
     state = df["response_state"].fillna("").str.lower()
     is_error = state.isin(ANSWER_FAILURE_STATES) | (state.eq("") & df["error"].fillna("").str.strip().ne(""))
     df["response_state"] = df["response_state"].fillna("unknown").mask(state.eq("") & is_error, "backend_error")
+    answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
+                  else pd.Series(True, index=df.index))
     for m in ANSWER_METRICS:
         values = pd.to_numeric(df[m], errors="coerce") if m in df else pd.Series(math.nan, index=df.index)
-        # a failure scores 0; the rates (non_committal, abstention_correct) are as recorded
-        df[m] = values.astype("float64") if m in RATE_METRICS else values.astype("float64").mask(is_error, 0.0)
+        values = values.astype("float64")
+        # as stg_answer_results: a failure scores 0 where the metric applies; the rates stay as recorded
+        df[m] = values if m in RATE_METRICS else values.mask(is_error & (values.notna() | answerable), 0.0)
     keys = ["model", "prompt_type", "temperature"]
     quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
     g = df.groupby(keys, dropna=False, sort=True)
