@@ -44,6 +44,9 @@ _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "inter
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
+# group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
+_CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
+                      "equity", "activities")
 _FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
 _NON_WORD = re.compile(r"[^a-z0-9&()%/]+")
 
@@ -230,8 +233,10 @@ class FilingFacts:
                     score -= 6
                 elif stype not in ("other",) and concept.statement:
                     score -= 1
-                if path and any(p and not p.endswith(("expenses", "income", "revenues")) for p in path):
+                if path and any(p and not p.endswith(_CATEGORY_HEADINGS) for p in path):
                     score -= 3  # a row under a group heading (a segment) rather than the consolidated line
+                if r.section and r.section.strip().lower().startswith("item 8"):
+                    score += 1  # the audited statement, not an MD&A summary that repeats its lines
                 if self.label_counts[r.table_id][label] > 1:
                     # the same label twice in a balance sheet is a current and a non-current line ("Term
                     # debt"); elsewhere the same line repeated per segment
