@@ -276,11 +276,11 @@ def test_qa_import_analyst_set_onto_the_ingested_html_filing(env):
     records = [json.loads(line) for line in analyst_set.read_text(encoding="utf-8").splitlines() if line.strip()]
     expected = {r["financebench_id"]: [e["evidence_page_num"] + 1 for e in r["evidence"]]
                 for r in records if r["doc_name"] == "aapl-10-k-2024-11-01"}
-    assert len(expected) == 4
+    assert len(expected) == 6
     cli("qa", "import", str(analyst_set), "--format", "financebench")
     items = wh.query_df("SELECT question_type, evidence, metadata, status FROM qa.items "
                         f"WHERE source = 'financebench' AND filing_id = '{A24}'")
-    assert len(items) == 4 and set(items["status"]) == {"accepted"}
+    assert len(items) == 6 and set(items["status"]) == {"accepted"}
     for evidence, metadata in zip(items["evidence"], items["metadata"], strict=True):
         meta = json.loads(metadata)
         assert [sorted({p["page"] for p in g}) for g in json.loads(evidence)] == [
