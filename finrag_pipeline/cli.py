@@ -339,7 +339,10 @@ def qa_import(ctx, file, fmt, filings_dir, set_name) -> None:
 
     if filings_dir:
         _run(ctx, [filings_dir], evaluate=False, marts=False)
-    result = import_external_set(_session(ctx).warehouse, file, fmt, set_name=set_name)
+    try:
+        result = import_external_set(_session(ctx).warehouse, file, fmt, set_name=set_name)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"imported {len(result.items)} questions")
     for entry in result.log:
         click.echo(f"  {entry}")
