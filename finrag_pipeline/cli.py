@@ -196,6 +196,7 @@ def _print_summary(paths, report) -> None:
         click.echo(board.to_markdown(index=False))
     except Exception as exc:  # noqa: BLE001 - marts not built yet (e.g. --no-eval)
         click.echo(f"\n(no leaderboard: {str(exc).splitlines()[0]})")
+    _print_external_agreement(wh)
     click.echo(f"\nWarehouse:        {paths.warehouse}")
     click.echo(f"Analyst snapshot: {paths.warehouse_snapshot}")
     click.echo(f"Indexes:          {paths.tantivy_dir.parent}")
@@ -203,6 +204,24 @@ def _print_summary(paths, report) -> None:
     if report_path.exists():
         click.echo(f"Report:           {report_path}")
     click.echo(f"Dagster UI:       make ui  (DAGSTER_HOME={paths.dagster_home})")
+
+
+def _print_external_agreement(wh) -> None:
+    """The synthetic-vs-external rank agreement (marts.mart_external_agreement), when a set was imported."""
+    try:
+        agreement = wh.query_df("""
+            SELECT external_set, scope, metric || '@' || k AS ranked_by, n_configs,
+                   n_external_questions AS n_ext, n_synthetic_questions AS n_syn,
+                   round(kendall_tau_b, 2) AS kendall_tau_b,
+                   '[' || round(kendall_ci_low, 2) || ', ' || round(kendall_ci_high, 2) || ']' AS tau_ci,
+                   round(spearman_rho, 2) AS spearman_rho, n_flipped_pairs || ' of ' || n_pairs AS flipped,
+                   best_synthetic, best_external
+            FROM marts.mart_external_agreement ORDER BY external_set, scope""")
+    except Exception:  # noqa: BLE001 - marts not built yet: the leaderboard message above says so
+        return
+    if len(agreement):
+        click.echo("\nSynthetic vs external questions (rank agreement of the leaderboards; 95% bootstrap CI)")
+        click.echo(agreement.to_markdown(index=False))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,7 +529,10 @@ def qa_import(ctx, file, fmt, filings_dir, set_name) -> None:
 
     if filings_dir:
         _run(ctx, [filings_dir], evaluate=False, marts=False)
-    result = import_external_set(_session(ctx).warehouse, file, fmt, set_name=set_name)
+    try:
+        result = import_external_set(_session(ctx).warehouse, file, fmt, set_name=set_name)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"imported {len(result.items)} questions")
     for entry in result.log:
         click.echo(f"  {entry}")

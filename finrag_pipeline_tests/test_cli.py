@@ -268,6 +268,39 @@ def test_qa_import_financebench(env):
     assert _count(wh, "SELECT count(*) FROM qa.items") == before
 
 
+def test_qa_import_analyst_set_onto_the_ingested_html_filing(env):
+    """The hand-written external set through the real ingest: the Apple FY2024 HTML filing is ingested in
+    full here, so its questions' evidence pages are checked against the parser's own pages."""
+    cli, wh = env["cli"], env["wh"]
+    analyst_set = DATA / "external" / "analyst_questions.jsonl"
+    records = [json.loads(line) for line in analyst_set.read_text(encoding="utf-8").splitlines() if line.strip()]
+    expected = {r["financebench_id"]: [e["evidence_page_num"] + 1 for e in r["evidence"]]
+                for r in records if r["doc_name"] == "aapl-10-k-2024-11-01"}
+    assert len(expected) == 6
+    cli("qa", "import", str(analyst_set), "--format", "financebench")
+    items = wh.query_df("SELECT question_type, evidence, metadata, status FROM qa.items "
+                        f"WHERE source = 'financebench' AND filing_id = '{A24}'")
+    assert len(items) == 6 and set(items["status"]) == {"accepted"}
+    for evidence, metadata in zip(items["evidence"], items["metadata"], strict=True):
+        meta = json.loads(metadata)
+        assert [sorted({p["page"] for p in g}) for g in json.loads(evidence)] == [
+            [page] for page in expected[meta["financebench_id"]]]
+        assert all(ev["overlap"] >= 0.95 for ev in meta["evidence_pages"]), meta   # the text is on that page
+        assert meta["external_set"] == "analyst_questions" and meta["leakage"]["band"] in ("low", "medium", "high")
+
+    # the demo's path: run_pipeline imports the set after ingest (nothing new to ingest here)
+    from finrag_pipeline.definitions import defs
+    from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
+
+    before = _count(wh, "SELECT count(*) FROM qa.items WHERE source = 'financebench'")
+    messages: list[str] = []
+    report = run_pipeline([], env["paths"], get_instance(env["paths"]), defs, evaluate=False, build_marts=False,
+                          progress=messages.append, external_sets=[(analyst_set, "financebench")])
+    assert "external_qa" in report.seconds
+    assert any(m.startswith("external QA set analyst_questions.jsonl: ") for m in messages), messages
+    assert _count(wh, "SELECT count(*) FROM qa.items WHERE source = 'financebench'") == before   # idempotent
+
+
 # ---------------------------------------------------------------------------------------------
 # remove (last: it changes the corpus)
 

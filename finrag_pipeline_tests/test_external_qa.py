@@ -163,3 +163,20 @@ def test_import_external_set_is_idempotent_and_replaces_only_its_set(tmp_path):
     import_external_set(wh, SET, "financebench", set_name="second_reader")
     assert count() == 2 * n_expected - 1
     assert count("json_extract_string(metadata, '$.external_set') = 'second_reader'") == n_expected
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "x" * 81, "<script>", "set|name"])
+def test_set_names_are_checked(tmp_path, bad):
+    from finrag_pipeline.core.qa.importers import import_external_set
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    with pytest.raises(ValueError, match="QA set name"):
+        import_external_set(Warehouse(tmp_path / "w.duckdb"), SET, "financebench", set_name=bad)
+
+
+def test_default_set_name_is_the_file_stem_made_safe():
+    from finrag_pipeline.core.qa.importers import SET_NAME_RE, default_set_name
+
+    assert default_set_name("/x/analyst_questions.jsonl") == "analyst_questions"
+    assert default_set_name("/x/my set <b>.csv") == "my_set__b_"
+    assert SET_NAME_RE.fullmatch(default_set_name("/x/" + "é" * 200 + ".jsonl"))

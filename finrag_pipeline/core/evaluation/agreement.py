@@ -327,10 +327,13 @@ def agreement_markdown(agreement: pd.DataFrame) -> str:
         ci = "" if lo is None or pd.isna(lo) else f" [{lo:.2f}, {hi:.2f}]"
         return f"{v:.2f}{ci}"
 
+    def cell(v: Any) -> str:   # names come from files and YAML: keep them from breaking the table
+        return str(v).replace("|", "/").replace("\n", " ")
+
     lines = ["| external set | scope | configs | questions (ext / syn) | Kendall tau-b | Spearman rho | flipped pairs |",
              "|---|---|---|---|---|---|---|"]
     for _, r in agreement.iterrows():
-        lines.append(f"| {r['external_set']} | {r['scope']} | {r['n_configs']} | {r['n_external_questions']} / "
+        lines.append(f"| {cell(r['external_set'])} | {cell(r['scope'])} | {r['n_configs']} | {r['n_external_questions']} / "
                      f"{r['n_synthetic_questions']} | {fmt(r['kendall_tau_b'], r['kendall_ci_low'], r['kendall_ci_high'])} | "
                      f"{fmt(r['spearman_rho'], r['spearman_ci_low'], r['spearman_ci_high'])} | "
                      f"{r['n_flipped_pairs']} of {r['n_pairs']} |")

@@ -92,6 +92,11 @@ def _index_filings(filings: Mapping[str, FilingContext] | Iterable[FilingContext
     return out
 
 
+def default_set_name(path: str | Path) -> str:
+    """An external set's name when none is given: the file's stem, kept to SET_NAME_RE's characters."""
+    return re.sub(r"[^\w.\-]", "_", Path(path).stem)[:80] or "external"
+
+
 def _page_in_range(ctx: FilingContext, page: int) -> bool:
     return any(p.page_number == page for p in ctx.pages)
 
@@ -100,7 +105,7 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
                         set_name: str | None = None) -> ImportResult:
     """FinanceBench JSONL -> QAItems (source="financebench"); unknown documents are counted, not raised."""
     index = _index_filings(filings)
-    set_name = set_name or Path(path).stem
+    set_name = set_name or default_set_name(path)
     items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0, "bad_record": 0}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -189,7 +194,7 @@ def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterab
                  fmt: str | None = None, set_name: str | None = None) -> ImportResult:
     """Plain JSONL or CSV (evidence_pages 1-indexed) -> QAItems with source "jsonl"/"csv"."""
     path = Path(path)
-    set_name = set_name or path.stem
+    set_name = set_name or default_set_name(path)
     fmt = fmt or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
     index = _index_filings(filings)
     items, counts = [], {"imported": 0, "filing_not_ingested": 0, "page_out_of_range": 0}
@@ -228,6 +233,7 @@ def import_plain(path: str | Path, filings: Mapping[str, FilingContext] | Iterab
 
 
 IMPORT_FORMATS = ("financebench", "jsonl", "csv")
+SET_NAME_RE = re.compile(r"[\w.\-]{1,80}")   # shown in marts, the report and Dagster metadata
 
 
 def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: str | None = None) -> ImportResult:
@@ -245,12 +251,14 @@ def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: st
 
     if fmt not in IMPORT_FORMATS:
         raise ValueError(f"unknown QA import format {fmt!r} (one of {', '.join(IMPORT_FORMATS)})")
+    if set_name is not None and not SET_NAME_RE.fullmatch(set_name):
+        raise ValueError(f"QA set name {set_name!r}: use 1-80 letters, digits, '_', '-' or '.'")
     contexts = [FilingContext(load_filing(warehouse, fid), load_pages(warehouse, fid), load_chunks(warehouse, fid))
                 for fid in active_filings(warehouse)]
     result = (import_financebench(path, contexts, set_name=set_name) if fmt == "financebench"
               else import_plain(path, contexts, fmt=fmt, set_name=set_name))
     settings, lexicon = load_qa_config().leakage, Lexicon.load_default()
-    name = set_name or Path(path).stem
+    name = set_name or default_set_name(path)
     for ctx in contexts:
         fid = ctx.meta.filing_id
         items = annotate_leakage([i for i in result.items if i.filing_id == fid], ctx.chunks, ctx.pages,

@@ -175,6 +175,29 @@ q(N25, "lookup", "Which NVIDIA segment saw operating income fall in fiscal 2025?
 q(N25, "unanswerable", "How many H100 units did NVIDIA ship in fiscal 2025?",
   "Not answerable from the filing: NVIDIA does not disclose unit shipments.", [])
 
+# ---------------- second batch (appended, so the first 41 ids stay)
+q(A21, "lookup", "What was Apple's R&D spend in fiscal 2021?", "$21,914 million",
+  [(32, "Research and development 21,914 18,752 16,217")])
+q(A21, "metric", "What was Apple's current ratio at the end of fiscal 2021 (current assets / current liabilities)?",
+  "1.07", [(34, "Total current assets 134,836 143,713"), (34, "Total current liabilities 125,481 105,392")],
+  "134,836 / 125,481 = 1.075")
+q(A24, "lookup", "How much did Apple spend on capex in fiscal 2024?", "$9,447 million",
+  [(35, "Payments for acquisition of property, plant and equipment (9,447) (10,959) (10,708)")])
+q(A24, "metric", "What was Apple's EBIT margin in fiscal 2024, taking EBIT as operating income and dividing by the top line?",
+  "31.5%", [(31, "Total net sales 391,035 383,285 394,328"), (31, "Operating income 123,216 114,301 119,437")],
+  "123,216 / 391,035 = 31.51%")
+q(Z22, "metric", "What was Amazon's SG&A in 2022, counting SG&A as sales and marketing plus general and administrative expense?",
+  "$54,129 million", [(37, "Sales and marketing 22,008 32,551 42,238"), (37, "General and administrative 6,668 8,823 11,891")],
+  "42,238 + 11,891 = 54,129")
+q(Z24, "lookup", "What was Amazon's gross capex in 2024 per the cash flow statement?", "$82,999 million",
+  [(36, "Purchases of property and equipment (63,645) (52,729) (82,999)")])
+q(Z24, "narrative", "Why did Amazon's North America segment earn more in 2024?",
+  "Increased unit sales and increased advertising sales, partially offset by increased fulfillment and shipping costs.",
+  [(27, "The increase in North America operating income in 2024, compared to the prior year, is primarily due to increased unit sales and increased advertising sales, partially offset by increased fulfillment and shipping costs.")])
+q(M22, "narrative", "What explains the growth in Microsoft's gross profit in fiscal 2022?",
+  "Growth across each of its segments: gross margin rose $19.8 billion or 17%.",
+  [(43, "Gross margin increased $19.8 billion or 17% driven by growth across each of our segments.")])
+
 bad = 0
 rows = []
 for i, (doc, cat, question, answer, evidence, just) in enumerate(Q, 1):
