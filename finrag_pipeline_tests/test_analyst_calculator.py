@@ -192,13 +192,14 @@ def test_apple_fy2024_operating_margin_from_xbrl_facts(calc, parsed):
 
 
 SEGMENT_QUESTIONS = [
-    # question, figure the answer starts with, segment, page (all read in the filings by hand)
-    ("What was Amazon's AWS operating income in 2022?", "$22,841 million", "aws", 24),
-    ("What was Amazon's North America operating income in 2021?", "$7,271 million", "north america", 24),
+    # question, figure the answer starts with, segment, pages that print the row (all read in the filings
+    # by hand; Amazon's segment results are in MD&A p.24 and in the audited segment note p.66)
+    ("What was Amazon's AWS operating income in 2022?", "$22,841 million", "aws", {24, 66}),
+    ("What was Amazon's North America operating income in 2021?", "$7,271 million", "north america", {24, 66}),
     ("What was Microsoft's Intelligent Cloud revenue in fiscal 2022?", "$75,251 million", "intelligent cloud", None),
     ("What was Microsoft's operating income for the Intelligent Cloud segment in fiscal 2022?", "$32,721 million",
      "intelligent cloud", None),
-    ("What was Apple's iPhone net sales in fiscal 2022?", "$205,489 million", "iphone", 24),
+    ("What was Apple's iPhone net sales in fiscal 2022?", "$205,489 million", "iphone", {24}),
     ("What was Boeing's Commercial Airplanes revenue in 2021?", "$19,493 million", "commercial airplanes", None),
     ("What was AWS's operating margin in 2022 for Amazon?", "28.5%", "aws", None),  # 22,841 / 80,096
 ]
@@ -210,7 +211,8 @@ def test_segment_asked_gets_the_segment_row_not_the_consolidated_line(calc, ques
     assert r.response_state == "answered", r.details
     assert r.text.startswith(figure) and r.details["segment"] == segment
     if page:
-        assert {c[1] for c in r.citations} >= {page}
+        cited = {c[1] for c in r.citations}
+        assert cited and cited <= page
 
 
 def test_segment_from_xbrl_dimension_member(calc):

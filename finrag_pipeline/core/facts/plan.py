@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
-from finrag_pipeline.core.facts.store import normalize_label
+from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
 
 Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list

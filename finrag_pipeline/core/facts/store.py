@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
+from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
@@ -47,15 +48,6 @@ _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
 _CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
                       "equity", "activities")
-_FOOTNOTE = re.compile(r"\s*\(\d\)|\s*\*+$")
-_NON_WORD = re.compile(r"[^a-z0-9&()%/]+")
-
-
-def normalize_label(text: str) -> str:
-    """'Total net sales:' -> 'total net sales'; quotes, footnote markers and punctuation dropped."""
-    t = (text or "").lower().replace("\u2019", "'").replace("'", "")
-    t = _FOOTNOTE.sub("", t)
-    return _NON_WORD.sub(" ", t).strip()
 
 
 def strip_total(label: str) -> str:
