@@ -244,7 +244,7 @@ def test_old_warehouse_gains_the_contract_columns_and_items_get_their_contract(t
     (v,) = items["q2"].answer_values
     assert (v["value"], v["unit"], v["scale"], v["period"]) == (28511.0, "USD", 1e6, "FY2022")
     # written back once: the columns are filled, a second run has nothing to do
-    from finrag_pipeline.core.qa.answer_contract import migrate_stored_items
+    from finrag_pipeline.core.records import migrate_stored_items
 
     assert migrate_stored_items(wh) == 2 and migrate_stored_items(wh) == 0
     stored = wh.query_df("SELECT qa_id, answer_values, answer_choice FROM qa.items ORDER BY qa_id")

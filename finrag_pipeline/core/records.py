@@ -107,3 +107,18 @@ def load_qa_items(wh: Warehouse, filing_id: str | None = None, *, accepted_only:
     where, params = _filing_where(filing_id, "status IN ('accepted', 'edited')" if accepted_only else None)
     df = wh.query_df(f"SELECT * FROM qa.items {where} ORDER BY filing_id, qa_id", params)
     return [qa_item_from_row(r) for r in df.to_dict("records")]
+
+
+def migrate_stored_items(warehouse: Any) -> int:
+    """Write the derived contract back for stored items that have none (a warehouse from before the
+    contract: ``ensure_tables`` added the NULL columns). Returns the number of items rewritten;
+    re-running rewrites nothing."""
+    df = warehouse.query_df("SELECT * FROM qa.items WHERE answer_values IS NULL")
+    items = [qa_item_from_row(r) for r in df.to_dict("records")]   # derives the contract on load
+    if not items:
+        return 0
+    for item in items:
+        # "[]" (not NULL) records that the contract was derived, also for items with nothing to commit to
+        item.answer_values = item.answer_values or []
+    warehouse.replace_rows("qa.items", [i.to_row() for i in items], where={"qa_id": [i.qa_id for i in items]})
+    return len(items)
