@@ -166,3 +166,13 @@ def test_a_pdf_dated_before_the_active_version_is_stale(sandbox):
     older = register_file(sandbox.src / "original.pdf", paths, wh)
     assert older.status == "stale" and "dated 2022-10-28, before the active version" in older.message
     assert "2022-12-15" in older.message and older.filing_id == "AAPL-2022-10K"
+
+
+def test_edgar_download_names_cannot_leave_the_inbox(tmp_path):
+    from finrag_pipeline.core.edgar import EdgarFiling, inbox_file_name
+
+    hostile = EdgarFiling("AAPL", "0000320193", "Apple Inc.", "../../../tmp/x", "10-K", "2025-10-31",
+                          "2025-09-27", "..\\..\\evil/../../.bashrc")
+    name = inbox_file_name(hostile)
+    assert "/" not in name and "\\" not in name and not name.startswith(".")
+    assert contained(tmp_path / name, tmp_path).parent == tmp_path.resolve()
