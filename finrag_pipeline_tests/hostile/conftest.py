@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,3 +97,19 @@ def assert_no_duplicate_rows(wh) -> None:
     for table, key in checks.items():
         dupes = wh.query_df(f"SELECT {key}, count(*) AS n FROM {table} GROUP BY {key} HAVING n > 1")
         assert dupes.empty, f"duplicate rows in {table}: {dupes.head().to_dict('records')}"
+
+
+HOLD = """
+import duckdb, sys, time
+con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
+print("holding", flush=True)
+time.sleep(float(sys.argv[3]))
+"""
+
+
+def hold_lock(path, mode: str, seconds: float = 60) -> subprocess.Popen:
+    """Another process holding ``path`` open ("ro" or "rw") until killed, like an analyst's session."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), mode, str(seconds)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "holding"
+    return proc
