@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import PDF_EXCERPT, copy_inputs, hold_lock
+from _hostile import PDF_EXCERPT, copy_inputs, hold_lock
 
 from finrag_pipeline.core.ingest.errors import STATUS_REMEDIES
 from finrag_pipeline.core.ingest.registry import validate_filing_id

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import PDF_EXCERPT, make_hostile_files
+from _hostile import PDF_EXCERPT, make_hostile_files
 
 from finrag_pipeline.core.catalog import register_file
 from finrag_pipeline.core.ingest.limits import IngestLimits, load_ingest_limits

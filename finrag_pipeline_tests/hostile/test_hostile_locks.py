@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from conftest import hold_lock
+from _hostile import hold_lock
 
 from finrag_pipeline.core.warehouse import Warehouse, WarehouseBusy, live_copy
 
@@ -93,7 +93,7 @@ def test_cli_ingest_blocked_by_a_reader_says_so_in_one_line(tmp_path):
     import os
     import shutil
 
-    from conftest import PDF_EXCERPT
+    from _hostile import PDF_EXCERPT
 
     from finrag_pipeline.core.paths import REPO_ROOT
 

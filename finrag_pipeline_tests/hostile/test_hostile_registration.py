@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import PDF_EXCERPT, copy_inputs, make_hostile_files
+from _hostile import PDF_EXCERPT, copy_inputs, make_hostile_files
 
 from finrag_pipeline.core import catalog
 from finrag_pipeline.core.catalog import register_file
