@@ -176,3 +176,24 @@ def test_edgar_download_names_cannot_leave_the_inbox(tmp_path):
     name = inbox_file_name(hostile)
     assert "/" not in name and "\\" not in name and not name.startswith(".")
     assert contained(tmp_path / name, tmp_path).parent == tmp_path.resolve()
+
+
+def test_a_new_version_that_fails_to_parse_puts_the_previous_one_back(sandbox):
+    from finrag_pipeline.core.catalog import active_filings, load_filing, reject_filing
+
+    paths, wh = _setup(sandbox)
+    original = make_hostile_files.ixbrl_excerpt()
+    (sandbox.src / "v1.htm").write_text(original, encoding="ascii")
+    (sandbox.src / "v2.htm").write_text(_amended(original), encoding="ascii")
+    v1 = register_file(sandbox.src / "v1.htm", paths, wh)
+    v2 = register_file(sandbox.src / "v2.htm", paths, wh)
+    assert (v1.status, v2.status) == ("registered", "updated")
+    # the parse stage of v2 dies (a parser bug): v1 is the active version again, nothing is lost
+    rejected = reject_filing(wh, paths, load_filing(wh, "AAPL-2025-10K"), "error", "KeyError: 'x'", stage="parse")
+    assert "previous version" in rejected.message and v1.sha256[:16] in rejected.message
+    assert active_filings(wh) == ["AAPL-2025-10K"]
+    assert load_filing(wh, "AAPL-2025-10K").content_sha256 == v1.sha256
+    assert "stays active" in (paths.quarantine / "AAPL-2025-10K.reason.txt").read_text()
+    # the broken version is not retried; the original is a duplicate
+    assert not register_file(sandbox.src / "v2.htm", paths, wh).retried
+    assert register_file(sandbox.src / "v1.htm", paths, wh).status == "duplicate"
