@@ -174,7 +174,7 @@ def _print_summary(paths, report) -> None:
     click.echo("\nSeconds per stage: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
     bad = [r for r in report.registrations if not r.ok and r.status != "duplicate"]
     for r in bad:
-        click.echo(f"rejected {r.original_name}: [{r.status}] {r.message}")
+        click.echo(f"rejected {r.original_name}: [{r.status}] {r.message} (remedy: {r.remedy})")
     for asset, check, partition, _ok, _severity in report.failed_checks:
         click.echo(f"CHECK FAILED {asset}.{check}" + (f" [{partition}]" if partition else ""))
     for asset, check, partition, _ok, _severity in report.warnings:

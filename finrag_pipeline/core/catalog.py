@@ -199,21 +199,50 @@ def reject_filing(warehouse: Warehouse, paths: FinragPaths, meta: FilingMeta, st
     """A registered filing failed a later stage (parse, chunking): log it, remember it under its retry key,
     leave a reason file in the quarantine (its bytes stay in the filings store) and take it out of the
     active catalog, so no run treats it as ingested and none retries it until bytes, sidecar or parser
-    change (re-registering the file then retries it)."""
+    change (re-registering the file then retries it).
+
+    A new version that fails to parse never wrote a row, so the version it was meant to replace is put
+    back (its bytes are in the store): bad input loses nothing."""
     stored = Path(meta.source_path)
     sidecar = stored.with_name(stored.name + ".yaml")
     reg = Registration(meta.original_name or stored.name, meta.content_sha256, status, message,
                        filing_id=meta.filing_id, retry_key=retry_key(meta.content_sha256,
                                                                      sidecar if sidecar.exists() else None))
+    previous = _previous_version(warehouse, paths, meta) if stage == "parse" else None
+    if previous is not None:
+        reg.message += (f"; the previous version (sha256 {previous.content_sha256[:16]}...) stays active")
     log_ingest(warehouse, reg, meta.source_path, stage=stage)
     record_failure(warehouse, reg, stage=stage)
     paths.quarantine.mkdir(parents=True, exist_ok=True)
     contained(paths.quarantine / f"{meta.filing_id}.reason.txt", paths.quarantine).write_text(
-        f"status: {status}\nreason: {message}\nremedy: {remedy(status)}\nfiling_id: {meta.filing_id}\n"
+        f"status: {status}\nreason: {reg.message}\nremedy: {remedy(status)}\nfiling_id: {meta.filing_id}\n"
         f"stage: {stage}\nbytes: {meta.source_path}\nsha256: {meta.content_sha256}\n"
         f"quarantined_at: {datetime.now(UTC).isoformat()}\n", encoding="utf-8")
-    mark_removed(warehouse, meta.filing_id)
+    if previous is not None:
+        write_filing(warehouse, previous)
+    else:
+        mark_removed(warehouse, meta.filing_id)
     return reg
+
+
+def _previous_version(warehouse: Warehouse, paths: FinragPaths, meta: FilingMeta) -> FilingMeta | None:
+    """The latest earlier version of ``meta``'s filing whose bytes are still in the store, read again."""
+    shas = warehouse.query_df(
+        "SELECT file_sha256 FROM core.ingest_log WHERE filing_id = ? AND status IN ('registered', 'updated') "
+        "AND file_sha256 <> ? GROUP BY file_sha256 ORDER BY max(logged_at) DESC",
+        [meta.filing_id, meta.content_sha256])["file_sha256"].tolist()
+    for sha in shas:
+        for stored in sorted(paths.filings_store.glob(f"{meta.filing_id}-{sha[:12]}.*")):
+            if stored.suffix not in (".pdf", ".html"):
+                continue
+            try:
+                old = read_filing_meta(stored)
+            except Exception:  # noqa: BLE001 - an unreadable old version is simply not restorable
+                continue
+            if old.filing_id == meta.filing_id and old.content_sha256 == sha:
+                old.source_path, old.original_name = str(stored), stored.name
+                return old
+    return None
 
 
 def record_failure(warehouse: Warehouse, reg: Registration, *, stage: str) -> None:

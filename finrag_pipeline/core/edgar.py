@@ -33,7 +33,7 @@ import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from finrag_pipeline.core.config import config_path
-from finrag_pipeline.core.paths import FinragPaths
+from finrag_pipeline.core.paths import FinragPaths, contained
 
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/CIK{cik10}.json"
 ARCHIVES_URL = "https://www.sec.gov/Archives/edgar/data/{cik}/{accession_no_dashes}/{document}"
@@ -328,8 +328,10 @@ class DownloadedFiling:
 
 def inbox_file_name(f: EdgarFiling) -> str:
     """``AAPL_0000320193-25-000079_aapl-20250927.htm``: unique per accession, keeps SEC's document name."""
-    safe_doc = re.sub(r"[^A-Za-z0-9._-]", "_", Path(f.primary_document).name)
-    return f"{f.ticker}_{f.accession_number}_{safe_doc}"
+    def plain(text: str) -> str:  # every part comes from EDGAR's JSON: nothing in it may reach a path
+        return re.sub(r"[^A-Za-z0-9._-]", "_", text)
+
+    return f"{plain(f.ticker)}_{plain(f.accession_number)}_{plain(Path(f.primary_document).name)}".lstrip(".")
 
 
 def download_atomically(client: EdgarClient, url: str, dest: Path) -> tuple[int, str]:
@@ -417,7 +419,7 @@ def _poll_ticker(ticker: str, config: EdgarConfig, ticker_map: Mapping[str, str]
     cursor.mark(ticker, [f.accession_number for f in skip])
     result.marked_seen.extend(f.accession_number for f in skip)
     for filing in take:
-        dest = inbox / inbox_file_name(filing)
+        dest = contained(inbox / inbox_file_name(filing), inbox)
         n_bytes, sha = download_atomically(client, filing.url, dest)
         cursor.mark(ticker, [filing.accession_number])   # advance only after the file is in place
         result.downloaded.append(DownloadedFiling(

@@ -98,7 +98,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         reg = register_file(path, paths, wh)
         report.registrations.append(reg)
         progress(f"  {path.name}: {reg.status}" + (f" -> {reg.filing_id}" if reg.filing_id else "")
-                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message}; remedy: {reg.remedy})"))
+                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message})"))
     report.seconds["register"] = time.perf_counter() - t0
 
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))

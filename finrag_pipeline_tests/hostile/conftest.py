@@ -1,21 +1,11 @@
-"""Shared fixtures of the hostile-input suite: the generated files, a FINRAG_HOME inside a sandbox whose
-other folders must stay untouched, and the checks every test ends with."""
+"""Fixtures of the hostile-input suite: the generated files (once per session) and a sandboxed FINRAG_HOME."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-sys.path.insert(0, str(DATA))
-import make_hostile_files  # noqa: E402  (the generator lives with the test data)
-
-PDF_EXCERPT = DATA / "apple_2022_excerpt.pdf"
+from _hostile import Sandbox, make_hostile_files
 
 
 @pytest.fixture(scope="session")
@@ -25,47 +15,6 @@ def hostile_files(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return folder, make_hostile_files.generate(folder)
 
 
-def tree_state(root: Path, skip: Path | None = None) -> dict[str, str]:
-    """relative path -> content hash (or link target) of everything under ``root`` except ``skip``."""
-    state: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        d = Path(dirpath)
-        if skip is not None and (d == skip or skip in d.parents):
-            dirnames[:] = []
-            continue
-        for name in filenames + [n for n in dirnames if (d / n).is_symlink()]:
-            p = d / name
-            rel = str(p.relative_to(root))
-            state[rel] = ("link:" + os.readlink(p)) if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest()
-    return state
-
-
-class Sandbox:
-    """``root/home`` is FINRAG_HOME; ``root/outside`` exists (a path escape would land there); ``root/src``
-    holds the input files. ``assert_nothing_outside()`` checks that only FINRAG_HOME changed."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.home = root / "home"
-        self.outside = root / "outside"
-        self.src = root / "src"
-        for d in (self.home, self.outside, self.src):
-            d.mkdir(parents=True, exist_ok=True)
-        self._before: dict[str, str] | None = None
-
-    def freeze(self) -> None:
-        self._before = tree_state(self.root, skip=self.home)
-
-    def assert_nothing_outside(self, *, moved_from: Path | None = None) -> None:
-        after = tree_state(self.root, skip=self.home)
-        before = dict(self._before or {})
-        if moved_from is not None:  # the inbox lives in home; nothing else may change
-            before = {k: v for k, v in before.items() if not (self.root / k).is_relative_to(moved_from)}
-        assert after == before, "files changed outside FINRAG_HOME"
-        assert not any(self.outside.iterdir()), f"something was written to {self.outside}"
-        assert not list(self.root.parent.glob("outside*/NAME*")), "a path escape wrote next to the sandbox"
-
-
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch) -> Sandbox:
     box = Sandbox(tmp_path / "box")
@@ -73,26 +22,3 @@ def sandbox(tmp_path, monkeypatch) -> Sandbox:
     return box
 
 
-def copy_inputs(hostile: tuple[Path, dict[str, str]], target: Path, names=None) -> list[str]:
-    """Copy hostile files (and their sidecars) into ``target``; returns the names copied."""
-    folder, expected = hostile
-    names = list(names or expected)
-    for name in names:
-        shutil.copy(folder / name, target / name)
-        sidecar = folder / f"{name}.yaml"
-        if sidecar.exists():
-            shutil.copy(sidecar, target / sidecar.name)
-    return names
-
-
-def assert_no_duplicate_rows(wh) -> None:
-    checks = {
-        "core.filings": "filing_id",
-        "core.pages": "filing_id, page_number",
-        "core.chunks": "chunk_id",
-        "core.table_rows": "filing_id, table_id, row_index",
-        "core.xbrl_facts": "filing_id, fact_id",
-    }
-    for table, key in checks.items():
-        dupes = wh.query_df(f"SELECT {key}, count(*) AS n FROM {table} GROUP BY {key} HAVING n > 1")
-        assert dupes.empty, f"duplicate rows in {table}: {dupes.head().to_dict('records')}"

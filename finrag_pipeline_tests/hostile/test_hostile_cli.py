@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import PDF_EXCERPT, assert_no_duplicate_rows, copy_inputs
+from _hostile import PDF_EXCERPT, assert_no_duplicate_rows, copy_inputs
 
 from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import FinragPaths

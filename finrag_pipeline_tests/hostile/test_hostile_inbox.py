@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import PDF_EXCERPT, copy_inputs
+from _hostile import PDF_EXCERPT, copy_inputs, hold_lock
 
 from finrag_pipeline.core.ingest.errors import STATUS_REMEDIES
 from finrag_pipeline.core.ingest.registry import validate_filing_id
@@ -78,3 +78,27 @@ def test_the_inbox_sensor_gives_every_hostile_entry_its_status(sandbox, hostile_
                            "AND original_name = 'scanned.pdf' ORDER BY logged_at")["message"].tolist()
     assert len(repeated) == 2 and "not retried" in repeated[1]
     sandbox.assert_nothing_outside()
+
+
+def test_a_held_warehouse_makes_the_sensor_wait_not_fail(sandbox, hostile_files, monkeypatch):
+    import dagster as dg
+
+    from finrag_pipeline.defs.local_runs import tick_inbox_sensor
+
+    paths = FinragPaths.from_env(str(sandbox.home)).ensure()
+    wh = Warehouse(paths.warehouse)
+    wh.execute("SELECT 1")
+    copy_inputs(hostile_files, paths.inbox, ["scanned.pdf"])
+    monkeypatch.setenv("FINRAG_LOCK_WAIT_SECONDS", "1")
+    instance = dg.DagsterInstance.ephemeral()
+    reader = hold_lock(paths.warehouse, "ro")
+    try:
+        blocked = tick_inbox_sensor(instance)
+    finally:
+        reader.kill()
+        reader.wait()
+    assert blocked.run_requests == [] and not blocked.asset_events
+    assert f"locked by PID {reader.pid}" in blocked.skip_reason.skip_message
+    assert (paths.inbox / "scanned.pdf").exists()                       # still waiting, not lost
+    after = tick_inbox_sensor(instance, blocked.cursor)
+    assert [e.metadata["status"].value for e in after.asset_events] == ["needs_ocr"]

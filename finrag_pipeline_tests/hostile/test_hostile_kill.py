@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from conftest import PDF_EXCERPT, assert_no_duplicate_rows
+from _hostile import PDF_EXCERPT, assert_no_duplicate_rows
 
 from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import REPO_ROOT, FinragPaths

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import PDF_EXCERPT, make_hostile_files
+from _hostile import PDF_EXCERPT, make_hostile_files
 
 from finrag_pipeline.core.catalog import register_file
 from finrag_pipeline.core.ingest.limits import IngestLimits, load_ingest_limits
@@ -67,3 +67,13 @@ def test_a_huge_table_is_cut_and_the_ingest_says_it_is_partial(tmp_path, limits)
     plain = tmp_path / "plain.htm"
     plain.write_text(make_hostile_files.ixbrl_excerpt(), encoding="ascii")
     assert len(parsed.table_rows) - len(big) == len(parse_filing(plain).table_rows)
+
+
+def test_a_mostly_text_pdf_with_a_scanned_page_is_parsed_with_a_partial_note(tmp_path):
+    path = tmp_path / "one_scan.pdf"
+    make_hostile_files.scanned_pdf(path, text_pages=4, total_pages=5)
+    parsed = parse_filing(path)
+    assert parsed.meta.n_pages == 5 and parsed.pages[4].char_count < 25
+    assert [n for n in parsed.notes if n.startswith("partial:")] == [
+        "partial: 1 of 5 pages have no text layer (pages 5); they are not searchable until the PDF is OCRed"]
+    assert not [n for n in parse_filing(PDF_EXCERPT).notes if n.startswith("partial:")]

@@ -9,22 +9,9 @@ import sys
 import time
 
 import pytest
+from _hostile import hold_lock
 
 from finrag_pipeline.core.warehouse import Warehouse, WarehouseBusy, live_copy
-
-HOLD = """
-import duckdb, sys, time
-con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
-print("holding", flush=True)
-time.sleep(float(sys.argv[3]))
-"""
-
-
-def _hold(path, mode: str, seconds: float = 60) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), mode, str(seconds)], stdout=subprocess.PIPE,
-                            text=True)
-    assert proc.stdout.readline().strip() == "holding"
-    return proc
 
 
 @pytest.fixture
@@ -36,7 +23,7 @@ def warehouse(tmp_path):
 
 
 def test_a_blocked_writer_says_who_holds_the_lock_and_how_long_it_waited(warehouse):
-    holder = _hold(warehouse.path, "ro")
+    holder = hold_lock(warehouse.path, "ro")
     try:
         t0 = time.monotonic()
         with pytest.raises(WarehouseBusy) as exc:
@@ -55,7 +42,7 @@ def test_a_blocked_writer_says_who_holds_the_lock_and_how_long_it_waited(warehou
 
 
 def test_live_reads_use_a_copy_and_never_block_a_writer(warehouse):
-    writer = _hold(warehouse.path, "rw")   # another process is writing: the live file is locked
+    writer = hold_lock(warehouse.path, "rw")   # another process is writing: the live file is locked
     try:
         with live_copy(warehouse.path, warehouse.path.parent / "scratch") as con:
             assert con.execute("SELECT filing_id FROM core.filings").fetchall() == [("AAPL-2022-10K",)]
@@ -78,7 +65,7 @@ def test_sql_live_cli_reads_while_a_writer_holds_the_warehouse(tmp_path, monkeyp
     wh = Warehouse(home / "warehouse.duckdb")
     wh.replace_rows("core.filings", [{"filing_id": "AAPL-2022-10K", "content_sha256": "ab"}],
                     where={"filing_id": "AAPL-2022-10K"})
-    writer = _hold(wh.path, "rw")
+    writer = hold_lock(wh.path, "rw")
     try:
         result = CliRunner().invoke(main, ["sql", "--live", "--json", "SELECT filing_id FROM core.filings"])
     finally:
@@ -106,7 +93,7 @@ def test_cli_ingest_blocked_by_a_reader_says_so_in_one_line(tmp_path):
     import os
     import shutil
 
-    from conftest import PDF_EXCERPT
+    from _hostile import PDF_EXCERPT
 
     from finrag_pipeline.core.paths import REPO_ROOT
 
@@ -116,7 +103,7 @@ def test_cli_ingest_blocked_by_a_reader_says_so_in_one_line(tmp_path):
     shutil.copy(PDF_EXCERPT, tmp_path / "apple.pdf")
     env = dict(os.environ, FINRAG_HOME=str(home), FINRAG_LOCK_WAIT_SECONDS="2",
                PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    reader = _hold(wh.path, "ro")          # an analyst's session on the live file
+    reader = hold_lock(wh.path, "ro")          # an analyst's session on the live file
     try:
         proc = subprocess.run([sys.executable, "-m", "finrag_pipeline.cli", "ingest", "--no-eval",
                                str(tmp_path / "apple.pdf")], env=env, capture_output=True, text=True, timeout=600)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import PDF_EXCERPT, copy_inputs, make_hostile_files
+from _hostile import PDF_EXCERPT, copy_inputs, make_hostile_files
 
 from finrag_pipeline.core import catalog
 from finrag_pipeline.core.catalog import register_file
@@ -166,3 +166,34 @@ def test_a_pdf_dated_before_the_active_version_is_stale(sandbox):
     older = register_file(sandbox.src / "original.pdf", paths, wh)
     assert older.status == "stale" and "dated 2022-10-28, before the active version" in older.message
     assert "2022-12-15" in older.message and older.filing_id == "AAPL-2022-10K"
+
+
+def test_edgar_download_names_cannot_leave_the_inbox(tmp_path):
+    from finrag_pipeline.core.edgar import EdgarFiling, inbox_file_name
+
+    hostile = EdgarFiling("AAPL", "0000320193", "Apple Inc.", "../../../tmp/x", "10-K", "2025-10-31",
+                          "2025-09-27", "..\\..\\evil/../../.bashrc")
+    name = inbox_file_name(hostile)
+    assert "/" not in name and "\\" not in name and not name.startswith(".")
+    assert contained(tmp_path / name, tmp_path).parent == tmp_path.resolve()
+
+
+def test_a_new_version_that_fails_to_parse_puts_the_previous_one_back(sandbox):
+    from finrag_pipeline.core.catalog import active_filings, load_filing, reject_filing
+
+    paths, wh = _setup(sandbox)
+    original = make_hostile_files.ixbrl_excerpt()
+    (sandbox.src / "v1.htm").write_text(original, encoding="ascii")
+    (sandbox.src / "v2.htm").write_text(_amended(original), encoding="ascii")
+    v1 = register_file(sandbox.src / "v1.htm", paths, wh)
+    v2 = register_file(sandbox.src / "v2.htm", paths, wh)
+    assert (v1.status, v2.status) == ("registered", "updated")
+    # the parse stage of v2 dies (a parser bug): v1 is the active version again, nothing is lost
+    rejected = reject_filing(wh, paths, load_filing(wh, "AAPL-2025-10K"), "error", "KeyError: 'x'", stage="parse")
+    assert "previous version" in rejected.message and v1.sha256[:16] in rejected.message
+    assert active_filings(wh) == ["AAPL-2025-10K"]
+    assert load_filing(wh, "AAPL-2025-10K").content_sha256 == v1.sha256
+    assert "stays active" in (paths.quarantine / "AAPL-2025-10K.reason.txt").read_text()
+    # the broken version is not retried; the original is a duplicate
+    assert not register_file(sandbox.src / "v2.htm", paths, wh).retried
+    assert register_file(sandbox.src / "v1.htm", paths, wh).status == "duplicate"

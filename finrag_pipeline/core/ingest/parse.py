@@ -31,7 +31,7 @@ from finrag_pipeline.core.ingest.registry import (
 )
 from finrag_pipeline.core.ingest.sections import assign_sections, find_printed_label
 from finrag_pipeline.core.ingest.tables import RawTable, to_table_rows
-from finrag_pipeline.core.ingest.text_quality import check_text_layer
+from finrag_pipeline.core.ingest.text_quality import check_text_layer, textless_pages_note
 from finrag_pipeline.core.models import FilingMeta, Page, TableRow, XbrlFact
 
 
@@ -85,6 +85,8 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
             for i, ((text, label), (sec, title)) in enumerate(zip(page_texts, sections, strict=True), start=1)
         ]
         notes = list(cover.notes)
+        if meta.source_format == "pdf":
+            notes += textless_pages_note([text for text, _ in page_texts])
         table_rows = _table_rows(raw_tables, fid, pages, notes)
     with timer.step("xbrl_facts"):
         facts = facts_fn(fid)

@@ -47,3 +47,14 @@ def check_text_layer(texts: Sequence[str], *, path: str | None = None, check_ocr
     if textless == n or textless > MAX_TEXTLESS_SHARE * n:
         raise IngestError("needs_ocr", f"{textless} of {n} pages ({textless / n:.0%}) have no text layer "
                           "(scanned or image-only); run OCR first", path=path)
+
+
+def textless_pages_note(texts: Sequence[str]) -> list[str]:
+    """A ``partial:`` note naming the pages without a text layer in a PDF that is mostly text (those pages
+    are not searchable; the ingest log says so), or nothing."""
+    textless = [i for i, t in enumerate(texts, start=1) if visible_chars(t) < MIN_TEXT_CHARS_PER_PAGE]
+    if not textless:
+        return []
+    shown = ", ".join(map(str, textless[:12])) + (", ..." if len(textless) > 12 else "")
+    return [f"partial: {len(textless)} of {len(texts)} pages have no text layer (pages {shown}); they are not "
+            "searchable until the PDF is OCRed"]

@@ -5,6 +5,7 @@ import dagster as dg
 from finrag_pipeline.core.catalog import active_filings
 from finrag_pipeline.core.edgar import load_automation_config
 from finrag_pipeline.core.inbox import InboxCursor, pending_files, process_inbox_file
+from finrag_pipeline.core.warehouse import WarehouseBusy
 from finrag_pipeline.defs.automation.jobs import ingest_filing_job
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
@@ -31,8 +32,14 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
     run_requests: list[dg.RunRequest] = []
     events: list[dg.AssetObservation] = []
 
+    busy: str | None = None
     for path in pending_files(inbox)[:MAX_FILES_PER_TICK]:
-        reg = process_inbox_file(path, paths, finrag.warehouse, quarantine)
+        try:
+            reg = process_inbox_file(path, paths, finrag.warehouse, quarantine)
+        except WarehouseBusy as exc:  # someone holds the warehouse: the files wait for the next tick
+            busy = str(exc)
+            context.log.warning(busy)
+            break
         cursor.handled[reg.sha256 or path.name] = reg.status
         context.log.info(f"{path.name}: {reg.status} ({reg.message})")
         if reg.ok:
@@ -49,20 +56,30 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
     # A run whose process died (kill -9) is failed, and a filing it left half-indexed is re-run once.
     for run_id, why in fail_dead_runs(context.instance):
         context.log.warning(f"run {run_id[:8]} marked failed: {why}")
-    wh = finrag.warehouse
-    active = [f for f in active_filings(wh) if f not in new_partitions]
-    shas = dict(wh.query_df("SELECT filing_id, content_sha256 FROM core.filings").itertuples(index=False))
-    for fid, run_key, why in repair_requests(context.instance, paths, wh, active, shas):
-        context.log.warning(f"{fid} is not completely ingested ({why}): requesting a repair run")
-        run_requests.append(dg.RunRequest(partition_key=fid, run_key=run_key, tags={"finrag/repair": why[:200]}))
+    if busy is None:
+        try:
+            run_requests += _repairs(context, paths, finrag.warehouse, new_partitions)
+        except WarehouseBusy as exc:
+            busy = str(exc)
+            context.log.warning(busy)
 
     return dg.SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=[filings_partitions.build_add_request(new_partitions)] if new_partitions else [],
         asset_events=events,
         cursor=cursor.to_json(),
-        skip_reason=None if run_requests or events else dg.SkipReason(f"nothing new in {inbox}"),
+        skip_reason=None if run_requests or events else dg.SkipReason(busy or f"nothing new in {inbox}"),
     )
+
+
+def _repairs(context: dg.SensorEvaluationContext, paths, wh, skip: list[str]) -> list[dg.RunRequest]:
+    active = [f for f in active_filings(wh) if f not in skip]
+    shas = dict(wh.query_df("SELECT filing_id, content_sha256 FROM core.filings").itertuples(index=False))
+    requests = []
+    for fid, run_key, why in repair_requests(context.instance, paths, wh, active, shas):
+        context.log.warning(f"{fid} is not completely ingested ({why}): requesting a repair run")
+        requests.append(dg.RunRequest(partition_key=fid, run_key=run_key, tags={"finrag/repair": why[:200]}))
+    return requests
 
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
