@@ -1,5 +1,7 @@
 """Asset checks on what ingest writes, backed by great-expectations. Blocking checks stop what follows:
-an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation."""
+an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation.
+Partitioned like their assets: each filing's result is recorded for that filing, so one failing filing is
+never hidden by the next passing one."""
 
 import dagster as dg
 import pandas as pd
@@ -7,6 +9,7 @@ import pandas as pd
 from finrag_pipeline.core.catalog import load_filing
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
+from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 
@@ -15,7 +18,7 @@ def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata})
 
 
-@dg.asset_check(asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
+@dg.asset_check(partitions_def=filings_partitions, asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
                 "(at least 90%), and every page number lies within the document.")
 def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
@@ -30,7 +33,7 @@ def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResour
     return _result(outcome, pages=len(df))
 
 
-@dg.asset_check(asset="table_rows", blocking=False, description="Every table row has a label and column "
+@dg.asset_check(partitions_def=filings_partitions, asset="table_rows", blocking=False, description="Every table row has a label and column "
                 "headers; most rows know the period of their columns.")
 def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
                                         finrag: FinragResource) -> dg.AssetCheckResult:
@@ -50,7 +53,7 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
         "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0})
 
 
-@dg.asset_check(asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
+@dg.asset_check(partitions_def=filings_partitions, asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
                 "a period end and a value.")
 def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
                                  finrag: FinragResource) -> dg.AssetCheckResult:
@@ -65,7 +68,7 @@ def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
     return _result(outcome, facts=len(df))
 
 
-@dg.asset_check(asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
+@dg.asset_check(partitions_def=filings_partitions, asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
                 "has a parent table; pages lie within the document.")
 def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
@@ -87,7 +90,7 @@ def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: Finra
 
 
 def _index_count_check(asset: str, count_fn_name: str):
-    @dg.asset_check(asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
+    @dg.asset_check(partitions_def=filings_partitions, asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
                     description=f"The {asset} holds exactly the filing's leaf chunks (no duplicates, none missing).")
     def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
                embedder: EmbedderResource) -> dg.AssetCheckResult:
