@@ -123,8 +123,16 @@ class PipelineReport:
 
 def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
     """The persistent instance under FINRAG_HOME/dagster_home (the one `make ui` opens)."""
+    from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
+
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
-    return dg.DagsterInstance.from_config(str(paths.dagster_home))
+    instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
+    # The UI's "Auto-materialize off" badge reads the asset daemon's pre-sensor pause switch, which a fresh
+    # instance has on. Automation runs through the finrag_automation sensor, which that switch does not
+    # stop: switched off so the badge does not claim automation is off while the sensor runs.
+    if get_auto_materialize_paused(instance):
+        set_auto_materialize_paused(instance, False)
+    return instance
 
 
 def collect_files(inputs: Iterable[str | Path]) -> list[Path]:

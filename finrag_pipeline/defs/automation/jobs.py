@@ -28,7 +28,8 @@ corpus_job = dg.define_asset_job(
 )
 
 marts_job = dg.define_asset_job(
-    "build_marts", selection=dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("marts"),
+    "build_marts",
+    selection=dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("staging", "marts"),
     description="Bootstrap leaderboard, dbt marts (tests as checks), the analysts' snapshot and the HTML "
                 "report: what automation runs after any evaluation changed, and the CLI after its evaluations.",
 )

@@ -3,6 +3,8 @@ an empty-text filing or duplicate chunk ids would poison chunks, indexes and eve
 Partitioned like their assets: each filing's result is recorded for that filing, so one failing filing is
 never hidden by the next passing one."""
 
+import warnings
+
 import dagster as dg
 import pandas as pd
 
@@ -11,6 +13,10 @@ from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+
+# Partitioned asset checks are a preview API; the warning is the same at every import.
+warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec",
+                        category=dg.PreviewWarning)
 
 
 def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
