@@ -221,3 +221,4 @@ def test_an_inbox_tick_that_only_quarantines_says_what_it_did(ui):
     [observation] = result.asset_events
     assert observation.metadata["file"].value == "menu.html"
     assert observation.metadata["tick"].value == reason
+    assert observation.metadata["dagster/row_count"].value == 1   # files held in quarantine

@@ -30,7 +30,6 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
     cursor = InboxCursor.from_json(context.cursor)
     new_partitions: list[str] = []
     run_requests: list[dg.RunRequest] = []
-    events: list[dg.AssetObservation] = []
     outcomes: list[tuple[str, Registration]] = []
 
     for path in pending_files(inbox)[:MAX_FILES_PER_TICK]:
@@ -45,16 +44,16 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
                                               run_key=f"{reg.filing_id}:{reg.sha256[:16]}",
                                               tags={"finrag/source_file": path.name,
                                                     "finrag/trigger": "inbox", "finrag/filing": reg.filing_id}))
-        elif reg.status != "duplicate":
-            events.append(dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
-                "file": path.name, "status": reg.status, "reason": reg.message,
-                "folder": dg.MetadataValue.path(str(quarantine))}))
 
     summary = tick_summary(outcomes)
     if outcomes:
         context.log.info(summary)
-        for event in events:
-            event.metadata["tick"] = dg.MetadataValue.text(summary)
+    held = sum(1 for p in quarantine.glob("*") if p.is_file() and not p.name.endswith(".reason.txt"))
+    events = [dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
+        "file": name, "status": reg.status, "reason": reg.message, "tick": dg.MetadataValue.text(summary),
+        "dagster/row_count": dg.MetadataValue.int(held),  # files held in quarantine
+        "folder": dg.MetadataValue.path(str(quarantine))})
+        for name, reg in outcomes if not reg.ok and reg.status != "duplicate"]
     return dg.SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=[filings_partitions.build_add_request(new_partitions)] if new_partitions else [],
