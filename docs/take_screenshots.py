@@ -10,6 +10,7 @@ pages below into docs/img/ (palette PNGs, to keep them small) and stops both ser
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +34,8 @@ def pages(ui: str, report: str) -> dict[str, tuple[str, str]]:
         "ui_timeline": (f"{ui}/overview/activity/timeline", "1400,700"),
         "ui_asset_chunks": (f"{ui}/assets/chunks?view=overview", "1400,900"),
         "report": (report, "1300,1800"),
+        "report_question_types": (f"{report}#metrics-per-question", "1300,1100"),
+        "report_worst_questions": (f"{report}#worst-questions", "1300,1000"),
     }
 
 
@@ -62,6 +65,10 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="names of the pages to shoot (default all)")
     args = ap.parse_args()
     home = Path(os.environ["FINRAG_HOME"])
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.defs.local_runs import get_instance
+
+    get_instance(FinragPaths.from_env(str(home))).dispose()  # as `finrag` opens it (the automation badge)
     env = {**os.environ, "DAGSTER_HOME": str(home / "dagster_home"), "FINRAG_REPORT_PORT": str(args.report_port)}
     bin_dir = Path(sys.executable).parent
     web = subprocess.Popen([str(bin_dir / "dagster-webserver"), "-w", str(REPO / "workspace.yaml"),
@@ -75,6 +82,10 @@ def main() -> None:
         wait_for(f"{ui}/server_info")
         wait_for(f"http://127.0.0.1:{args.report_port}/finrag_report.html")
         time.sleep(20)  # the code location loads in its own process after the server answers
+        # The first-visit "Join the Dagster community" dialog would cover every page: mark it seen.
+        request = urllib.request.Request(f"{ui}/graphql", data=json.dumps({"query": "mutation { setNuxSeen }"}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=30).close()
         OUT.mkdir(parents=True, exist_ok=True)
         for name, (url, size) in pages(ui, f"http://127.0.0.1:{args.report_port}/finrag_report.html").items():
             if args.only and name not in args.only:

@@ -276,7 +276,8 @@ def load_evidence_pages(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
             pages = [sorted({int(p["page"]) for p in group if p.get("page") is not None}) for group in groups]
         except (ValueError, TypeError, AttributeError, KeyError):
             continue
-        out[qa_id] = " | ".join("p. " + ", ".join(map(str, g)) for g in pages if g)
+        shown = list(dict.fromkeys("p. " + ", ".join(map(str, g)) for g in pages if g))  # groups on one page once
+        out[qa_id] = " | ".join(shown)
     return out
 
 
@@ -543,7 +544,7 @@ def leaderboard_table(board: pd.DataFrame) -> str:
     top = ranked.groupby(["scope", "k"], sort=True).head(LEADERBOARD_ROWS)
     view = pd.DataFrame({
         "scope": top["scope"], "rank": top["rank_in_scope_k"].astype(int), "config": top["config_name"],
-        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"],
+        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"].fillna("default"),
         "questions": top["n_questions"], "coverage": top["coverage"].map(lambda v: f"{v:.1%}"),
         **{name: [_fmt_ci(r, m) for _, r in top.iterrows()] for name, m in [
             ("hit@k chunk", "hit_chunk"), ("MRR chunk", "mrr_chunk"), ("nDCG chunk", "ndcg_chunk"),
@@ -577,9 +578,11 @@ def worst_questions_table(worst: pd.DataFrame, n_total: int | None = None,
                           evidence_pages: dict[str, str] | None = None) -> str:
     ranks, evidence_pages = ranks or {}, evidence_pages or {}
     worst = worst.sort_values(["scope", *(c for c in ("worst_rank",) if c in worst), "ndcg_chunk_mean", "qa_id"])
-    view = pd.DataFrame({c: worst[c] for c in ["scope", "qa_id", "filing_id", "question_type", "question",
+    view = pd.DataFrame({c: worst[c] for c in ["scope", "filing_id", "question_type", "question",
                                                  "reference_answer"] if c in worst})
     view["evidence"] = [evidence_pages.get(q, "") for q in worst["qa_id"]]
+    view["rank of the evidence page per configuration"] = [
+        ranks.get((q, s), "") for q, s in zip(worst["qa_id"], worst["scope"], strict=True)]
     for c in ("n_configs", "n_failed", "hit_chunk_mean", "ndcg_chunk_mean"):
         if c in worst:
             view[c] = worst[c]
@@ -589,8 +592,7 @@ def worst_questions_table(worst: pd.DataFrame, n_total: int | None = None,
         view["best configuration"] = [name if score is not None and not pd.isna(score) and score > 0
                                       else "none found it" for name, score in zip(worst["best_config_name"],
                                                                                    best_score, strict=True)]
-    view["rank of the evidence page per configuration"] = [
-        ranks.get((q, s), "") for q, s in zip(worst["qa_id"], worst["scope"], strict=True)]
+    view["qa_id"] = worst["qa_id"]
     shown = len(view)
     caption = (f"The {shown} hardest of {n_total if n_total is not None else shown} question x scope pairs "
                f"(up to {WORST_QUESTIONS} per scope), by mean nDCG over every configuration; "
@@ -600,6 +602,7 @@ def worst_questions_table(worst: pd.DataFrame, n_total: int | None = None,
 
 def filings_table(filings: pd.DataFrame) -> str:
     view = filings.rename(columns={"corpus_state_status": "corpus state status"})
+    view["last_evaluated"] = pd.to_datetime(view["last_evaluated"]).dt.strftime("%Y-%m-%d %H:%M")
     caption = (f"All {len(view)} filings evaluated; corpus state of each filing's newest whole-corpus run "
                "and how many filings that corpus held.")
     return _table_block(view, "filings", caption)
@@ -636,7 +639,9 @@ th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertica
 th { background: #f4f4f4; position: sticky; top: 0; z-index: 1; } .empty { color: #888; font-style: italic; }
 .scroll { max-height: 28rem; overflow: auto; border: 1px solid #ddd; margin: .3rem 0 1rem; }
 .caption { color: #444; margin: .8rem 0 .2rem; font-size: .9rem; } .note { color: #666; font-size: .8rem; }
-td { max-width: 28rem; } table.worst-questions td:last-child { font-size: .75rem; min-width: 22rem; }
+td { max-width: 28rem; } table.worst-questions td:nth-child(7) { font-size: .75rem; min-width: 22rem; }
+table.worst-questions td:nth-child(4), table.worst-questions td:nth-child(5) { min-width: 14rem; }
+table.worst-questions td:nth-child(2) { white-space: nowrap; }
 """
 
 
@@ -695,7 +700,8 @@ def load_report_summary(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection
 
 def _section(title: str, parts: Sequence[str], empty_message: str) -> str:
     body = "\n".join(parts) if parts else f'<p class="empty">{html.escape(empty_message)}</p>'
-    return f"<section><h2>{html.escape(title)}</h2>\n{body}\n</section>"
+    anchor = "-".join(title.lower().split()[:3]).strip("()")
+    return f'<section id="{html.escape(anchor)}"><h2>{html.escape(title)}</h2>\n{body}\n</section>'
 
 
 def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_path: str | os.PathLike) -> Path:

@@ -19,9 +19,16 @@ warnings.filterwarnings("ignore", message="Specifying a partitions_def on an Ass
                         category=dg.PreviewWarning)
 
 
+def _per_filing(metadata: dict) -> dict:
+    """Counts as text: the UI plots numeric check metadata across executions, which would draw one line
+    through different filings as if it were a trend."""
+    return {k: dg.MetadataValue.text(str(v)) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for k, v in metadata.items()}
+
+
 def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=outcome.success, metadata={
-        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata})
+    return dg.AssetCheckResult(passed=outcome.success, metadata=_per_filing({
+        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata}))
 
 
 @dg.asset_check(partitions_def=filings_partitions, asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
@@ -54,9 +61,9 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
         ("ExpectColumnValuesToBeBetween", {"column": "n_periods", "min_value": 1, "mostly": 0.7}),
     ], name="table_rows")
     # A warning, not an error: some real tables (equity roll-forwards, RSU activity) carry no period columns.
-    return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata={
+    return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata=_per_filing({
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "rows": len(df),
-        "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0})
+        "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0}))
 
 
 @dg.asset_check(partitions_def=filings_partitions, asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
@@ -67,7 +74,7 @@ def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
     df = finrag.warehouse.query_df(
         "SELECT concept, unit, period_end, value FROM core.xbrl_facts WHERE filing_id = ?", [fid])
     if df.empty:  # PDFs carry no XBRL: nothing to check is a pass, said so
-        return dg.AssetCheckResult(passed=True, metadata={"facts": 0, "note": "no inline XBRL in this filing"})
+        return dg.AssetCheckResult(passed=True, metadata=_per_filing({"facts": 0, "note": "no inline XBRL in this filing"}))
     outcome = validate(df, [
         ("ExpectColumnValuesToNotBeNull", {"column": c}) for c in ("concept", "unit", "period_end", "value")
     ], name="facts")
@@ -90,9 +97,9 @@ def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: Finra
         ("ExpectColumnValuesToBeBetween", {"column": "n_chars", "min_value": 1}),
     ], name="chunks")
     orphan_rows = int(rows["parent_id"].isna().sum())
-    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata={
+    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata=_per_filing({
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "chunks": len(df),
-        "table_row_chunks_without_parent": orphan_rows})
+        "table_row_chunks_without_parent": orphan_rows}))
 
 
 def _index_count_check(asset: str, count_fn_name: str):
@@ -105,7 +112,8 @@ def _index_count_check(asset: str, count_fn_name: str):
             "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
         index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get())
         actual = index.count(fid)
-        return dg.AssetCheckResult(passed=actual == expected, metadata={"index_rows": actual, "leaf_chunks": expected})
+        return dg.AssetCheckResult(passed=actual == expected,
+                                   metadata=_per_filing({"index_rows": actual, "leaf_chunks": expected}))
 
     return _check
 
