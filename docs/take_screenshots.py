@@ -34,9 +34,24 @@ def pages(ui: str, report: str) -> dict[str, tuple[str, str]]:
         "ui_timeline": (f"{ui}/overview/activity/timeline", "1400,700"),
         "ui_asset_chunks": (f"{ui}/assets/chunks?view=overview", "1400,900"),
         "report": (report, "1300,1800"),
-        "report_question_types": (f"{report}#metrics-per-question", "1300,1100"),
-        "report_worst_questions": (f"{report}#worst-questions", "1300,1000"),
+        "report_question_types": (_section_page(report, "metrics-per-question"), "1300,1000"),
+        "report_worst_questions": (_section_page(report, "worst-questions"), "1300,900"),
     }
+
+
+def _section_page(report_url: str, anchor: str) -> str:
+    """A page framing the report scrolled to one section (a headless screenshot ignores #anchors)."""
+    return report_url.rsplit("/", 1)[0] + f"/.shot-{anchor}.html"
+
+
+def write_section_pages(reports_dir: Path, report_name: str, anchors: list[str]) -> list[Path]:
+    pages_written = []
+    for anchor in anchors:
+        page = reports_dir / f".shot-{anchor}.html"
+        page.write_text(f'<html><body style="margin:0"><iframe src="{report_name}#{anchor}" '
+                        'style="border:0;width:100vw;height:100vh"></iframe></body></html>')
+        pages_written.append(page)
+    return pages_written
 
 
 def wait_for(url: str, seconds: float = 240) -> None:
@@ -87,11 +102,14 @@ def main() -> None:
                                          headers={"Content-Type": "application/json"})
         urllib.request.urlopen(request, timeout=30).close()
         OUT.mkdir(parents=True, exist_ok=True)
+        framing = write_section_pages(home / "reports", "finrag_report.html", ["metrics-per-question", "worst-questions"])
         for name, (url, size) in pages(ui, f"http://127.0.0.1:{args.report_port}/finrag_report.html").items():
             if args.only and name not in args.only:
                 continue
             shoot(url, size, OUT / f"{name}.png")
             print(name, (OUT / f"{name}.png").stat().st_size, "bytes")
+        for page in framing:
+            page.unlink()
     finally:
         for proc in (web, report):
             proc.terminate()
