@@ -163,7 +163,9 @@ def _print_summary(paths, report) -> None:
     click.echo(f"Indexes:          {paths.tantivy_dir.parent}")
     report_path = paths.reports_dir / "finrag_report.html"
     if report_path.exists():
-        click.echo(f"Report:           {report_path}")
+        from finrag_pipeline.core.reporting.serve import report_url
+
+        click.echo(f"Report:           {report_path}  (`finrag report --serve`: {report_url(report_path.name)})")
     click.echo(f"Dagster UI:       make ui  (DAGSTER_HOME={paths.dagster_home})")
 
 
