@@ -38,3 +38,36 @@ def test_unknown_triggers_are_refused():
     assert run_tags("automation") == {"finrag/trigger": "automation"}
     with pytest.raises(ValueError, match="unknown trigger"):
         run_tags("manual")
+
+
+def test_the_nightly_schedule_tags_each_run_schedule_and_its_filing(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from _synthetic_warehouse import build_synthetic_warehouse
+
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.defs.automation.schedules import nightly_reevaluation
+    from finrag_pipeline.defs.resources import FinragResource
+
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path))
+    build_synthetic_warehouse(FinragPaths.from_env(str(tmp_path)).ensure().warehouse)
+    context = dg.build_schedule_context(scheduled_execution_time=dt.datetime(2026, 11, 30, 3, 0))
+    requests = nightly_reevaluation(context, finrag=FinragResource())
+    assert [(r.partition_key, r.tags["finrag/trigger"], r.tags["finrag/filing"], r.run_key) for r in requests] == [
+        ("AAPL-2022-10K", "schedule", "AAPL-2022-10K", "nightly:2026-11-30:AAPL-2022-10K"),
+        ("MSFT-2022-10K", "schedule", "MSFT-2022-10K", "nightly:2026-11-30:MSFT-2022-10K")]
+
+
+def test_an_inbox_tick_summary_names_every_outcome():
+    from finrag_pipeline.core.catalog import Registration
+    from finrag_pipeline.defs.automation.sensors import tick_summary
+
+    outcomes = [("a.pdf", Registration("a.pdf", "1" * 64, "registered", "Apple 10-K FY2025", "AAPL-2025-10K")),
+                ("b.htm", Registration("b.htm", "2" * 64, "updated", "new bytes", "MSFT-2024-10K")),
+                ("c.pdf", Registration("c.pdf", "3" * 64, "duplicate", "same bytes as AAPL-2025-10K")),
+                ("menu.html", Registration("menu.html", "4" * 64, "not_a_filing", "no 10-K cover")),
+                ("scan.pdf", Registration("scan.pdf", "5" * 64, "scanned", "no text layer"))]
+    assert tick_summary(outcomes) == (
+        "2 registered (a.pdf -> AAPL-2025-10K, b.htm -> MSFT-2024-10K); 1 duplicate(s) (c.pdf); "
+        "2 quarantined: menu.html [not_a_filing: no 10-K cover]; scan.pdf [scanned: no text layer]")
+    assert tick_summary([]) == "0 registered; 0 duplicate(s); 0 quarantined"
