@@ -45,8 +45,9 @@ def code_location() -> tuple[str, str]:
     from finrag_pipeline.core.paths import REPO_ROOT
 
     entry = yaml.safe_load((REPO_ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
-    module = entry["module_name"] if isinstance(entry, dict) else entry
-    return (entry.get("location_name") or module) if isinstance(entry, dict) else module, module
+    if isinstance(entry, str):  # `python_module: pkg.mod`: the location is named after the module
+        return entry, entry
+    return entry.get("location_name") or entry["module_name"], entry["module_name"]
 
 
 def remote_job_origin(job_name: str):
@@ -159,7 +160,7 @@ def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, 
         result = execute_job(defs, job_name, instance, trigger=trigger, partition_key=partition_key,
                              run_config=quiet)
     for ev in result.get_asset_check_evaluations():
-        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
+        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, ev.partition or partition_key, ev.passed,
                               ev.severity.value))
     return result
 
