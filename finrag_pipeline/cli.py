@@ -84,7 +84,7 @@ def main(ctx: click.Context, home: str | None) -> None:
 
 
 def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool,
-         external_sets: list[tuple[str, str]] | None = None) -> Any:
+         external_sets: list[tuple[str, str]] | None = None, trigger: str = "cli") -> Any:
     from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
 
     paths = _paths(ctx.obj["home"])
@@ -95,7 +95,7 @@ def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool,
     instance = get_instance(paths)
     t0 = time.perf_counter()
     report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=click.echo,
-                          external_sets=external_sets or ())
+                          external_sets=external_sets or (), trigger=trigger)
     report.seconds["total"] = time.perf_counter() - t0
     return paths, report
 
@@ -111,7 +111,7 @@ def demo(ctx: click.Context, no_eval: bool) -> None:
     click.echo(f"finrag demo: sample corpus {SAMPLE_FILINGS_DIR}")
     external = [(str(SAMPLE_EXTERNAL_QA), "financebench")] if SAMPLE_EXTERNAL_QA.exists() else []
     paths, report = _run(ctx, [str(SAMPLE_FILINGS_DIR)], evaluate=not no_eval, marts=not no_eval,
-                         external_sets=external)
+                         external_sets=external, trigger="demo")
     _print_summary(paths, report)
     if report.failed or report.failed_checks:
         sys.exit(1)
@@ -136,7 +136,7 @@ def remove(ctx: click.Context, filing_id: str) -> None:
     """Remove a filing: out of the catalog and both indexes; the whole-corpus evaluation is refreshed."""
     from finrag_pipeline.core.catalog import mark_removed
     from finrag_pipeline.core.warehouse import Warehouse
-    from finrag_pipeline.defs.local_runs import get_instance
+    from finrag_pipeline.defs.local_runs import execute_job, get_instance
     from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
 
     paths = _paths(ctx.obj["home"])
@@ -151,8 +151,7 @@ def remove(ctx: click.Context, filing_id: str) -> None:
     instance = get_instance(paths)
     if instance.has_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id):
         instance.delete_dynamic_partition(FILINGS_PARTITIONS_NAME, filing_id)
-    result = defs.resolve_job_def("refresh_corpus_state").execute_in_process(instance=instance,
-                                                                             raise_on_error=False)
+    result = execute_job(defs, "refresh_corpus_state", instance, trigger="cli")
     click.echo(f"removed {filing_id}; corpus state refreshed ({'ok' if result.success else 'FAILED'})")
     if not result.success:
         sys.exit(1)
@@ -202,7 +201,9 @@ def _print_summary(paths, report) -> None:
     click.echo(f"Indexes:          {paths.tantivy_dir.parent}")
     report_path = paths.reports_dir / "finrag_report.html"
     if report_path.exists():
-        click.echo(f"Report:           {report_path}")
+        from finrag_pipeline.core.reporting.serve import report_url
+
+        click.echo(f"Report:           {report_path}  (`finrag report --serve`: {report_url(report_path.name)})")
     click.echo(f"Dagster UI:       make ui  (DAGSTER_HOME={paths.dagster_home})")
 
 
@@ -435,14 +436,29 @@ def sql(ctx, query, live, as_json) -> None:
 
 
 @main.command()
+@click.option("--serve", is_flag=True, help="Then serve the reports folder over http until Ctrl-C (the Dagster "
+              "UI links the report there).")
+@click.option("--port", type=int, default=None, help="Port for --serve (default FINRAG_REPORT_PORT or 8765).")
 @click.pass_context
-def report(ctx) -> None:
-    """Rebuild the HTML report from the analysts' snapshot."""
+def report(ctx, serve: bool, port: int | None) -> None:
+    """Rebuild the HTML report from the analysts' snapshot (and serve it with --serve)."""
     from finrag_pipeline.core.reporting.report import build_report
+    from finrag_pipeline.core.reporting.serve import make_server
 
     paths = _paths(ctx.obj["home"])
     source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
-    click.echo(build_report(source, paths.reports_dir / "finrag_report.html"))
+    out = build_report(source, paths.reports_dir / "finrag_report.html")
+    click.echo(out)
+    if serve:
+        server = make_server(paths.reports_dir, port=port)
+        host, bound = server.server_address[:2]
+        click.echo(f"serving {paths.reports_dir} at http://{host}:{bound}/{out.name} (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
 
 
 @main.command()

@@ -1,10 +1,13 @@
 """The Dagster code location: ``dagster dev -w workspace.yaml`` (or ``make ui``) loads ``defs``."""
 
+import warnings
+
 import dagster as dg
 
 from finrag_pipeline.defs.automation.jobs import corpus_job, evaluate_filing_job, ingest_filing_job, marts_job
 from finrag_pipeline.defs.automation.schedules import edgar_poller, nightly_reevaluation
 from finrag_pipeline.defs.automation.sensors import QUARANTINE_ASSET, automation_sensor, inbox_sensor
+from finrag_pipeline.defs.catalog_metadata import with_catalog_metadata
 from finrag_pipeline.defs.evaluation import assets as evaluation_assets
 from finrag_pipeline.defs.index import assets as index_assets
 from finrag_pipeline.defs.ingest import assets as ingest_assets
@@ -14,15 +17,20 @@ from finrag_pipeline.defs.qa import assets as qa_assets
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 quarantine_spec = dg.AssetSpec(
-    QUARANTINE_ASSET, group_name="ingest",
+    QUARANTINE_ASSET, group_name="ingest", kinds={"file"},
     description="Files the inbox sensor could not accept (not a filing, corrupt, scanned, empty, unsupported). "
-                "Each observation names the file and the reason; the file sits in the quarantine folder.",
+                "Each observation (one per file, recorded by the inbox sensor's tick) names the file, its status and "
+                "the reason, and the tick's summary; the file sits in the quarantine folder beside a .reason.txt.",
 )
 
-ALL_ASSETS = [
-    *dg.load_assets_from_modules([ingest_assets, index_assets, qa_assets, evaluation_assets, marts_assets]),
-    quarantine_spec,
-]
+# Owners, tags, freshness and the "what triggers what" chain per group; links to the source of each asset
+# (code references are a beta API: its warnings say nothing a user can act on).
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    ALL_ASSETS = dg.with_source_code_references(dg.map_asset_specs(with_catalog_metadata, [
+        *dg.load_assets_from_modules([ingest_assets, index_assets, qa_assets, evaluation_assets, marts_assets]),
+        quarantine_spec,
+    ]))
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,

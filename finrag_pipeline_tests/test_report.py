@@ -11,11 +11,19 @@ from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_
 from plotly.offline import get_plotlyjs
 
 from finrag_pipeline.core.reporting import build_report
-from finrag_pipeline.core.reporting.report import load_answer_quality, load_leaderboard
+from finrag_pipeline.core.reporting import report as report_module
+from finrag_pipeline.core.reporting.report import (
+    load_answer_quality,
+    load_leaderboard,
+    load_question_ranks,
+    load_report_summary,
+    load_worst_questions,
+)
 from finrag_pipeline.core.warehouse import Warehouse
 
-CHART_DIVS = ['id="chart-leaderboard-filing"', 'id="chart-leaderboard-corpus"', 'id="chart-question-type"',
-              'id="chart-corpus-growth"', 'id="chart-answer-quality"', 'id="chart-response-states"']
+CHART_DIVS = ['id="chart-leaderboard-filing"', 'id="chart-leaderboard-corpus"', 'id="chart-question-type-filing"',
+              'id="chart-question-type-corpus"', 'id="chart-corpus-growth"', 'id="chart-answer-quality"',
+              'id="chart-response-states"']
 
 
 def assert_full_report(text: str) -> None:
@@ -171,3 +179,115 @@ def test_report_without_external_set_says_how_to_get_one(tmp_path):
     build_synthetic_warehouse(wh)
     text = build_report(wh, tmp_path / "report.html").read_text()
     assert "No external QA set imported" in text
+
+# ---------------------------------------------------------------------------------------------
+# What the report says about itself: how much of each table it shows, what could not be computed,
+# what there was nothing to compare with.
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"<h2>{title}")
+    return text[start:text.index("</section>", start)]
+
+
+def test_leaderboard_says_top_n_of_m_and_is_sorted_by_scope_and_k(tmp_path, monkeypatch):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    # 7 rows: filing k=5 (bm25-k5, bm25-k5-w256, dense-k5), filing k=10 (3 configs), corpus k=5 (bm25-k5)
+    monkeypatch.setattr(report_module, "LEADERBOARD_ROWS", 1)
+    section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Retriever leaderboard")
+    assert "Top 3 of 7 rows: the best 1 configurations of each scope and k" in section
+    assert '<div class="scroll"><table class="leaderboard">' in section
+    body = section[section.index("<tbody>"):section.index("</tbody>")]
+    rows = [r.split("</td><td>")[:5] for r in body.split("<tr><td>")[1:]]
+    assert [(r[0], r[4]) for r in rows] == [("corpus", "5"), ("filing", "5"), ("filing", "10")]
+
+
+def test_uncomputed_metrics_show_na_with_the_reason(tmp_path, monkeypatch):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Retriever leaderboard")
+    w256 = section[section.index("<td>bm25-k5-w256</td>"):]
+    w256 = w256[:w256.index("</tr>")]
+    # chunk-level metrics of a chunking variant are not computable; page-level ones are
+    assert w256.count("<td>n/a</td>") == 4 and "0.750 [" in w256
+    assert "n/a: not computed. Chunk-level metrics of a chunking variant" in section
+
+
+def test_question_types_are_a_heatmap_with_intervals_on_hover(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    text = build_report(wh, tmp_path / "r.html").read_text()
+    section = _section(text, "Metrics per question type")
+    assert section.count('"hovertemplate":"%{y}\\u003cbr\\u003e%{x}: %{text}') == 2   # one heatmap per scope
+    # bm25-k5 on the two factual questions (q2 missed, m1 hit): 0.5 with its Wilson interval
+    assert "0.500 [0.095, 0.905], n=2" in section
+    assert "(not computable), n=2" in section   # chunk hits of the window-256 variant ("n/a", "/" escaped)
+
+
+def test_growth_regressions_and_filings_when_there_is_a_single_run(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    con = duckdb.connect(str(wh))
+    con.execute("delete from eval.retrieval_results where run_id in ('A1', 'A4')")  # the earlier runs
+    con.execute("insert into core.corpus_versions (corpus_state, filing_ids, n_filings, n_chunks, embedder) "
+                "values ('corpus-2', '[]', 2, 6, 'test')")
+    con.close()
+    text = build_report(wh, tmp_path / "r.html").read_text()
+    assert 'id="chart-corpus-growth"' not in text
+    assert "every run so far saw 2 filing(s)" in _section(text, "Corpus growth")
+    assert "No earlier run: every configuration x filing x scope has been evaluated once" in text
+    filings = _section(text, "Filings evaluated")
+    assert "All 2 filings evaluated" in filings
+    assert "<td>AAPL-2022-10K</td><td>Apple Inc.</td><td>2022</td><td>5</td>" in filings.replace("\n", "")
+    assert filings.count("<td>current</td>") == 2
+
+
+def test_worst_questions_show_reference_evidence_and_every_configurations_rank(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    con = duckdb.connect(str(wh))
+    con.execute("""update qa.items set evidence = '[[{"chunk_id": "c", "filing_id": "AAPL-2022-10K", "page": 41}],
+                   [{"chunk_id": "d", "filing_id": "AAPL-2022-10K", "page": 7}, {"chunk_id": "e",
+                     "filing_id": "AAPL-2022-10K", "page": 9}]]' where qa_id = 'q2'""")
+    con.execute("update eval.retrieval_results set first_relevant_rank_page = 3 "
+                "where qa_id = 'q2' and config_name = 'bm25-k5-w256'")
+    worst = load_worst_questions(con)
+    ranks = load_question_ranks(con, worst)
+    con.close()
+    # q2 in the filing scope: dense-k5 missed it, the w256 variant found its page at rank 3, the newest bm25-k5
+    # run (A2) missed it
+    assert ranks[("q2", "filing")] == "bm25-k5: miss; bm25-k5-w256: #3; dense-k5: miss"
+    assert ranks[("q4", "filing")].startswith("bm25-k5: error")
+    section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Worst questions")
+    assert "p. 41 | p. 7, 9" in section and "<td>42</td>" in section
+    assert "bm25-k5-w256: #3" in section
+    assert "none found it" in section          # a question every configuration missed has no "best"
+    assert "The 21 hardest of 33 question x scope pairs" in section
+
+
+def test_report_summary_lists_the_best_of_each_scope_and_k(tmp_path):
+    wh = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(wh)
+    summary = load_report_summary(wh)
+    assert list(zip(summary["scope"], summary["k"], summary["configs"], strict=True)) == [
+        ("corpus", 5, 1), ("filing", 5, 3), ("filing", 10, 3)]
+    assert summary.iloc[0]["best"] == "bm25-k5"
+
+
+def test_report_served_over_http(tmp_path):
+    import threading
+    import urllib.request
+
+    from finrag_pipeline.core.reporting.serve import make_server
+
+    (tmp_path / "finrag_report.html").write_text("<html>report</html>")
+    server = make_server(tmp_path, host="127.0.0.1", port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/finrag_report.html"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200 and response.read() == b"<html>report</html>"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,13 +1,23 @@
 """Run the asset graph in this process against a Dagster instance: what `finrag demo`, `finrag ingest`
-and the end-to-end tests do. Every run is recorded in the instance, so `make ui` shows it."""
+and the end-to-end tests do. Every run is recorded in the instance, so `make ui` shows it.
+
+Each run is a run of one of the code location's jobs, created with the same remote origin the webserver
+gives a run it launches (repository ``__repository__`` in location ``finrag_pipeline`` of workspace.yaml):
+the UI's job pages list runs by the ``.dagster/repository`` tag that origin adds, and the Overview
+timeline places runs by it. A run without it (plain ``execute_in_process``) is invisible there.
+Every run is also tagged with what started it (``finrag/trigger``) and the filing (``finrag/filing``).
+"""
 
 import contextlib
+import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import dagster as dg
+import yaml
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
 from finrag_pipeline.core.paths import FinragPaths
@@ -16,6 +26,84 @@ from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
 from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
 
 SUPPORTED_SUFFIXES = (".pdf", ".htm", ".html", ".xhtml")
+TRIGGER_TAG = "finrag/trigger"
+FILING_TAG = "finrag/filing"
+TRIGGERS = ("demo", "cli", "inbox", "automation", "schedule")
+REPOSITORY_NAME = "__repository__"  # what dg.Definitions are called inside a code location
+IMPLICIT_ASSET_JOB = "__ASSET_JOB"   # the job the automation daemon launches asset runs of
+
+
+def run_tags(trigger: str, filing_id: str | None = None) -> dict[str, str]:
+    """The tags every finrag run carries: what started it, and the filing (partition) when there is one."""
+    if trigger not in TRIGGERS:
+        raise ValueError(f"unknown trigger {trigger!r}; one of {TRIGGERS}")
+    return {TRIGGER_TAG: trigger, **({FILING_TAG: filing_id} if filing_id else {})}
+
+
+@cache
+def code_location() -> tuple[str, str]:
+    """(location name, module) of the code location in workspace.yaml: the one `dagster dev` loads."""
+    from finrag_pipeline.core.paths import REPO_ROOT
+
+    entry = yaml.safe_load((REPO_ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
+    if isinstance(entry, str):  # `python_module: pkg.mod`: the location is named after the module
+        return entry, entry
+    return entry.get("location_name") or entry["module_name"], entry["module_name"]
+
+
+def remote_job_origin(job_name: str):
+    """The origin the webserver gives a run of ``job_name`` launched from the workspace.yaml location."""
+    from dagster._core.remote_origin import (
+        ManagedGrpcPythonEnvCodeLocationOrigin,
+        RemoteJobOrigin,
+        RemoteRepositoryOrigin,
+    )
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+    from finrag_pipeline.core.paths import REPO_ROOT
+
+    location, module = code_location()
+    origin = ManagedGrpcPythonEnvCodeLocationOrigin(
+        loadable_target_origin=LoadableTargetOrigin(executable_path=sys.executable, module_name=module,
+                                                    working_directory=str(REPO_ROOT)),
+        location_name=location)
+    return RemoteJobOrigin(repository_origin=RemoteRepositoryOrigin(origin, REPOSITORY_NAME), job_name=job_name)
+
+
+def repository_label() -> str:
+    """The value of the ``.dagster/repository`` tag on every run of the code location."""
+    return f"{REPOSITORY_NAME}@{code_location()[0]}"
+
+
+def execute_job(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, *, trigger: str,
+                partition_key: str | None = None, asset_selection: Iterable[dg.AssetKey] | None = None,
+                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None) -> dg.ExecuteInProcessResult:
+    """Execute a job of the code location in this process, recorded as a run of that job (with its
+    remote origin, as if launched from the UI) and tagged with its trigger and filing."""
+    job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
+           else defs.resolve_job_def(job_name))
+    all_tags = {**(tags or {}), **run_tags(trigger, partition_key)}
+    with _runs_created_with_origin(instance, remote_job_origin(job.name)):
+        return job.execute_in_process(run_config=run_config, instance=instance, partition_key=partition_key,
+                                      asset_selection=list(asset_selection) if asset_selection else None,
+                                      tags=all_tags, raise_on_error=False)
+
+
+@contextlib.contextmanager
+def _runs_created_with_origin(instance: dg.DagsterInstance, origin) -> Iterator[None]:
+    """``execute_in_process`` has no parameter for the remote origin: hand it to the one run it creates.
+    Scoped to this instance object and this call."""
+    create = instance.create_run_for_job
+
+    def create_with_origin(*args, **kwargs):
+        kwargs["remote_job_origin"] = kwargs.get("remote_job_origin") or origin
+        return create(*args, **kwargs)
+
+    instance.create_run_for_job = create_with_origin
+    try:
+        yield
+    finally:
+        del instance.create_run_for_job  # back to the class's method
 
 
 @dataclass
@@ -37,8 +125,16 @@ class PipelineReport:
 
 def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
     """The persistent instance under FINRAG_HOME/dagster_home (the one `make ui` opens)."""
+    from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
+
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
-    return dg.DagsterInstance.from_config(str(paths.dagster_home))
+    instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
+    # The UI's "Auto-materialize off" badge reads the asset daemon's pre-sensor pause switch, which a fresh
+    # instance has on. Automation runs through the finrag_automation sensor, which that switch does not
+    # stop: switched off so the badge does not claim automation is off while the sensor runs.
+    if get_auto_materialize_paused(instance):
+        set_auto_materialize_paused(instance, False)
+    return instance
 
 
 def collect_files(inputs: Iterable[str | Path]) -> list[Path]:
@@ -56,16 +152,16 @@ _ERRORS_ONLY_JOBS = {"build_marts"}
 
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
-             partition_key: str | None = None, log_dir: Path | None = None) -> dg.ExecuteInProcessResult:
-    job = defs.resolve_job_def(job_name)
+             partition_key: str | None = None, log_dir: Path | None = None,
+             trigger: str = "cli") -> dg.ExecuteInProcessResult:
     # The console shows warnings and errors; every event is still in the instance for `make ui`.
     level = "ERROR" if job_name in _ERRORS_ONLY_JOBS else "WARNING"
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
     with _stdout_to(log_dir / f"{job_name}.log" if log_dir else None):
-        result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=partition_key,
-                                        raise_on_error=False, tags={PID_TAG: process_token()})
+        result = execute_job(defs, job_name, instance, trigger=trigger, partition_key=partition_key,
+                             run_config=quiet, tags={PID_TAG: process_token()})
     for ev in result.get_asset_check_evaluations():
-        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, partition_key, ev.passed,
+        report.checks.append((ev.asset_key.to_user_string(), ev.check_name, ev.partition or partition_key, ev.passed,
                               ev.severity.value))
     return result
 
@@ -85,9 +181,10 @@ def _stdout_to(path: Path | None) -> Iterator[None]:
 def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.DagsterInstance,
                  defs: dg.Definitions, *, evaluate: bool = True, build_marts: bool = True,
                  progress: Callable[[str], None] = print,
-                 external_sets: Iterable[tuple[str | Path, str]] = ()) -> PipelineReport:
+                 external_sets: Iterable[tuple[str | Path, str]] = (), trigger: str = "cli") -> PipelineReport:
     """Register ``files``, ingest every new or changed filing, refresh the corpus, import the
-    ``external_sets`` ((path, format) pairs, as `finrag qa import`), evaluate, build marts."""
+    ``external_sets`` ((path, format) pairs, as `finrag qa import`), evaluate, build marts.
+    ``trigger`` ("demo" or "cli") tags every run."""
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
@@ -113,7 +210,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     t0 = time.perf_counter()
     for i, fid in enumerate(to_ingest, 1):
         progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
-        result = _execute(defs, "ingest_filing", instance, report, fid, logs)
+        result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
         if not result.success:
             report.failed[fid] = _first_error(result)
             progress(f"  failed: {report.failed[fid]}")
@@ -123,7 +220,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     report.seconds["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    _execute(defs, "refresh_corpus_state", instance, report, log_dir=logs)
+    _execute(defs, "refresh_corpus_state", instance, report, log_dir=logs, trigger=trigger)
     report.seconds["corpus_state"] = time.perf_counter() - t0
     external_sets = list(external_sets)
     if external_sets:
@@ -141,14 +238,14 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         ready = [f for f in active_filings(wh) if f not in report.failed]
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
-            result = _execute(defs, "evaluate_filing", instance, report, fid, logs)
+            result = _execute(defs, "evaluate_filing", instance, report, fid, logs, trigger)
             if not result.success:
                 report.failed[fid] = _first_error(result)
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
         progress(f"building dbt marts, the analysts' snapshot and the report (dbt log: {logs / 'build_marts.log'})")
-        result = _execute(defs, "build_marts", instance, report, log_dir=logs)
+        result = _execute(defs, "build_marts", instance, report, log_dir=logs, trigger=trigger)
         if not result.success:
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
@@ -177,12 +274,12 @@ def tick_inbox_sensor(instance: dg.DagsterInstance, cursor: str | None = None) -
 
 def execute_sensor_result(defs: dg.Definitions, instance: dg.DagsterInstance, result: dg.SensorResult,
                           job_name: str = "ingest_filing") -> list[dg.ExecuteInProcessResult]:
-    """Add the partitions a sensor asked for and run its requests in this process."""
+    """Add the partitions a sensor asked for and run its requests in this process, as the daemon would
+    (the requests carry the sensor's trigger tag)."""
     for request in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    job = defs.resolve_job_def(job_name)
-    return [job.execute_in_process(instance=instance, partition_key=r.partition_key, tags=r.tags,
-                                   raise_on_error=False) for r in result.run_requests]
+    return [execute_job(defs, job_name, instance, trigger=r.tags.get(TRIGGER_TAG, "inbox"),
+                        partition_key=r.partition_key, tags=r.tags) for r in result.run_requests]
 
 
 def run_automation_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor=None,
@@ -202,10 +299,9 @@ def run_automation_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstanc
 def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
                       result: dg.EvaluateAutomationConditionsResult) -> list[tuple[str, str | None]]:
     """Run what one automation tick requested, upstream first: consecutive assets (in topological order)
-    that share partitioning run together, one run per partition key, as the daemon's run grouping would."""
+    that share partitioning run together, one run per partition key, as the daemon's run grouping would:
+    runs of the implicit asset job, tagged ``finrag/trigger=automation``."""
     graph = defs.resolve_asset_graph()
-    # The code location's own assets and checks (no upward import of definitions.py): the checks run too.
-    targets = [*(defs.assets or []), *(defs.asset_checks or [])]
     order = [k for k in graph.toposorted_asset_keys if result.get_num_requested(k)]
     groups: list[tuple[bool, list[dg.AssetKey]]] = []
     for key in order:
@@ -219,8 +315,8 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
         partition_keys = sorted(set().union(*(result.get_requested_partitions(k) for k in keys))) if partitioned else [None]
         for pk in partition_keys:
             selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]
-            run = dg.materialize(targets, selection=selection, partition_key=pk, instance=instance,
-                                 resources=defs.resources, raise_on_error=False)
+            run = execute_job(defs, IMPLICIT_ASSET_JOB, instance, trigger="automation", partition_key=pk,
+                              asset_selection=selection)
             if not run.success:
                 raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "
                                    f"{_first_error(run)}")

@@ -44,8 +44,9 @@ ALL_RETRIEVAL_METRICS = [
     "hit_page", "mrr_page", "ndcg_page", "recall_page", "precision_page", "ap_page", "all_evidence_hit",
 ]
 ANSWER_METRICS = list(ANSWER_METRIC_NAMES)
-LEADERBOARD_ROWS = 10
-WORST_QUESTIONS = 15
+LEADERBOARD_ROWS = 10   # per scope and k
+WORST_QUESTIONS = 15    # per scope
+NOT_COMPUTED = "n/a"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -329,11 +330,91 @@ def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                 hit_chunk_mean=("hit_chunk", "mean"), ndcg_chunk_mean=("ndcg_chunk", "mean"),
                 question_type=("question_type", "first"))
            .reset_index())
+    best = (rows.sort_values("ndcg_chunk", ascending=False, na_position="last")
+            .drop_duplicates(["qa_id", "filing_id", "scope"])
+            [["qa_id", "filing_id", "scope", "config_name", "ndcg_chunk"]]
+            .rename(columns={"config_name": "best_config_name", "ndcg_chunk": "best_ndcg_chunk"}))
+    agg = agg.merge(best, on=["qa_id", "filing_id", "scope"], how="left")
     if _has_table(con, "qa", "items"):
-        questions = _df(con, "select qa_id, any_value(question) as question from qa.items group by qa_id")
+        questions = _df(con, "select qa_id, any_value(question) as question, "
+                             "any_value(reference_answer) as reference_answer from qa.items group by qa_id")
         agg = agg.merge(questions, on="qa_id", how="left")
     agg = agg.sort_values(["scope", "ndcg_chunk_mean", "hit_chunk_mean", "qa_id"])
     return agg.groupby("scope", group_keys=False).head(WORST_QUESTIONS)
+
+
+def load_question_ranks(con: duckdb.DuckDBPyConnection, questions: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(qa_id, scope) -> every configuration's rank of the first relevant page in its newest run
+    ("miss" when it was not in the top k, "error" when the retriever failed)."""
+    rows = _latest_retrieval_rows(con)
+    if rows.empty or questions.empty:
+        return {}
+    wanted = set(zip(questions["qa_id"], questions["scope"], strict=True))
+    rows = rows[[(q, s) in wanted for q, s in zip(rows["qa_id"], rows["scope"], strict=True)]]
+    out: dict[tuple[str, str], str] = {}
+    for (qa_id, scope), g in rows.groupby(["qa_id", "scope"], sort=False):
+        parts = []
+        for _, r in g.sort_values(["k", "config_name"]).iterrows():
+            rank = r.get("first_relevant_rank_page")
+            shown = ("error" if r["is_failed"] else "n/a" if r["is_no_relevant"]
+                     else "miss" if rank is None or pd.isna(rank) else f"#{int(rank)}")
+            parts.append(f"{r['config_name']}: {shown}")
+        out[(qa_id, scope)] = "; ".join(parts)
+    return out
+
+
+def load_evidence_pages(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """qa_id -> the evidence pages of its required groups ("p. 4" or "p. 4 | p. 12, 13")."""
+    if not _has_table(con, "qa", "items"):
+        return {}
+    out = {}
+    for qa_id, evidence in con.execute("select qa_id, any_value(evidence) from qa.items group by qa_id").fetchall():
+        try:
+            groups = json.loads(evidence or "[]")
+            pages = [sorted({int(p["page"]) for p in group if p.get("page") is not None}) for group in groups]
+        except (ValueError, TypeError, AttributeError, KeyError):
+            continue
+        shown = list(dict.fromkeys("p. " + ", ".join(map(str, g)) for g in pages if g))  # groups on one page once
+        out[qa_id] = " | ".join(shown)
+    return out
+
+
+def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per evaluated filing: company, year, questions, and the corpus state of its newest
+    whole-corpus run against the current corpus state (core.corpus_versions)."""
+    if not _has_table(con, "eval", "retrieval_results"):
+        return pd.DataFrame()
+    df = _df(con, """
+        select filing_id,
+               count(distinct qa_id) as questions,
+               max(evaluated_at) as last_evaluated,
+               arg_max(corpus_state, evaluated_at) filter (where scope = 'corpus') as corpus_state,
+               arg_max(n_filings_in_corpus, evaluated_at) filter (where scope = 'corpus') as filings_in_corpus
+        from eval.retrieval_results group by filing_id order by filing_id""")
+    if _has_table(con, "core", "filings"):
+        meta = _df(con, "select filing_id, any_value(company) as company, any_value(fiscal_year) as fiscal_year "
+                        "from core.filings group by filing_id")
+        df = meta.merge(df, on="filing_id", how="right")
+    current = None
+    if _has_table(con, "core", "corpus_versions"):
+        latest = con.execute("select corpus_state from core.corpus_versions "
+                             "order by created_at desc nulls last limit 1").fetchall()
+        current = latest[0][0] if latest else None
+    df["corpus_state_status"] = [
+        "" if current is None or state is None or pd.isna(state) else
+        "current" if state == current else "older corpus (re-evaluation pending)" for state in df["corpus_state"]]
+    return df
+
+
+def count_rerun_comparisons(con: duckdb.DuckDBPyConnection) -> int:
+    """How many configuration x filing x scope keys have at least two runs: the regressions mart
+    compares the newest with the previous one, so zero means there was nothing to compare."""
+    if not _has_table(con, "eval", "retrieval_results"):
+        return 0
+    return int(con.execute("""
+        select count(*) from (
+            select config_name, filing_id, scope from eval.retrieval_results
+            group by all having count(distinct run_id) >= 2)""").fetchall()[0][0])
 
 
 def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
@@ -437,9 +518,9 @@ def _bar_with_ci(df: pd.DataFrame, x: list[str], metric: str, name: str) -> go.B
     return go.Bar(x=x, y=mean.tolist(), name=name, error_y=error)
 
 
-def _figure_html(fig: go.Figure, div_id: str) -> str:
+def _figure_html(fig: go.Figure, div_id: str, height: int = 420) -> str:
     # plotly.js is embedded once in <head>; each figure only carries its data.
-    fig.update_layout(template="plotly_white", margin=dict(l=50, r=20, t=50, b=80), height=420)
+    fig.update_layout(template="plotly_white", margin=dict(l=50, r=20, t=50, b=80), height=height)
     return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id)
 
 
@@ -447,7 +528,7 @@ def leaderboard_charts(board: pd.DataFrame) -> list[str]:
     """One grouped bar chart per scope: metrics per retriever and k, with 95% interval bars."""
     charts = []
     for scope, g in board.groupby("scope", sort=True):
-        g = g.sort_values(["retriever", "k", "config_name"])
+        g = g.sort_values(["k", "rank_in_scope_k", "config_name"])
         x = [_config_label(r) for _, r in g.iterrows()]
         fig = go.Figure([_bar_with_ci(g, x, m, m) for m in CHART_METRICS if f"{m}_mean" in g])
         fig.update_layout(title=f"Retrieval metrics per retriever and k, scope={scope} (95% CI)",
@@ -456,14 +537,42 @@ def leaderboard_charts(board: pd.DataFrame) -> list[str]:
     return charts
 
 
-def question_type_chart(by_type: pd.DataFrame, metric: str = "hit_chunk") -> str:
-    fig = go.Figure()
-    for (cfg, retriever, k, scope), g in by_type.groupby(["config_name", "retriever", "k", "scope"], sort=True):
-        fig.add_trace(_bar_with_ci(g.sort_values("question_type"), g.sort_values("question_type")["question_type"].tolist(),
-                                   metric, f"{retriever} k={k} ({cfg}) [{scope}]"))
-    fig.update_layout(title=f"{metric} per question type (95% CI)", barmode="group",
-                      yaxis=dict(range=[0, 1.05], title=metric))
-    return _figure_html(fig, "chart-question-type")
+def question_type_heatmaps(by_type: pd.DataFrame, metric: str = "hit_chunk") -> list[str]:
+    """One heatmap per scope: configuration (rows, ordered by k) x question type (columns); the colour
+    is the mean, the hover shows the 95% interval and the number of questions."""
+    charts = []
+    for scope, g in by_type.groupby("scope", sort=True):
+        g = g.assign(row=[f"{r['config_name']} (k={r['k']})" for _, r in g.iterrows()])
+        order = g.sort_values(["k", "config_name"])["row"].drop_duplicates().tolist()
+        types = sorted(g["question_type"].astype(str).unique())
+        low, high = interval_bounds(g, metric)
+        g = g.assign(lo=low, hi=high)
+        cell = {(r["row"], str(r["question_type"])): r for _, r in g.iterrows()}
+        z, text = [], []
+        for row in order:
+            z_row, t_row = [], []
+            for qt in types:
+                r = cell.get((row, qt))
+                mean = None if r is None or pd.isna(r[f"{metric}_mean"]) else float(r[f"{metric}_mean"])
+                z_row.append(mean)
+                if r is None:
+                    t_row.append("no questions of this type")
+                elif mean is None:
+                    t_row.append(f"n/a (not computable), n={int(r['n_questions'])}")
+                else:
+                    ci = ("" if pd.isna(r["lo"]) or pd.isna(r["hi"]) else f" [{r['lo']:.3f}, {r['hi']:.3f}]")
+                    t_row.append(f"{mean:.3f}{ci}, n={int(r['n_questions'])}")
+            z.append(z_row)
+            text.append(t_row)
+        fig = go.Figure(go.Heatmap(
+            z=z, x=types, y=order, text=text, zmin=0, zmax=1, colorscale="Viridis",
+            colorbar=dict(title=metric),
+            hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>"))
+        fig.update_layout(title=f"{metric} per configuration and question type, scope={scope} "
+                                "(hover: mean [95% CI], questions)",
+                          yaxis=dict(autorange="reversed"))
+        charts.append(_figure_html(fig, f"chart-question-type-{scope}", height=max(320, 60 + 22 * len(order))))
+    return charts
 
 
 def corpus_growth_chart(growth: pd.DataFrame, metric: str = "ndcg_chunk") -> str:
@@ -509,7 +618,7 @@ def _fmt_ci(row: pd.Series, metric: str) -> str:
     if boot_lo is not None and boot_hi is not None and not pd.isna(boot_lo) and not pd.isna(boot_hi):
         lo, hi = boot_lo, boot_hi   # the bootstrap interval wins where it exists
     if mean is None or pd.isna(mean):
-        return ""
+        return NOT_COMPUTED
     if lo is None or pd.isna(lo) or hi is None or pd.isna(hi):
         return f"{mean:.3f}"
     return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
@@ -533,10 +642,11 @@ def _html_table(df: pd.DataFrame, css_class: str) -> str:
 
 
 def leaderboard_table(board: pd.DataFrame) -> str:
-    top = board.sort_values(["scope", "rank_in_scope_k"]).groupby("scope", sort=True).head(LEADERBOARD_ROWS)
+    ranked = board.sort_values(["scope", "k", "rank_in_scope_k", "config_name"])
+    top = ranked.groupby(["scope", "k"], sort=True).head(LEADERBOARD_ROWS)
     view = pd.DataFrame({
         "scope": top["scope"], "rank": top["rank_in_scope_k"].astype(int), "config": top["config_name"],
-        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"],
+        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"].fillna("default"),
         "questions": top["n_questions"], "coverage": top["coverage"].map(lambda v: f"{v:.1%}"),
         **{name: [_fmt_ci(r, m) for _, r in top.iterrows()] for name, m in [
             ("hit@k chunk", "hit_chunk"), ("MRR chunk", "mrr_chunk"), ("nDCG chunk", "ndcg_chunk"),
@@ -545,7 +655,14 @@ def leaderboard_table(board: pd.DataFrame) -> str:
     })
     if "distinguishable_from_best" in top:
         view["vs best (page nDCG, paired)"] = [_fmt_vs_best(r) for _, r in top.iterrows()]
-    return _html_table(view, "leaderboard")
+    caption = (f"Top {len(top)} of {len(board)} rows: the best {LEADERBOARD_ROWS} configurations of each scope "
+               f"and k by rank, sorted by scope, k and rank.")
+    notes = []
+    if any(v == NOT_COMPUTED for col in view.columns for v in view[col]):
+        notes.append(f"{NOT_COMPUTED}: not computed. Chunk-level metrics of a chunking variant are not "
+                     "computable (the evidence's chunk ids belong to the default chunking); the page-level "
+                     "metrics compare them.")
+    return _table_block(view, "leaderboard", caption, notes)
 
 
 def _fmt_vs_best(row: pd.Series) -> str:
@@ -558,10 +675,46 @@ def _fmt_vs_best(row: pd.Series) -> str:
             if not any(v is None or pd.isna(v) for v in (delta, lo, hi, p)) else mark)
 
 
-def worst_questions_table(worst: pd.DataFrame) -> str:
-    cols = [c for c in ["scope", "qa_id", "filing_id", "question_type", "question", "n_configs", "n_failed",
-                        "hit_chunk_mean", "ndcg_chunk_mean", "best_config_name"] if c in worst]
-    return _html_table(worst[cols], "worst-questions")
+def worst_questions_table(worst: pd.DataFrame, n_total: int | None = None,
+                          ranks: dict[tuple[str, str], str] | None = None,
+                          evidence_pages: dict[str, str] | None = None) -> str:
+    ranks, evidence_pages = ranks or {}, evidence_pages or {}
+    worst = worst.sort_values(["scope", *(c for c in ("worst_rank",) if c in worst), "ndcg_chunk_mean", "qa_id"])
+    view = pd.DataFrame({c: worst[c] for c in ["scope", "filing_id", "question_type", "question",
+                                                 "reference_answer"] if c in worst})
+    view["evidence"] = [evidence_pages.get(q, "") for q in worst["qa_id"]]
+    view["rank of the evidence page per configuration"] = [
+        ranks.get((q, s), "") for q, s in zip(worst["qa_id"], worst["scope"], strict=True)]
+    for c in ("n_configs", "n_failed", "hit_chunk_mean", "ndcg_chunk_mean"):
+        if c in worst:
+            view[c] = worst[c]
+    if "best_config_name" in worst:
+        # No configuration found it: a "best" would be a tie-break artefact.
+        best_score = worst["best_ndcg_chunk"] if "best_ndcg_chunk" in worst else worst.get("ndcg_chunk_mean")
+        view["best configuration"] = [name if score is not None and not pd.isna(score) and score > 0
+                                      else "none found it" for name, score in zip(worst["best_config_name"],
+                                                                                   best_score, strict=True)]
+    view["qa_id"] = worst["qa_id"]
+    shown = len(view)
+    caption = (f"The {shown} hardest of {n_total if n_total is not None else shown} question x scope pairs "
+               f"(up to {WORST_QUESTIONS} per scope), by mean nDCG over every configuration; "
+               "#n = rank of the first relevant page, miss = not in the top k.")
+    return _table_block(view, "worst-questions", caption)
+
+
+def filings_table(filings: pd.DataFrame) -> str:
+    view = filings.rename(columns={"corpus_state_status": "corpus state status"})
+    view["last_evaluated"] = pd.to_datetime(view["last_evaluated"]).dt.strftime("%Y-%m-%d %H:%M")
+    caption = (f"All {len(view)} filings evaluated; corpus state of each filing's newest whole-corpus run "
+               "and how many filings that corpus held.")
+    return _table_block(view, "filings", caption)
+
+
+def _table_block(view: pd.DataFrame, css_class: str, caption: str, notes: Sequence[str] = ()) -> str:
+    """A captioned table that scrolls inside the page (sticky header) instead of overflowing it."""
+    foot = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    return (f'<p class="caption">{html.escape(caption)}</p>'
+            f'<div class="scroll">{_html_table(view, css_class)}</div>{foot}')
 
 
 def answer_quality_table(quality: pd.DataFrame) -> str:
@@ -648,15 +801,74 @@ def external_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
 h1 { margin-bottom: .2rem; } .meta { color: #666; margin-top: 0; }
-table { border-collapse: collapse; font-size: .85rem; margin: 1rem 0; }
+table { border-collapse: collapse; font-size: .85rem; margin: 0; }
 th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } .empty { color: #888; font-style: italic; }
+th { background: #f4f4f4; position: sticky; top: 0; z-index: 1; } .empty { color: #888; font-style: italic; }
+.scroll { max-height: 28rem; overflow: auto; border: 1px solid #ddd; margin: .3rem 0 1rem; }
+.caption { color: #444; margin: .8rem 0 .2rem; font-size: .9rem; } .note { color: #666; font-size: .8rem; }
+td { max-width: 28rem; } table.worst-questions td:nth-child(7) { font-size: .75rem; min-width: 22rem; }
+table.worst-questions td:nth-child(4), table.worst-questions td:nth-child(5) { min-width: 14rem; }
+table.worst-questions td:nth-child(2) { white-space: nowrap; }
 """
+
+
+def _growth_parts(growth: pd.DataFrame) -> list[str]:
+    if growth.empty:
+        return []
+    sizes = sorted(int(n) for n in growth["n_filings_in_corpus"].dropna().unique())
+    if len(sizes) < 2:
+        return [f'<p class="empty">Growth needs whole-corpus runs at two corpus sizes or more; every run so far '
+                f'saw {sizes[0] if sizes else "an unknown number of"} filing(s). The curve appears once a filing '
+                'is added and the corpus re-evaluated.</p>']
+    return [corpus_growth_chart(growth)]
+
+
+def _regression_parts(regressions: pd.DataFrame | None, n_comparable: int) -> list[str]:
+    if n_comparable == 0:
+        return ['<p class="empty">No earlier run: every configuration x filing x scope has been evaluated once, '
+                'so there is nothing to compare yet.</p>']
+    if regressions is None:
+        return ['<p class="empty">Regressions need the dbt marts (dbt build of dbt_metrics/).</p>']
+    if regressions.empty:
+        return [f'<p class="empty">No regressions flagged: {n_comparable} configuration x filing x scope '
+                'pairs have an earlier run, and no latest mean left the previous 95% interval.</p>']
+    caption = (f"{len(regressions)} flagged change(s) among {n_comparable} configuration x filing x scope "
+               "pairs with an earlier run.")
+    return [_table_block(regressions, "regressions", caption)]
+
+
+def _count_question_scopes(con: duckdb.DuckDBPyConnection) -> int:
+    if not _has_table(con, "eval", "retrieval_results"):
+        return 0
+    return int(con.execute("select count(*) from (select distinct qa_id, scope from eval.retrieval_results)")
+               .fetchall()[0][0])
+
+
+def report_summary(board: pd.DataFrame) -> pd.DataFrame:
+    """The best configuration of each scope and k (rank 1) with its page nDCG and hit rate: the table the
+    eval_report asset shows in the Dagster UI."""
+    if board.empty:
+        return pd.DataFrame()
+    best = board.sort_values(["scope", "k", "rank_in_scope_k", "config_name"]).groupby(["scope", "k"]).head(1)
+    n_configs = board.groupby(["scope", "k"]).size().rename("configs").reset_index()
+    best = best.merge(n_configs, on=["scope", "k"])
+    return pd.DataFrame({
+        "scope": best["scope"], "k": best["k"].astype(int), "best": best["config_name"],
+        "ndcg_page": [_fmt_ci(r, "ndcg_page") for _, r in best.iterrows()],
+        "hit_page": [_fmt_ci(r, "hit_page") for _, r in best.iterrows()],
+        "questions": best["n_questions"].astype(int), "configs": best["configs"].astype(int),
+    }).reset_index(drop=True)
+
+
+def load_report_summary(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    with _open(warehouse) as con:
+        return report_summary(load_leaderboard(con))
 
 
 def _section(title: str, parts: Sequence[str], empty_message: str) -> str:
     body = "\n".join(parts) if parts else f'<p class="empty">{html.escape(empty_message)}</p>'
-    return f"<section><h2>{html.escape(title)}</h2>\n{body}\n</section>"
+    anchor = "-".join(title.lower().split()[:3]).strip("()")
+    return f'<section id="{html.escape(anchor)}"><h2>{html.escape(title)}</h2>\n{body}\n</section>'
 
 
 def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_path: str | os.PathLike) -> Path:
@@ -670,30 +882,35 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         by_type = load_by_question_type(con)
         growth = load_corpus_growth(con)
         worst = load_worst_questions(con)
+        n_question_scopes = _count_question_scopes(con)
+        ranks = load_question_ranks(con, worst) if not worst.empty else {}
+        evidence_pages = load_evidence_pages(con)
         quality, states = load_answer_quality(con)
         regressions = load_flagged_regressions(con)
         sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
         agreement_html = external_agreement_section(con)
+        n_comparable = count_rerun_comparisons(con)
+        filings = load_filings_evaluated(con)
         source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
 
     sections = [
+        _section("Filings evaluated", [filings_table(filings)] if not filings.empty else [],
+                 "No filing evaluated yet."),
         _section("Retriever leaderboard",
                  [leaderboard_table(board), *leaderboard_charts(board)] if not board.empty else [],
                  "No retrieval evaluation yet."),
-        _section("Metrics per question type", [question_type_chart(by_type)] if not by_type.empty else [],
+        _section("Metrics per question type", question_type_heatmaps(by_type) if not by_type.empty else [],
                  "No retrieval evaluation yet."),
-        _section("Corpus growth", [corpus_growth_chart(growth)] if not growth.empty else [],
-                 "No whole-corpus (scope=corpus) evaluation yet."),
+        _section("Corpus growth", _growth_parts(growth), "No whole-corpus (scope=corpus) evaluation yet."),
         _section("Answer quality",
                  [answer_quality_table(quality), *answer_quality_charts(quality, states)] if not quality.empty else [],
                  "No answer evaluation yet."),
         _section("Sanity checks", sanity_tables(sanity_answers, random_retrieval),
                  "No sanity answerer or sanity_random results yet."),
         _section("Regressions (latest vs previous run, outside the previous 95% interval)",
-                 [_html_table(regressions, "regressions")] if regressions is not None and not regressions.empty else [],
-                 "No regressions flagged." if regressions is not None else
-                 "Regressions need the dbt marts (dbt build of dbt_metrics/)."),
-        _section("Worst questions", [worst_questions_table(worst)] if not worst.empty else [],
+                 _regression_parts(regressions, n_comparable), ""),
+        _section("Worst questions",
+                 [worst_questions_table(worst, n_question_scopes, ranks, evidence_pages)] if not worst.empty else [],
                  "No retrieval evaluation yet."),
         agreement_html,
     ]

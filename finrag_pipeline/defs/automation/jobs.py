@@ -8,21 +8,28 @@ INGEST_SELECTION = dg.AssetSelection.groups("ingest", "index") - dg.AssetSelecti
 ingest_filing_job = dg.define_asset_job(
     "ingest_filing", selection=INGEST_SELECTION | dg.AssetSelection.assets("qa_set"),
     partitions_def=filings_partitions,
-    description="One filing end to end up to its QA set: parse, chunk, index, generate questions.",
+    description="One filing end to end up to its QA set: parse, chunk, index, generate questions. Started by "
+                "the inbox sensor (finrag/trigger=inbox) or `finrag ingest` / `finrag demo` (cli / demo). "
+                "Automation then refreshes corpus_state, which re-evaluates every filing.",
 )
 
 evaluate_filing_job = dg.define_asset_job(
     "evaluate_filing", selection=dg.AssetSelection.assets("retrieval_eval", "answer_eval"),
     partitions_def=filings_partitions,
-    description="Retrieval and answer evaluation of one filing's QA set (both scopes).",
+    description="Retrieval and answer evaluation of one filing's QA set (both scopes). Started by the nightly "
+                "schedule (finrag/trigger=schedule) or the CLI; automation runs the same assets when a QA set "
+                "or corpus_state changes, then refreshes the marts and the report.",
 )
 
 corpus_job = dg.define_asset_job(
     "refresh_corpus_state", selection=dg.AssetSelection.assets("corpus_state"),
-    description="Recompute the corpus state (and drop removed filings from the indexes).",
+    description="Recompute the corpus state (and drop removed filings from the indexes). A new state makes "
+                "automation re-evaluate every filing's whole-corpus scope.",
 )
 
 marts_job = dg.define_asset_job(
-    "build_marts", selection=dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("marts"),
-    description="Bootstrap leaderboard, dbt marts, the analysts' snapshot and the HTML report.",
+    "build_marts",
+    selection=dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("staging", "marts"),
+    description="Bootstrap leaderboard, dbt marts (tests as checks), the analysts' snapshot and the HTML "
+                "report: what automation runs after any evaluation changed, and the CLI after its evaluations.",
 )

@@ -22,7 +22,8 @@ def nightly_reevaluation(context: dg.ScheduleEvaluationContext, finrag: FinragRe
     filings = active_filings(finrag.warehouse)
     if not filings:
         return dg.SkipReason("no filings registered yet")
-    return [dg.RunRequest(partition_key=fid, run_key=f"nightly:{date}:{fid}") for fid in filings]
+    return [dg.RunRequest(partition_key=fid, run_key=f"nightly:{date}:{fid}",
+                          tags={"finrag/trigger": "schedule", "finrag/filing": fid}) for fid in filings]
 
 
 @dg.sensor(

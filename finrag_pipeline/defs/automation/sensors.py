@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from finrag_pipeline.core.catalog import active_filings
+from finrag_pipeline.core.catalog import Registration, active_filings
 from finrag_pipeline.core.edgar import load_automation_config
 from finrag_pipeline.core.inbox import InboxCursor, pending_files, process_inbox_file
 from finrag_pipeline.core.warehouse import WarehouseBusy
@@ -17,10 +17,13 @@ MAX_FILES_PER_TICK = 10  # a tick must finish well within Dagster's sensor timeo
 
 @dg.sensor(
     job=ingest_filing_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Watches the inbox folder (assets_config/automation.yaml, default FINRAG_HOME/inbox). A new "
-                "file is registered (deduplicated by content hash), its partition added and the ingest job "
-                "requested; a file that cannot be a filing goes to quarantine with its reason. It also fails runs "
-                "whose process died and re-runs (once per version) a filing such a run left half-indexed.",
+    description="Watches the inbox folder (assets_config/automation.yaml, default FINRAG_HOME/inbox) every "
+                "30 s. A new file is registered (deduplicated by content hash), its partition added and the "
+                "ingest_filing job requested (tagged finrag/trigger=inbox); a file that cannot be a filing goes "
+                "to quarantine with its reason (observed on inbox_quarantine). Each tick says what it did: "
+                "registered, duplicates, quarantined with reasons. It also fails runs whose process died and "
+                "re-runs (once per version) a filing such a run left half-indexed. What follows is automation "
+                "(finrag_automation): corpus_state, every filing's evaluation, then the marts and the report.",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) -> dg.SensorResult:
     paths = finrag.paths
@@ -30,7 +33,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
     cursor = InboxCursor.from_json(context.cursor)
     new_partitions: list[str] = []
     run_requests: list[dg.RunRequest] = []
-    events: list[dg.AssetObservation] = []
+    outcomes: list[tuple[str, Registration]] = []
 
     busy: str | None = None
     for path in pending_files(inbox)[:MAX_FILES_PER_TICK]:
@@ -41,17 +44,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
             context.log.warning(busy)
             break
         cursor.handled[reg.sha256 or path.name] = reg.status
+        outcomes.append((path.name, reg))
         context.log.info(f"{path.name}: {reg.status} ({reg.message})")
         if reg.ok:
             new_partitions.append(reg.filing_id)
             # The run key makes a re-request after a crash between registration and cursor update a no-op.
             run_requests.append(dg.RunRequest(partition_key=reg.filing_id,
                                               run_key=f"{reg.filing_id}:{reg.sha256[:16]}",
-                                              tags={"finrag/source_file": path.name}))
-        elif reg.status != "duplicate":
-            events.append(dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
-                "file": path.name, "status": reg.status, "reason": reg.message,
-                "folder": dg.MetadataValue.path(str(quarantine))}))
+                                              tags={"finrag/source_file": path.name,
+                                                    "finrag/trigger": "inbox", "finrag/filing": reg.filing_id}))
 
     # A run whose process died (kill -9) is failed, and a filing it left half-indexed is re-run once.
     for run_id, why in fail_dead_runs(context.instance):
@@ -63,12 +64,22 @@ def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) ->
             busy = str(exc)
             context.log.warning(busy)
 
+    summary = tick_summary(outcomes)
+    if outcomes:
+        context.log.info(summary)
+    held = sum(1 for p in quarantine.glob("*") if p.is_file() and not p.name.endswith(".reason.txt"))
+    events = [dg.AssetObservation(asset_key=QUARANTINE_ASSET, metadata={
+        "file": name, "status": reg.status, "reason": reg.message, "tick": dg.MetadataValue.text(summary),
+        "dagster/row_count": dg.MetadataValue.int(held),  # files held in quarantine
+        "folder": dg.MetadataValue.path(str(quarantine))})
+        for name, reg in outcomes if not reg.ok and reg.status != "duplicate"]
     return dg.SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=[filings_partitions.build_add_request(new_partitions)] if new_partitions else [],
         asset_events=events,
         cursor=cursor.to_json(),
-        skip_reason=None if run_requests or events else dg.SkipReason(busy or f"nothing new in {inbox}"),
+        # A tick that only quarantined or deduplicated files says so instead of looking idle.
+        skip_reason=None if run_requests else dg.SkipReason(busy or (summary if outcomes else f"nothing new in {inbox}")),
     )
 
 
@@ -78,12 +89,31 @@ def _repairs(context: dg.SensorEvaluationContext, paths, wh, skip: list[str]) ->
     requests = []
     for fid, run_key, why in repair_requests(context.instance, paths, wh, active, shas):
         context.log.warning(f"{fid} is not completely ingested ({why}): requesting a repair run")
-        requests.append(dg.RunRequest(partition_key=fid, run_key=run_key, tags={"finrag/repair": why[:200]}))
+        requests.append(dg.RunRequest(partition_key=fid, run_key=run_key, tags={"finrag/repair": why[:200],
+                                                                                  "finrag/trigger": "inbox",
+                                                                                  "finrag/filing": fid}))
     return requests
+
+
+def tick_summary(outcomes: list[tuple[str, Registration]]) -> str:
+    """'1 registered (a.pdf -> AAPL-2025-10K); 1 duplicate (c.pdf); 1 quarantined: notes.html [not_a_filing: ...]'."""
+    registered = [f"{name} -> {reg.filing_id}" for name, reg in outcomes if reg.ok]
+    duplicates = [name for name, reg in outcomes if reg.status == "duplicate"]
+    rejected = [f"{name} [{reg.status}: {reg.message}]" for name, reg in outcomes
+                if not reg.ok and reg.status != "duplicate"]
+    return "; ".join([
+        f"{len(registered)} registered" + (f" ({', '.join(registered)})" if registered else ""),
+        f"{len(duplicates)} duplicate(s)" + (f" ({', '.join(duplicates)})" if duplicates else ""),
+        f"{len(rejected)} quarantined" + (": " + "; ".join(rejected) if rejected else "")])
 
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "finrag_automation", target=dg.AssetSelection.all(), default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
-    description="Evaluates the named automation conditions (defs/automation/conditions.py).",
+    run_tags={"finrag/trigger": "automation"},
+    description="Evaluates the named automation conditions (defs/automation/conditions.py) every 30 s and "
+                "launches what they request: a filing's index partitions updated -> corpus_state; corpus_state "
+                "or a QA set updated (or the evaluation config changed) -> retrieval_eval and answer_eval of "
+                "every filing; any evaluation updated -> eval_statistics, the dbt marts, analyst_snapshot and "
+                "eval_report. Runs it launches are tagged finrag/trigger=automation.",
 )

@@ -14,6 +14,7 @@ from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, l
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
+from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
 
@@ -55,6 +56,7 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
     run_rows, rows = session.evaluate_retrieval(fid, config.matrix(), dagster_run_id=context.run_id)
     table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
     return dg.MaterializeResult(metadata={
+        **row_counts(finrag.warehouse, "eval.retrieval_results", fid),
         "questions": len({r["qa_id"] for r in rows}), "rows": len(rows), "configs": len({r["config_name"] for r in rows}),
         "corpus_state": state.corpus_state, "filings_in_corpus": state.n_filings,
         "seconds": round(time.perf_counter() - t0, 2),
@@ -80,6 +82,7 @@ def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
     _run_rows, rows = session.evaluate_answers(fid, config.matrix(), dagster_run_id=context.run_id)
     states = pd.Series([r["response_state"] for r in rows]).value_counts().to_dict() if rows else {}
     return dg.MaterializeResult(metadata={
+        **row_counts(finrag.warehouse, "eval.answer_results", fid),
         "answers": len(rows), "response_states": dg.MetadataValue.json(states),
         "seconds": round(time.perf_counter() - t0, 2),
     })
@@ -107,6 +110,7 @@ def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
     n_indist = int(((comps["metric"] == comps["best_by"]) & ~comps["is_best"].astype(bool)
                     & (comps["distinguishable"] == False)).sum()) if not comps.empty else 0  # noqa: E712
     return dg.MaterializeResult(metadata={
+        "dagster/row_count": dg.MetadataValue.int(len(result.leaderboard)),
         "leaderboard_rows": len(result.leaderboard), "comparison_rows": len(comps),
         "configs": int(result.leaderboard[["kind", "scope", "config_name"]].drop_duplicates().shape[0])
         if not result.leaderboard.empty else 0,

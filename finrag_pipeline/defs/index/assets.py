@@ -27,6 +27,8 @@ def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.
     index = finrag.tantivy()
     n = index.upsert_filing(fid, leaves)
     return dg.MaterializeResult(metadata={
+        # Rows of the index: this filing's documents; the whole index beside it.
+        "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),
         "documents": n, "documents_in_index": index.count(), "seconds": round(time.perf_counter() - t0, 2),
         "path": dg.MetadataValue.path(str(finrag.paths.tantivy_dir)),
     })
@@ -46,6 +48,7 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     n = index.upsert_filing(fid, leaves, show_progress=False)
     seconds = time.perf_counter() - t0
     return dg.MaterializeResult(metadata={
+        "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),
         "rows": n, "newly_embedded": index.last_encoded, "rows_in_index": index.count(),
         "embedder": index.embedder.name, "seconds": round(seconds, 2),
         "chunks_per_second": round(index.last_encoded / seconds, 1) if seconds and index.last_encoded else 0.0,
@@ -75,6 +78,7 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
         "corpus_state": state, "filing_ids": json.dumps(indexed), "n_filings": len(indexed),
         "n_chunks": sum(counts.values()), "embedder": vectors.embedder.name}], where={"corpus_state": state})
     return dg.MaterializeResult(metadata={
+        "dagster/row_count": dg.MetadataValue.int(len(indexed)),  # one row per filing in the corpus
         "corpus_state": state, "filings": len(indexed), "chunks": sum(counts.values()),
         "per_filing": dg.MetadataValue.json(counts),
     })

@@ -20,6 +20,7 @@ from finrag_pipeline.core.ingest.limits import load_ingest_limits
 from finrag_pipeline.core.ingest.parse import parse_filing
 from finrag_pipeline.core.records import load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
+from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
 
@@ -34,6 +35,7 @@ GROUP = "ingest"
 def filings(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.MaterializeResult:
     meta = load_filing(finrag.warehouse, context.partition_key)
     return dg.MaterializeResult(metadata={
+        **row_counts(finrag.warehouse, "core.filings", context.partition_key),
         "company": meta.company, "ticker": meta.ticker or "", "fiscal_year": meta.fiscal_year,
         "period_end_date": str(meta.period_end_date), "form_type": meta.form_type,
         "format": meta.source_format, "source": dg.MetadataValue.path(meta.source_path),
@@ -90,15 +92,18 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     timings = {k: round(v, 2) for k, v in parsed.timings.items()}
     n_sections = len({p.section for p in parsed.pages if p.section})
     yield dg.MaterializeResult(asset_key="pages", metadata={
+        **row_counts(wh, "core.pages", fid),
         "pages": len(parsed.pages), "sections": n_sections,
         "pages_with_tables": sum(p.has_tables for p in parsed.pages),
         "seconds": dg.MetadataValue.json(timings),
     })
     yield dg.MaterializeResult(asset_key="table_rows", metadata={
+        **row_counts(wh, "core.table_rows", fid),
         "rows": len(parsed.table_rows), "tables": len({r.table_id for r in parsed.table_rows}),
         "preview": dg.MetadataValue.md(table_preview_markdown(parsed.table_rows)),
     })
     yield dg.MaterializeResult(asset_key="xbrl_facts", metadata={
+        **row_counts(wh, "core.xbrl_facts", fid),
         "facts": len(parsed.facts), "concepts": len({f.concept for f in parsed.facts}),
     })
 
@@ -137,6 +142,7 @@ def chunks(context: dg.AssetExecutionContext, config: ChunkingRunConfig,
     for c in out:
         by_type[c.chunk_type] = by_type.get(c.chunk_type, 0) + 1
     return dg.MaterializeResult(metadata={
+        **row_counts(wh, "core.chunks", fid),
         "chunks": len(out), "leaves": sum(c.is_leaf for c in out), "by_type": dg.MetadataValue.json(by_type),
         "chunking": chunking.name, "chunking_fingerprint": chunking.fingerprint(),
         "seconds": round(time.perf_counter() - t0, 2),

@@ -1,6 +1,9 @@
 """Asset checks on what ingest writes, backed by great-expectations. Blocking checks stop what follows:
-an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation."""
+an empty-text filing or duplicate chunk ids would poison chunks, indexes and every evaluation.
+Partitioned like their assets: each filing's result is recorded for that filing, so one failing filing is
+never hidden by the next passing one."""
 
+import warnings
 from collections import Counter
 
 import dagster as dg
@@ -11,15 +14,27 @@ from finrag_pipeline.core.ingest.inspect import PRIMARY_STATEMENTS
 from finrag_pipeline.core.ingest.tables import currency_unit_violations
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
+from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+
+# Partitioned asset checks are a preview API; the warning is the same at every import.
+warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec",
+                        category=dg.PreviewWarning)
+
+
+def _per_filing(metadata: dict) -> dict:
+    """Counts as text: the UI plots numeric check metadata across executions, which would draw one line
+    through different filings as if it were a trend."""
+    return {k: dg.MetadataValue.text(str(v)) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for k, v in metadata.items()}
 
 
 def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=outcome.success, metadata={
-        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata})
+    return dg.AssetCheckResult(passed=outcome.success, metadata=_per_filing({
+        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata}))
 
 
-@dg.asset_check(asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
+@dg.asset_check(partitions_def=filings_partitions, asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
                 "(at least 90%), and every page number lies within the document.")
 def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
@@ -34,7 +49,7 @@ def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResour
     return _result(outcome, pages=len(df))
 
 
-@dg.asset_check(asset="table_rows", blocking=False, description="Every table row has a label and column "
+@dg.asset_check(partitions_def=filings_partitions, asset="table_rows", blocking=False, description="Every table row has a label and column "
                 "headers; most rows know the period of their columns.")
 def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
                                         finrag: FinragResource) -> dg.AssetCheckResult:
@@ -49,12 +64,12 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
         ("ExpectColumnValuesToBeBetween", {"column": "n_periods", "min_value": 1, "mostly": 0.7}),
     ], name="table_rows")
     # A warning, not an error: some real tables (equity roll-forwards, RSU activity) carry no period columns.
-    return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata={
+    return dg.AssetCheckResult(passed=outcome.success, severity=dg.AssetCheckSeverity.WARN, metadata=_per_filing({
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "rows": len(df),
-        "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0})
+        "rows_with_a_period": int((df["n_periods"] > 0).sum()) if len(df) else 0}))
 
 
-@dg.asset_check(asset="table_rows", blocking=False, description="No row holding a percentage or a per-share "
+@dg.asset_check(partitions_def=filings_partitions, asset="table_rows", blocking=False, description="No row holding a percentage or a per-share "
                 "value carries a currency unit (units are per row: the table's \"in millions\" is only the default); "
                 "each primary statement is tagged.")
 def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
@@ -65,14 +80,14 @@ def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
     tagged = {r.statement_type for r in rows}
     missing = [s for s in PRIMARY_STATEMENTS if s not in tagged]
     examples = [f"p{r.page_number} {' > '.join(r.row_path)}: {r.unit}" for r in bad[:10]]
-    return dg.AssetCheckResult(passed=not bad, metadata={
+    return dg.AssetCheckResult(passed=not bad, metadata=_per_filing({
         "rows": len(rows), "rows_with_currency_on_percent_or_per_share": len(bad),
         "examples": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in examples) or "none"),
         "statements_missing": ", ".join(missing) or "none",
-        "units": dg.MetadataValue.json(dict(Counter(r.unit or "none" for r in rows)))})
+        "units": dg.MetadataValue.json(dict(Counter(r.unit or "none" for r in rows)))}))
 
 
-@dg.asset_check(asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
+@dg.asset_check(partitions_def=filings_partitions, asset="xbrl_facts", blocking=True, description="Every numeric fact has a concept, a unit, "
                 "a period end and a value.")
 def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
                                  finrag: FinragResource) -> dg.AssetCheckResult:
@@ -80,14 +95,14 @@ def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
     df = finrag.warehouse.query_df(
         "SELECT concept, unit, period_end, value FROM core.xbrl_facts WHERE filing_id = ?", [fid])
     if df.empty:  # PDFs carry no XBRL: nothing to check is a pass, said so
-        return dg.AssetCheckResult(passed=True, metadata={"facts": 0, "note": "no inline XBRL in this filing"})
+        return dg.AssetCheckResult(passed=True, metadata=_per_filing({"facts": 0, "note": "no inline XBRL in this filing"}))
     outcome = validate(df, [
         ("ExpectColumnValuesToNotBeNull", {"column": c}) for c in ("concept", "unit", "period_end", "value")
     ], name="facts")
     return _result(outcome, facts=len(df))
 
 
-@dg.asset_check(asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
+@dg.asset_check(partitions_def=filings_partitions, asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
                 "has a parent table; pages lie within the document.")
 def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
@@ -103,13 +118,13 @@ def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: Finra
         ("ExpectColumnValuesToBeBetween", {"column": "n_chars", "min_value": 1}),
     ], name="chunks")
     orphan_rows = int(rows["parent_id"].isna().sum())
-    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata={
+    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata=_per_filing({
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "chunks": len(df),
-        "table_row_chunks_without_parent": orphan_rows})
+        "table_row_chunks_without_parent": orphan_rows}))
 
 
 def _index_count_check(asset: str, count_fn_name: str):
-    @dg.asset_check(asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
+    @dg.asset_check(partitions_def=filings_partitions, asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
                     description=f"The {asset} holds exactly the filing's leaf chunks (no duplicates, none missing).")
     def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
                embedder: EmbedderResource) -> dg.AssetCheckResult:
@@ -118,7 +133,8 @@ def _index_count_check(asset: str, count_fn_name: str):
             "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
         index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get())
         actual = index.count(fid)
-        return dg.AssetCheckResult(passed=actual == expected, metadata={"index_rows": actual, "leaf_chunks": expected})
+        return dg.AssetCheckResult(passed=actual == expected,
+                                   metadata=_per_filing({"index_rows": actual, "leaf_chunks": expected}))
 
     return _check
 

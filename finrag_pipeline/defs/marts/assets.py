@@ -2,7 +2,7 @@
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,11 @@ from dagster_dbt import (
 )
 
 from finrag_pipeline.core.paths import REPO_ROOT
-from finrag_pipeline.core.reporting.report import build_report
+from finrag_pipeline.core.reporting.report import build_report, load_report_summary
+from finrag_pipeline.core.reporting.serve import report_url
 from finrag_pipeline.core.warehouse import publish_snapshot
 from finrag_pipeline.defs.automation.conditions import REFRESH_MARTS
+from finrag_pipeline.defs.marts.columns import column_schema
 from finrag_pipeline.defs.resources import FinragResource
 
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_metrics"
@@ -44,8 +46,18 @@ if _manifest_is_stale():
 
 
 class MartsTranslator(DagsterDbtTranslator):
+    """Staging and intermediate views in group ``staging``, result tables in ``marts``; every model
+    refreshed by automation when an evaluation changed."""
+
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
-        return "marts"
+        fqn = dbt_resource_props.get("fqn", [])
+        return "staging" if {"staging", "intermediate"} & set(fqn) else "marts"
+
+    def get_owners(self, dbt_resource_props: Mapping[str, Any]):
+        return ["team:finrag-eval"]
+
+    def get_tags(self, dbt_resource_props: Mapping[str, Any]) -> Mapping[str, str]:
+        return {**super().get_tags(dbt_resource_props), "layer": self.get_group_name(dbt_resource_props) or ""}
 
     def get_automation_condition(self, dbt_resource_props: Mapping[str, Any]):
         return REFRESH_MARTS
@@ -53,13 +65,42 @@ class MartsTranslator(DagsterDbtTranslator):
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=MartsTranslator(
     # eval.runs is written by both evaluation assets; it shares retrieval_eval's key.
-    settings=DagsterDbtTranslatorSettings(enable_duplicate_source_asset_keys=True)))
+    settings=DagsterDbtTranslatorSettings(enable_duplicate_source_asset_keys=True, enable_code_references=True)))
 def dbt_metric_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource, finrag: FinragResource):
     """dbt build: staging views and metric marts (leaderboard with intervals, by question type, company,
     fiscal year, corpus growth, regressions, answer quality) in schema ``marts``, with the project's tests."""
     os.environ["FINRAG_WAREHOUSE"] = str(finrag.paths.warehouse)  # the profile reads it
     # Artifacts and dbt.log of the latest build under FINRAG_HOME, not a new folder in the repo per run.
-    yield from dbt.cli(["build"], context=context, target_path=finrag.paths.home / "dbt_target").stream()
+    invocation = dbt.cli(["build"], context=context, target_path=finrag.paths.home / "dbt_target")
+    # Held until dbt exits: it holds the DuckDB file lock, and the schemas and row counts are read after.
+    events = list(invocation.stream())
+    yield from with_schemas_and_row_counts(events, invocation.get_artifact("manifest.json"), finrag.warehouse)
+
+
+def with_schemas_and_row_counts(events: list, manifest: Mapping[str, Any], wh) -> Iterator:
+    """Each model's materialization with ``dagster/column_schema`` (every column of the built relation,
+    its type from the warehouse catalog, its description from the yml or the naming rules) and
+    ``dagster/row_count``. A relation that cannot be read keeps dbt's own metadata."""
+    catalog: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, table, column, dtype in wh.query_df(
+            "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema IN ('staging', 'marts') ORDER BY table_schema, table_name, ordinal_position"
+    ).itertuples(index=False):
+        catalog.setdefault((schema, table), []).append((column, dtype))
+    nodes = manifest.get("nodes", {})
+    for event in events:
+        unique_id = event.metadata.get("unique_id") if isinstance(event, dg.Output) else None
+        node = nodes.get(getattr(unique_id, "value", unique_id)) if unique_id is not None else None
+        relation = (node["schema"], node.get("alias") or node["name"]) if node else None
+        if relation not in catalog:
+            yield event
+            continue
+        n_rows = int(wh.query_df(f'SELECT count(*) AS n FROM "{relation[0]}"."{relation[1]}"').iloc[0, 0])
+        yield event.with_metadata({
+            **event.metadata,
+            "dagster/column_schema": column_schema(catalog[relation], node.get("columns", {})),
+            "dagster/row_count": dg.MetadataValue.int(n_rows),
+        })
 
 
 @dg.asset(
@@ -83,8 +124,14 @@ def analyst_snapshot(finrag: FinragResource) -> dg.MaterializeResult:
 )
 def eval_report(finrag: FinragResource) -> dg.MaterializeResult:
     out = build_report(finrag.paths.warehouse_snapshot, finrag.paths.reports_dir / "finrag_report.html")
+    summary = load_report_summary(finrag.paths.warehouse_snapshot)
+    # Browsers block file:// links from an http page: link the report server (`finrag report --serve`).
     return dg.MaterializeResult(metadata={
-        "report": dg.MetadataValue.url(out.resolve().as_uri()), "path": dg.MetadataValue.path(str(out)),
+        "report": dg.MetadataValue.url(report_url(out.name)),
+        "serve": dg.MetadataValue.md(f"`finrag report --serve` serves `{out.parent}` at {report_url('')}"),
+        "path": dg.MetadataValue.path(str(out)),
+        "best_per_scope_and_k": dg.MetadataValue.md(
+            summary.to_markdown(index=False) if not summary.empty else "_no retrieval evaluation yet_"),
     })
 
 

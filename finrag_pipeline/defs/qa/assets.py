@@ -15,6 +15,7 @@ from finrag_pipeline.core.qa.review import apply_recorded_reviews
 from finrag_pipeline.core.records import load_chunks, load_facts, load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE
+from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
@@ -54,6 +55,7 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     by_type = Counter(i.question_type for i in result.items)
     dropped = [e for e in result.log if e["stage"] not in ("generate", "llm_generate", "final")]
     return dg.MaterializeResult(metadata={
+        **row_counts(wh, "qa.items", fid),
         "questions": len(items), "reviewed": sum(bool(i.metadata.get("reviewed")) for i in items),
         "by_type": dg.MetadataValue.json(dict(sorted(by_type.items()))),
         "filters": dg.MetadataValue.md(

@@ -1,0 +1,73 @@
+"""Runs started from this process are runs of the code location's jobs (fast: a one-asset job)."""
+
+import dagster as dg
+import pytest
+
+from finrag_pipeline.defs.local_runs import execute_job, repository_label, run_tags
+
+
+@dg.asset(partitions_def=dg.StaticPartitionsDefinition(["AAPL-2022-10K", "MSFT-2022-10K"]))
+def tiny(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"partition": context.partition_key})
+
+
+DEFS = dg.Definitions(assets=[tiny], jobs=[dg.define_asset_job("tiny_job", selection=[tiny])])
+
+
+def test_a_run_carries_the_code_locations_origin_and_its_trigger():
+    with dg.instance_for_test() as instance:
+        result = execute_job(DEFS, "tiny_job", instance, trigger="inbox", partition_key="MSFT-2022-10K",
+                             tags={"finrag/source_file": "msft.pdf"})
+        assert result.success
+        run = instance.get_run_by_id(result.run_id)
+        assert run.job_name == "tiny_job"
+        assert run.remote_job_origin.repository_origin.get_label() == repository_label() == "__repository__@finrag_pipeline"
+        assert run.remote_job_origin.job_name == "tiny_job"
+        assert {k: run.tags[k] for k in ("finrag/trigger", "finrag/filing", "finrag/source_file", "dagster/partition")} == {
+            "finrag/trigger": "inbox", "finrag/filing": "MSFT-2022-10K", "finrag/source_file": "msft.pdf",
+            "dagster/partition": "MSFT-2022-10K"}
+        # stored with the repository label tag (added from the origin): the job page's filter finds it
+        found = instance.get_runs(dg.RunsFilter(job_name="tiny_job", tags={".dagster/repository": repository_label()}))
+        assert [r.run_id for r in found] == [result.run_id]
+        # the instance's own method is back: a run created later without the helper has no origin
+        assert "create_run_for_job" not in vars(instance)
+
+
+def test_unknown_triggers_are_refused():
+    assert run_tags("schedule", "AAPL-2022-10K") == {"finrag/trigger": "schedule", "finrag/filing": "AAPL-2022-10K"}
+    assert run_tags("automation") == {"finrag/trigger": "automation"}
+    with pytest.raises(ValueError, match="unknown trigger"):
+        run_tags("manual")
+
+
+def test_the_nightly_schedule_tags_each_run_schedule_and_its_filing(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from _synthetic_warehouse import build_synthetic_warehouse
+
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.defs.automation.schedules import nightly_reevaluation
+    from finrag_pipeline.defs.resources import FinragResource
+
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path))
+    build_synthetic_warehouse(FinragPaths.from_env(str(tmp_path)).ensure().warehouse)
+    context = dg.build_schedule_context(scheduled_execution_time=dt.datetime(2026, 11, 30, 3, 0))
+    requests = nightly_reevaluation(context, finrag=FinragResource())
+    assert [(r.partition_key, r.tags["finrag/trigger"], r.tags["finrag/filing"], r.run_key) for r in requests] == [
+        ("AAPL-2022-10K", "schedule", "AAPL-2022-10K", "nightly:2026-11-30:AAPL-2022-10K"),
+        ("MSFT-2022-10K", "schedule", "MSFT-2022-10K", "nightly:2026-11-30:MSFT-2022-10K")]
+
+
+def test_an_inbox_tick_summary_names_every_outcome():
+    from finrag_pipeline.core.catalog import Registration
+    from finrag_pipeline.defs.automation.sensors import tick_summary
+
+    outcomes = [("a.pdf", Registration("a.pdf", "1" * 64, "registered", "Apple 10-K FY2025", "AAPL-2025-10K")),
+                ("b.htm", Registration("b.htm", "2" * 64, "updated", "new bytes", "MSFT-2024-10K")),
+                ("c.pdf", Registration("c.pdf", "3" * 64, "duplicate", "same bytes as AAPL-2025-10K")),
+                ("menu.html", Registration("menu.html", "4" * 64, "not_a_filing", "no 10-K cover")),
+                ("scan.pdf", Registration("scan.pdf", "5" * 64, "scanned", "no text layer"))]
+    assert tick_summary(outcomes) == (
+        "2 registered (a.pdf -> AAPL-2025-10K, b.htm -> MSFT-2024-10K); 1 duplicate(s) (c.pdf); "
+        "2 quarantined: menu.html [not_a_filing: no 10-K cover]; scan.pdf [scanned: no text layer]")
+    assert tick_summary([]) == "0 registered; 0 duplicate(s); 0 quarantined"
