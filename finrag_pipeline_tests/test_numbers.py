@@ -33,6 +33,17 @@ def test_parse_figure(text, value, kind, scale):
     assert f.value == pytest.approx(value) and f.kind == kind and f.scale == scale
 
 
+@pytest.mark.parametrize("text,values", [
+    ("$63,090 million [September 25, 2021]", [63090e6]),
+    ("Years ended Sept. 24, 2022: 394,328", [394328.0]),
+    ("as of 25 September 2021, 4,061", [4061.0]),
+    ("period ended 2022-09-24: 12.5%", [12.5]),
+    ("May 5, 2022 sales rose 12 to 1,500", [12.0, 1500.0]),
+])
+def test_parse_figures_skips_dates(text, values):
+    assert [f.value for f in parse_figures(text)] == values
+
+
 def test_parse_figures_skips_years_and_citations():
     text = "Net sales were $394,328 million in fiscal 2022 (source: AAPL-2022-10K, page 40); see Item 7 and 10-K."
     assert [f.text for f in parse_figures(text)] == ["$394,328 million"]

@@ -77,7 +77,11 @@ _NUM_RE = re.compile(
 # Not figures: citation markers and section numbers ("p. 40", "page 40", "Item 7"), identifiers, form names.
 NOISE_RE = re.compile(r"\b(?:pages?|pp?\.|item|note|part)\s*\d+[a-z]?(?:\s*[-,]\s*\d+)*"
                       r"|\b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d[\w-]*"     # identifiers: AAPL-2022-10K
-                      r"|\b\d{1,2}-[kq]\b",                            # form names: 10-K, 10-Q, 8-K
+                      r"|\b\d{1,2}-[kq]\b"                             # form names: 10-K, 10-Q, 8-K
+                      # dates: the day of "September 25, 2021" / "25 September 2021" / 2021-09-25 is no figure
+                      r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b(?![.,]\d)"
+                      r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+                      r"|\b(?:19|20)\d{2}-\d{2}-\d{2}\b",
                       re.IGNORECASE)
 _YEAR_RE = re.compile(r"(?<![\d,.$])(?:FY\s?)?((?:19|20)\d{2})(?!\d|,\d)", re.IGNORECASE)
 
