@@ -16,6 +16,7 @@ from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.warehouse import TABLE_DDL, _add_missing_columns
+from finrag_pipeline.web import queries
 
 # The metric columns as they were before the registry: the tables, marts and leaderboard rows keep them.
 RETRIEVAL_COLUMNS_BEFORE = (
@@ -57,6 +58,7 @@ def test_every_reader_uses_the_registry_lists():
     assert list(reg.RETRIEVAL_METRICS) == report.ALL_RETRIEVAL_METRICS
     assert list(reg.ANSWER_METRICS) == report.ANSWER_METRICS
     assert set(report.CHART_METRICS) <= set(reg.KEY_RETRIEVAL_METRICS)
+    assert set(queries.BOARD_METRICS) <= set(reg.RETRIEVAL_METRICS)   # the web board's display subset
     assert {"hit_chunk", "hit_page", "all_evidence_hit", "correctness", "non_committal", "abstention_correct",
             "state_correct"} == report.BINARY_METRICS
     assert set(reg.KEY_RETRIEVAL_METRICS) == {"hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page",
@@ -108,8 +110,8 @@ def test_registry_rejects_bad_entries():
 
 
 def top1(ranked, groups, relevant, k):
-    """1 if the first ranked item is relevant (k >= 1)."""
-    return float(bool(ranked) and k >= 1 and ranked[0] in relevant)
+    """1 if the first ranked item is relevant."""
+    return float(bool(ranked) and ranked[0] in relevant)
 
 
 TOP1 = reg.MetricSpec("top1_page", "page", "higher", "binary", "1 if the first hit is on an evidence page",
