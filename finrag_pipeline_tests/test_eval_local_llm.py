@@ -14,9 +14,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from _excerpt_corpus import build_excerpt_home, excerpt_qa_items  # noqa: E402
 
-RESPONSE_STATES = {"answered", "abstained", "invalid_output", "no_evidence", "insufficient_context",
-                   "backend_error"}
-FAILURES = {"backend_error", "invalid_output"}
+from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES as FAILURES  # noqa: E402
+from finrag_pipeline.core.evaluation.response_states import RESPONSE_STATES  # noqa: E402
+
 MAX_TOKENS = 96  # a JSON answer is 20-60 tokens; a rambling 0.5B model is cut here (-> invalid_output)
 
 

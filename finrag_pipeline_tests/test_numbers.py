@@ -1,9 +1,12 @@
 """core/numbers.py: the one parser and formatter of figures (table-driven)."""
 
+from decimal import Decimal
+
 import pytest
 
 from finrag_pipeline.core.numbers import (
     format_amount,
+    format_figure,
     parse_amount,
     parse_figure,
     parse_figures,
@@ -83,6 +86,27 @@ def test_scale_of_text(text, scale):
 ])
 def test_format_amount(value, unit, text, expected):
     assert format_amount(value, unit, text) == expected
+
+
+@pytest.mark.parametrize("value,unit,text,expected", [
+    (45, "days", "45", "45"),                       # a table's days: a plain number (QA sets were built so)
+    (4, None, "$4", "$4"), (-4, None, "$(4)", "-$4"), (1.53, "ratio", "1.53", "1.53"), (1.5, "ratio", "2", "2"),
+])
+def test_format_amount_other_units(value, unit, text, expected):
+    assert format_amount(value, unit, text) == expected
+
+
+@pytest.mark.parametrize("value,unit,decimals,scale,expected", [
+    (Decimal("42.14"), "percent", 1, 1, "42.1%"), (Decimal("-50.8"), "percent", 1, 1, "-50.8%"),
+    (Decimal("12248"), "USD", 0, 10**6, "$12,248 million"), (Decimal("-334"), "USD", 0, 10**6, "-$334 million"),
+    (Decimal("6.11"), "USD per share", 2, 1, "$6.11 per share"), (Decimal("45.2"), "days", 1, 1, "45.2 days"),
+    (Decimal("1.53"), "ratio", 2, 1, "1.53"), (Decimal("15943"), "shares", 0, 10**6, "15,943 million shares"),
+    (Decimal("1.5"), "percentage points", 1, 1, "1.5 percentage points"), (Decimal("5"), "USD", 0, 1, "$5"),
+    (394.3, "USD", 1, 1e9, "$394.3 billion"),
+])
+def test_format_figure(value, unit, decimals, scale, expected):
+    """The calculator's results and table values share this one formatter."""
+    assert format_figure(value, unit, decimals, scale) == expected
 
 
 @pytest.mark.parametrize("cell", ["(1,234)", "$ 394,328", "12.5 %", "(8)%", "\u2014", "-", "$ (2,611)", "0.48",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 # -- vocabulary -------------------------------------------------------------------------------------
 
@@ -259,26 +260,41 @@ def figure_in_text(value: float, text: str, unit_scale: float = 1.0, value_text:
 
 # -- formatting -------------------------------------------------------------------------------------
 
-def format_amount(value: float, unit: str | None, value_text: str | None = None) -> str:
-    """Answer text for a table value: "$394,328 million", "-$334 million", "$6.11 per share", "12%"."""
-    decimals = len(value_text.split(".")[-1]) if value_text and "." in digits_key(value_text) else 0
+# Base units format_figure writes with their unit; any other is a plain number.
+FIGURE_UNITS = ("USD per share", "USD", "shares", "percent", "percentage points", "days")
+
+
+def format_figure(value: float | Decimal, base: str | None, decimals: int, scale: float = 1.0) -> str:
+    """A figure in its base unit, shown at ``scale``: "$394,328 million", "-50.8%", "$6.11 per share",
+    "1,234 million shares", "45.2 days", "1.53" (a ratio or unknown unit)."""
     body = f"{abs(value):,.{decimals}f}"
     sign = "-" if value < 0 else ""
-    base, mult = unit_scale(unit)
-    scale = SCALE_NAME.get(mult, "")
+    scale_word = SCALE_NAME.get(scale, "")
     if base == "USD per share":
         return f"{sign}${body} per share"
     if base == "USD":
-        return f"{sign}${body}" + (f" {scale}" if scale else "")
+        return f"{sign}${body}" + (f" {scale_word}" if scale_word else "")
     if base == "shares":
-        return f"{sign}{body} " + (f"{scale} " if scale else "") + "shares"
+        return f"{sign}{body} " + (f"{scale_word} " if scale_word else "") + "shares"
     if base == "percent":
         return f"{sign}{body}%"
     if base == "percentage points":
         return f"{sign}{body} percentage points"
-    if value_text and "$" in value_text:
-        return f"{sign}${body}"
+    if base == "days":
+        return f"{sign}{body} days"
     return f"{sign}{body}"
+
+
+def format_amount(value: float, unit: str | None, value_text: str | None = None) -> str:
+    """Answer text for a table value: "$394,328 million", "-$334 million", "$6.11 per share", "12%"."""
+    decimals = len(value_text.split(".")[-1]) if value_text and "." in digits_key(value_text) else 0
+    base, mult = unit_scale(unit)
+    # a table's days stay a plain number (as the QA sets were built); an unknown unit keeps a printed "$"
+    if base in FIGURE_UNITS and base != "days":
+        return format_figure(value, base, decimals, mult)
+    body = format_figure(abs(value), None, decimals)
+    sign = "-" if value < 0 else ""
+    return f"{sign}${body}" if value_text and "$" in value_text else f"{sign}{body}"
 
 
 def format_number(value: float, decimals: int = 0) -> str:

@@ -23,6 +23,12 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from finrag_pipeline.core.evaluation.metric_registry import (
+    ANSWER_METRIC_SPECS,
+    RETRIEVAL_METRIC_SPECS,
+    ddl_columns,
+)
+
 # Table DDL, by qualified name. Column docs live in docs/WAREHOUSE.md.
 TABLE_DDL: dict[str, str] = {
     "core.filings": """
@@ -74,26 +80,23 @@ TABLE_DDL: dict[str, str] = {
         dagster_run_id VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP""",
     # One row per question x retrieval configuration x scope. status: ok | no_relevant (metrics
     # NULL: undefined, excluded from means, counted) | error (metrics stored as 0: a failure counts).
-    # A NULL metric on an 'ok' row was not computable; `notes` says why (docs/METRICS.md).
-    "eval.retrieval_results": """
+    # A NULL metric on an 'ok' row was not computable; `notes` says why (docs/METRICS.md). The metric
+    # columns come from core/evaluation/metric_registry.py (a new one is added to old warehouses on open).
+    "eval.retrieval_results": f"""
         run_id VARCHAR, filing_id VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR,
         k INTEGER, chunking VARCHAR, config_hash VARCHAR, qa_id VARCHAR, question_type VARCHAR,
         n_retrieved INTEGER, first_relevant_rank_chunk INTEGER, first_relevant_rank_page INTEGER,
-        hit_chunk DOUBLE, mrr_chunk DOUBLE, precision_chunk DOUBLE, recall_chunk DOUBLE,
-        ap_chunk DOUBLE, ndcg_chunk DOUBLE, hit_page DOUBLE, mrr_page DOUBLE, precision_page DOUBLE,
-        recall_page DOUBLE, ap_page DOUBLE, ndcg_page DOUBLE, all_evidence_hit DOUBLE,
+        {ddl_columns(RETRIEVAL_METRIC_SPECS)},
         latency_ms DOUBLE, status VARCHAR, error VARCHAR, notes VARCHAR, corpus_state VARCHAR,
         n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP""",
     # One row per question x answer configuration.
-    "eval.answer_results": """
+    "eval.answer_results": f"""
         run_id VARCHAR, filing_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, model VARCHAR,
         prompt_type VARCHAR, temperature DOUBLE, top_p DOUBLE, retriever VARCHAR, k INTEGER,
         qa_id VARCHAR, question_type VARCHAR, answer VARCHAR, citations VARCHAR,
-        answerable BOOLEAN, is_sanity BOOLEAN,
-        response_state VARCHAR, correctness DOUBLE, non_committal DOUBLE, grounded DOUBLE, period_ok DOUBLE,
-        citation_precision DOUBLE, citation_recall DOUBLE, block_citation_precision DOUBLE,
-        block_citation_recall DOUBLE, abstention_correct DOUBLE, faithfulness DOUBLE,
-        answer_relevancy DOUBLE, state_correct DOUBLE, judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
+        answerable BOOLEAN, is_sanity BOOLEAN, response_state VARCHAR,
+        {ddl_columns(ANSWER_METRIC_SPECS)},
+        judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
         completion_tokens INTEGER, latency_ms DOUBLE, cost_usd DOUBLE, error VARCHAR,
         evaluated_at TIMESTAMP""",
     # Derived snapshots (core/evaluation/leaderboard.py), fully replaced on every build. LONG: one row

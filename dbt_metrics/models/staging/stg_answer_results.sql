@@ -7,7 +7,7 @@
 with src as (
     select
         *,
-        lower(coalesce(response_state, '')) in ('backend_error', 'invalid_output', 'error')
+        lower(coalesce(response_state, '')) in ({% for s in answer_failure_states() %}'{{ s }}'{% if not loop.last %}, {% endif %}{% endfor %})
             or (response_state is null and nullif(trim(error), '') is not null) as _failed
     from {{ source('eval', 'answer_results') }}
 )

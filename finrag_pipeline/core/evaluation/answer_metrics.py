@@ -18,21 +18,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RATE_METRICS
+from finrag_pipeline.core.evaluation.response_states import (
+    ANSWERED,
+    NON_ANSWER_STATES,
+    RESPONSE_STATES,
+)
 from finrag_pipeline.core.numbers import NOISE_RE, Figure, parse_figures, scale_of_text, unit_scale, years_in
 
 __all__ = ["ANSWER_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
            "reference_values", "LLMJudge"]
 
-ANSWERED = "answered"
-FAILURE_STATES = frozenset({"backend_error", "invalid_output"})
-NON_ANSWER_STATES = frozenset({"abstained", "insufficient_context", "no_evidence"})
-RESPONSE_STATES = frozenset({ANSWERED}) | FAILURE_STATES | NON_ANSWER_STATES
-ANSWER_METRICS = ("correctness", "non_committal", "grounded", "period_ok", "citation_precision",
-                  "citation_recall", "block_citation_precision", "block_citation_recall",
-                  "abstention_correct", "faithfulness", "answer_relevancy", "state_correct")
-# Rates that describe behaviour rather than score it: never set to 0 for a failed answer.
-RATE_METRICS = frozenset({"non_committal", "abstention_correct"})
+# ANSWER_METRICS (names, order) and RATE_METRICS (behaviour rates, never set to 0 for a failed answer)
+# come from core/evaluation/metric_registry.py.
 
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").

@@ -29,11 +29,11 @@ from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
-_SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
 
 
 def _strip_company(question: str, filing: FilingFacts) -> str:
@@ -64,22 +64,8 @@ def round_decimal(value: Decimal, decimals: int) -> Decimal:
 
 
 def format_result(value: Decimal, unit: str, decimals: int, scale: int = 1) -> str:
-    """'42.1%', '-50.8%', '$12,248 million', '1.53', '45.2 days', '$6.11 per share'."""
-    body = f"{abs(value):,.{decimals}f}"
-    sign = "-" if value < 0 else ""
-    if unit == "percent":
-        return f"{sign}{body}%"
-    if unit == "percentage points":
-        return f"{sign}{body} percentage points"
-    if unit == "days":
-        return f"{sign}{body} days"
-    if unit == "USD per share":
-        return f"{sign}${body} per share"
-    if unit == "USD":
-        return f"{sign}${body}{_SCALE_WORDS.get(scale, '')}"
-    if unit == "shares":
-        return f"{sign}{body}{_SCALE_WORDS.get(scale, '')} shares"
-    return f"{sign}{body}"
+    """'42.1%', '-50.8%', '$12,248 million', '1.53', '45.2 days', '$6.11 per share' (core/numbers.py)."""
+    return format_figure(value, unit, decimals, scale)
 
 
 @register_answerer("calculator")
@@ -354,7 +340,7 @@ class CalculatorAnswerer:
     def _expression(self, plan: Plan, inputs: list[FactValue]) -> str:
         """'operating income (83,383) / revenue (198,270), USD millions' style, per year."""
         def fmt(f: FactValue) -> str:
-            return f"{f.value:,}" + ("" if f.scale == 1 else f" {_SCALE_WORDS[f.scale].strip()}")
+            return f"{f.value:,}" + ("" if f.scale == 1 else f" {SCALE_NAME[f.scale]}")
 
         values = "; ".join(f"{i.line_item} {i.period} = {fmt(i)}" for i in inputs)
         op = {"change": "change = later - earlier", "pct_change": "% change = (later - earlier) / |earlier|",

@@ -29,7 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, RATE_METRICS
+from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RATE_METRICS, RETRIEVAL_KEYS
+from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
 from finrag_pipeline.core.evaluation.runner import (
     PAIR_ON,
     RETRIEVAL_METRICS,
@@ -42,13 +43,11 @@ from finrag_pipeline.core.evaluation.runner import (
 LEADERBOARD_TABLE = "eval.leaderboard"
 COMPARISONS_TABLE = "eval.comparisons"
 
-RETRIEVAL_KEYS = ("scope", "config_name", "retriever", "k", "chunking")
 ANSWER_KEYS = ("config_name", "model", "prompt_type", "temperature", "top_p", "retriever", "k")
 RETRIEVAL_RUN_KEYS = ("config_name", "retriever", "k", "chunking", "filing_id", "scope")  # int_retrieval_run_order
 ANSWER_RUN_KEYS = ("config_name", "filing_id")                                          # int_answer_latest
 RETRIEVAL_BEST_BY = ("ndcg_page", "hit_page")       # primary, tie-break (dbt rank_by_page_in_scope_k)
 ANSWER_BEST_BY = ("correctness", "state_correct")
-ANSWER_FAILURE_STATES = ("backend_error", "invalid_output")
 
 CONFIG_COLUMNS = ("kind", "scope", "config_name", "retriever", "k", "chunking", "model", "prompt_type",
                   "temperature", "top_p")
@@ -126,9 +125,9 @@ def latest_answer_rows(results: pd.DataFrame) -> pd.DataFrame:
         return results.copy()
     df = _newest_runs(results, ANSWER_RUN_KEYS, None).copy()
     state = df["response_state"].fillna("").astype(str).str.lower()
-    failed = state.isin([*ANSWER_FAILURE_STATES, "error"]) | (
+    failed = state.isin(STORED_FAILURE_STATES) | (
         state.eq("") & df["error"].fillna("").astype(str).str.strip().ne(""))
-    df["response_state"] = df["response_state"].mask(failed & ~state.isin(ANSWER_FAILURE_STATES), "backend_error")
+    df["response_state"] = df["response_state"].mask(failed & ~state.isin(FAILURE_STATES), "backend_error")
     answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
                   else pd.Series(True, index=df.index))
     for m in ANSWER_METRICS:

@@ -24,14 +24,17 @@ Conventions shared by every function here:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
+
+from finrag_pipeline.core.evaluation.metric_registry import ranking_names
 
 Qrels = Mapping[str, Mapping[str, int]]        # {qid: {doc_id: relevance}} (beir / pytrec_eval style)
 Run = Mapping[str, Mapping[str, float]]        # {qid: {doc_id: score}}
 Groups = Sequence[Collection[Any]]             # required groups of alternative ids
 
-METRIC_NAMES = ("hit", "mrr", "precision", "recall", "ap", "ndcg", "all_evidence_hit")
+# The ranking values the registry's retrieval metrics read (core/evaluation/metric_registry.py).
+METRIC_NAMES = ranking_names()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,22 +221,30 @@ def ndcg_at_k(ranked: Sequence[Any], groups: Groups, k: int) -> float:
     return min(1.0, _dcg(gains) / ideal)
 
 
+# name (a registry entry's ``ranking``) -> f(ranked, normalized groups, relevant ids, k). One entry per
+# ranking value; metric_registry.METRIC_NAMES must name exactly these (checked below).
+RankingFunction = Callable[[Sequence[Any], list[frozenset], set, int], float]
+RANKING_FUNCTIONS: dict[str, RankingFunction] = {
+    "hit": lambda ranked, groups, relevant, k: hit_at_k(ranked, relevant, k),
+    "mrr": lambda ranked, groups, relevant, k: reciprocal_rank_at_k(ranked, relevant, k),
+    "precision": lambda ranked, groups, relevant, k: precision_at_k(ranked, relevant, k),
+    "recall": lambda ranked, groups, relevant, k: recall_at_k(ranked, groups, k),
+    "ap": lambda ranked, groups, relevant, k: average_precision_at_k(ranked, groups, k),
+    "ndcg": lambda ranked, groups, relevant, k: ndcg_at_k(ranked, groups, k),
+    "all_evidence_hit": lambda ranked, groups, relevant, k: all_evidence_hit_at_k(ranked, groups, k),
+}
+if set(RANKING_FUNCTIONS) != set(METRIC_NAMES):
+    raise ImportError(f"metric registry ranking values {sorted(METRIC_NAMES)} != functions {sorted(RANKING_FUNCTIONS)}")
+
+
 def evaluate_ranking(ranked: Sequence[Any], groups: Groups, k: int) -> dict[str, float | int | None]:
     """Every metric at cut-off k for one query. With no relevant item every value is None."""
     groups = normalize_groups(groups)
     if not groups:
         return {"first_relevant_rank": None, **dict.fromkeys(METRIC_NAMES)}
     relevant = _union(groups)
-    return {
-        "first_relevant_rank": first_relevant_rank(ranked, relevant, k),
-        "hit": hit_at_k(ranked, relevant, k),
-        "mrr": reciprocal_rank_at_k(ranked, relevant, k),
-        "precision": precision_at_k(ranked, relevant, k),
-        "recall": recall_at_k(ranked, groups, k),
-        "ap": average_precision_at_k(ranked, groups, k),
-        "ndcg": ndcg_at_k(ranked, groups, k),
-        "all_evidence_hit": all_evidence_hit_at_k(ranked, groups, k),
-    }
+    return {"first_relevant_rank": first_relevant_rank(ranked, relevant, k),
+            **{name: fn(ranked, groups, relevant, k) for name, fn in RANKING_FUNCTIONS.items()}}
 
 
 def evaluate_run(qrels: Qrels, run: Run, k: int,

@@ -33,6 +33,8 @@ from finrag_pipeline.core.evaluation import metrics as m
 from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, AnswerKey, LLMJudge, score_answer
 from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
 from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
+from finrag_pipeline.core.evaluation.metric_registry import RETRIEVAL_METRIC_SPECS, RETRIEVAL_METRICS
+from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
 from finrag_pipeline.core.paths import REPO_ROOT
@@ -40,8 +42,7 @@ from finrag_pipeline.core.paths import REPO_ROOT
 Scope = Literal["filing", "corpus"]
 EVAL_MATRIX_FILE = "eval_matrix.yaml"
 
-RETRIEVAL_METRICS = tuple(f"{name}_{level}" for level in ("chunk", "page")
-                          for name in ("hit", "mrr", "precision", "recall", "ap", "ndcg")) + ("all_evidence_hit",)
+# Metric names and order (RETRIEVAL_METRICS, ANSWER_METRICS) come from core/evaluation/metric_registry.py.
 RETRIEVAL_COLUMNS = (
     "run_id", "filing_id", "scope", "config_name", "retriever", "k", "chunking", "config_hash", "qa_id",
     "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
@@ -307,19 +308,17 @@ def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *,
         notes.append("chunk-level metrics not computable: " + (
             "evidence chunk ids come from another chunking" if not chunk_level
             else "some evidence group has no chunk id"))
-        row.update({f"{n}_chunk": None for n in ("hit", "mrr", "precision", "recall", "ap", "ndcg")})
+        row.update({s.name: None for s in RETRIEVAL_METRIC_SPECS if s.level == "chunk"})
         row["first_relevant_rank_chunk"] = None
     else:
         vals = m.evaluate_ranking([h.chunk_id for h in top], cgroups, k)
-        row["first_relevant_rank_chunk"] = vals.pop("first_relevant_rank")
-        vals.pop("all_evidence_hit")
-        row.update({f"{n}_chunk": v for n, v in vals.items()})
+        row["first_relevant_rank_chunk"] = vals["first_relevant_rank"]
+        row.update({s.name: vals[s.ranking] for s in RETRIEVAL_METRIC_SPECS if s.level == "chunk"})
     pages = m.ranked_pages((h.filing_id, h.pages) for h in top)
     vals = m.evaluate_ranking(pages, pgroups, k)
-    row["first_relevant_rank_page"] = vals.pop("first_relevant_rank")
-    # all-evidence hit is judged on pages: chunk ids change with chunking, pages do not
-    row["all_evidence_hit"] = vals.pop("all_evidence_hit")
-    row.update({f"{n}_page": v for n, v in vals.items()})
+    row["first_relevant_rank_page"] = vals["first_relevant_rank"]
+    # all-evidence hit is registered at page level: chunk ids change with chunking, pages do not
+    row.update({s.name: vals[s.ranking] for s in RETRIEVAL_METRIC_SPECS if s.level == "page"})
     return row, "ok", notes
 
 
@@ -544,7 +543,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
                        question_type=item.question_type, answerable=bool(page_groups(item)),
                        is_sanity=cfg.is_sanity, evaluated_at=_now())
             rows.append({c: row.get(c) for c in ANSWER_COLUMNS})
-        failures = sum(v for s, v in states.items() if s in ("backend_error", "invalid_output"))
+        failures = sum(v for s, v in states.items() if s in FAILURE_STATES)
         run_rows.append({
             "run_id": run_id, "kind": "answers", "config_name": cfg.name, "config_hash": cfg.config_hash,
             "config": json.dumps({**cfg.model_dump(), "scope": a.scope,
@@ -635,7 +634,7 @@ def aggregate(results: pd.DataFrame, by: Sequence[str] = ("config_name",), *,
         n_rows = len(group)
         n_nr = int((group["status"] == "no_relevant").sum()) if "status" in group else 0
         n_err = int((group["status"] == "error").sum()) if "status" in group else int(
-            group.get("response_state", pd.Series(dtype=str)).isin(["backend_error", "invalid_output"]).sum())
+            group.get("response_state", pd.Series(dtype=str)).isin(FAILURE_STATES).sum())
         scored = scored_rows(group)
         for metric in metrics:
             vals = metric_values(scored, metric)

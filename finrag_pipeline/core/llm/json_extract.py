@@ -35,8 +35,9 @@ def _candidates(text: str) -> list[str]:
     return [c for c in found if c]
 
 
-def _balanced_span(text: str) -> str | None:
-    """The first balanced {...} or [...] span, respecting strings; None when nothing opens."""
+def _first_span(text: str) -> tuple[str, bool] | None:
+    """The first {...} or [...] span, respecting strings, and whether it closes (False: the truncated
+    tail, handed to the repairers); None when nothing opens or a closer does not match."""
     start = next((i for i, ch in enumerate(text) if ch in "{["), None)
     if start is None:
         return None
@@ -61,8 +62,8 @@ def _balanced_span(text: str) -> str | None:
             if not stack or stack.pop() != ch:
                 return None
             if not stack:
-                return text[start : i + 1]
-    return text[start:]  # unbalanced: hand the truncated tail to the repairers
+                return text[start : i + 1], True
+    return text[start:], False
 
 
 def _local_fixes(span: str) -> Any:
@@ -157,48 +158,18 @@ def extract_json_checked(text: str | None) -> JsonExtraction:
     if not text or not text.strip():
         return JsonExtraction(None)
     for candidate in _candidates(text):
-        span = _balanced_span(candidate)
-        if span is None:
+        found = _first_span(candidate)
+        if found is None:
             continue
+        span, closed = found
         value = _parse_span(span)
         if isinstance(value, dict | list):
-            truncated = not _is_closed(span)
+            truncated = not closed
             keys = _complete_top_level_keys(span) if truncated else frozenset(value if isinstance(value, dict) else ())
             return JsonExtraction(value, truncated, keys)
     return JsonExtraction(None)
 
 
-def _is_closed(span: str) -> bool:
-    """The span ends its outermost bracket (``_balanced_span`` hands back the unclosed tail otherwise)."""
-    stack: list[str] = []
-    in_str: str | None = None
-    escaped = False
-    for ch in span:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == in_str:
-                in_str = None
-        elif ch in "\"'":
-            in_str = ch
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in "}]" and stack:
-            stack.pop()
-    return not stack and in_str is None
-
-
 def extract_json(text: str | None) -> Any | None:
     """The first JSON object or array in ``text``, repaired if needed; None when there is none."""
-    if not text or not text.strip():
-        return None
-    for candidate in _candidates(text):
-        span = _balanced_span(candidate)
-        if span is None:
-            continue
-        value = _parse_span(span)
-        if isinstance(value, dict | list):
-            return value
-    return None
+    return extract_json_checked(text).value

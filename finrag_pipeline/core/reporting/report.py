@@ -30,20 +30,18 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS as ANSWER_METRIC_NAMES
-from finrag_pipeline.core.evaluation.answer_metrics import RATE_METRICS
+from finrag_pipeline.core.evaluation import metric_registry as registry
+from finrag_pipeline.core.evaluation.metric_registry import BINARY_METRICS, RATE_METRICS
+from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
 
 Z = 1.96
-RETRIEVAL_KEYS = ["config_name", "retriever", "k", "chunking", "scope"]
-BINARY_METRICS = {"hit_chunk", "hit_page", "all_evidence_hit", "correctness", "non_committal", "abstention_correct",
-                  "state_correct"}
-ANSWER_FAILURE_STATES = {"backend_error", "invalid_output", "error"}
-CHART_METRICS = ["hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page", "all_evidence_hit"]
-ALL_RETRIEVAL_METRICS = [
-    "hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "precision_chunk", "ap_chunk",
-    "hit_page", "mrr_page", "ndcg_page", "recall_page", "precision_page", "ap_page", "all_evidence_hit",
-]
-ANSWER_METRICS = list(ANSWER_METRIC_NAMES)
+# Metric lists, their kinds and the configuration grain come from core/evaluation/metric_registry.py.
+RETRIEVAL_KEYS = list(registry.RETRIEVAL_KEYS)
+ALL_RETRIEVAL_METRICS = list(registry.RETRIEVAL_METRICS)
+ANSWER_METRICS = list(registry.ANSWER_METRICS)
+# A display choice: the metrics charted by question type (the breakdown mart's key metrics, less mrr_page).
+CHART_METRICS = [m for m in registry.KEY_RETRIEVAL_METRICS if m != "mrr_page"]
+_FAILURE_STATES_SQL = ", ".join(f"'{s}'" for s in sorted(FAILURE_STATES))
 LEADERBOARD_ROWS = 10   # per scope and k
 WORST_QUESTIONS = 15    # per scope
 NOT_COMPUTED = "n/a"
@@ -167,13 +165,13 @@ def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     cols = {r[0] for r in con.execute("DESCRIBE eval.answer_results").fetchall()}
     if not {"is_sanity", "correctness", "abstention_correct"} <= cols:
         return pd.DataFrame()
-    df = _df(con, """
+    df = _df(con, f"""
         with runs as (select config_name, filing_id, run_id, max(evaluated_at) as last_at
                       from eval.answer_results group by all),
         ranked as (select *, row_number() over (partition by config_name, filing_id
                                                  order by last_at desc nulls last, run_id desc) as rn from runs)
         select a.model, count(*) filter (where a.answerable) as n_answerable,
-               avg(case when a.response_state in ('backend_error', 'invalid_output') and a.answerable then 0.0
+               avg(case when a.response_state in ({_FAILURE_STATES_SQL}) and a.answerable then 0.0
                         else a.correctness end) filter (where a.answerable) as correctness,
                avg(a.non_committal) as non_committal,
                count(*) filter (where not a.answerable) as n_unanswerable,
@@ -450,7 +448,7 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
     if df.empty:
         return pd.DataFrame(), pd.DataFrame()
     state = df["response_state"].fillna("").str.lower()
-    is_error = state.isin(ANSWER_FAILURE_STATES) | (state.eq("") & df["error"].fillna("").str.strip().ne(""))
+    is_error = state.isin(STORED_FAILURE_STATES) | (state.eq("") & df["error"].fillna("").str.strip().ne(""))
     df["response_state"] = df["response_state"].fillna("unknown").mask(state.eq("") & is_error, "backend_error")
     answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
                   else pd.Series(True, index=df.index))

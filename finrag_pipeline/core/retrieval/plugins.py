@@ -10,17 +10,17 @@ RETRIEVERS: dict[str, type] = {}
 RERANKERS: dict[str, type] = {}
 
 
-def register_retriever(name: str) -> Callable[[type], type]:
+def _register_in(table: dict[str, type], name: str) -> Callable[[type], type]:
     def deco(cls: type) -> type:
-        RETRIEVERS[name] = cls
+        table[name] = cls
         cls.type_name = name  # type: ignore[attr-defined]
         return cls
     return deco
+
+
+def register_retriever(name: str) -> Callable[[type], type]:
+    return _register_in(RETRIEVERS, name)
 
 
 def register_reranker(name: str) -> Callable[[type], type]:
-    def deco(cls: type) -> type:
-        RERANKERS[name] = cls
-        cls.type_name = name  # type: ignore[attr-defined]
-        return cls
-    return deco
+    return _register_in(RERANKERS, name)

@@ -1,0 +1,13 @@
+"""Answer response states, defined once: answerers set them, scoring, the leaderboard, the report and the
+dbt staging model (through the generated macro ``answer_failure_states()``) read them from here."""
+
+from __future__ import annotations
+
+ANSWERED = "answered"
+# The answerer failed: the answer scores 0 on every metric that applies (rates excepted).
+FAILURE_STATES = frozenset({"backend_error", "invalid_output"})
+NON_ANSWER_STATES = frozenset({"abstained", "insufficient_context", "no_evidence"})
+RESPONSE_STATES = frozenset({ANSWERED}) | FAILURE_STATES | NON_ANSWER_STATES
+# States a stored row may carry that count as a failure when results are read: the failures, plus the
+# generic 'error' of rows written before the states above existed.
+STORED_FAILURE_STATES = FAILURE_STATES | {"error"}
