@@ -11,8 +11,13 @@ from finrag_pipeline.core.qa import QAConfig, generate_qa_set
 from finrag_pipeline.core.qa.filters import source_figures
 from finrag_pipeline.core.qa.model_free import generate_model_free
 
-ALL_TYPES = {"factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
+ALL_TYPES = {"metric", "factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
 NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})
+# the lookup templates' own tests: the pre-mix caps, so every template has room (the default mix of
+# qa.yaml keeps 1-2 of some types; test_qa_metric_questions.py checks the mix itself)
+TEMPLATE_CAPS = QAConfig.model_validate({"max_questions_per_type": {
+    "metric": 18, "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6,
+    "unanswerable": 6}})
 
 
 def assert_figures_on_evidence_pages(items, sample):
@@ -40,7 +45,7 @@ def apple():
 
 @pytest.fixture(scope="module")
 def apple_items(apple):
-    return generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, QAConfig())
+    return generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, TEMPLATE_CAPS)
 
 
 def test_dozens_of_questions_of_every_type(apple_items):

@@ -147,7 +147,21 @@ def _good_alias(alias: str) -> bool:
 
 
 def _load_synonyms(config: QAConfig) -> dict[str, list[str]]:
+    """Row label (lowercase) -> ways a question names it: analyst words of phrasing.yaml (its
+    ``row_labels``, and its ``line_items`` for every statement label of the concept), the qa.yaml
+    ``synonyms``, and the retrievers' lexicon aliases only when ``use_lexicon`` (they leak)."""
     syn: dict[str, list[str]] = defaultdict(list)
+    if config.model_free.use_phrasing:
+        from finrag_pipeline.core.qa.phrasing import load_phrasing
+        from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+        vocab = load_phrasing()
+        for label, alts in vocab.row_labels.items():
+            syn[label.lower()].extend(alts)
+        # the lexicon says WHICH printed labels are a concept; the words come from phrasing.yaml
+        for key, concept in Lexicon.load_default().concepts.items():
+            for item in concept.line_items if key in vocab.line_items else []:
+                syn[item.lower()].extend(vocab.line_items[key])
     if config.model_free.use_lexicon:
         try:  # the retrieval engineer's concept lexicon: statement line items -> question aliases
             from finrag_pipeline.core.retrieval.lexicon import Lexicon
@@ -526,16 +540,39 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
         covered = {(f.period, f.key) for f in figures}
         figures += [f for f in figures_from_facts(facts, ctx) if (f.period, f.key) not in covered]
     series = _unambiguous(figures, ctx)
-    _attach_places(series, EvidenceIndex(meta.filing_id, pages, chunks), ctx)
+    index = EvidenceIndex(meta.filing_id, pages, chunks)
+    _attach_places(series, index, ctx)
     order = _ordered_labels(series, rng)
-    items: list[QAItem] = []
+    items: list[QAItem] = metric_questions(meta, table_rows, facts, ctx, index)
     for qtype, build in BUILDERS.items():
         made = build(series, order, ctx)
         cap = config.cap(qtype)
         if len(made) > cap:
             ctx.count(f"capped:{qtype}", len(made) - cap)
+        elif len(made) < cap:
+            ctx.count(f"short:{qtype}", cap - len(made))  # the mix of qa.yaml not met: visible in the log
         items.extend(made[:cap])
     return items, _summarise(ctx.log)
+
+
+def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[XbrlFact], ctx: _Ctx,
+                     index: EvidenceIndex) -> list[QAItem]:
+    """Metric questions (core/qa/metric_questions.py) over the filing's fact layer, capped by qa.yaml."""
+    cap = ctx.config.cap("metric")
+    if cap <= 0:
+        return []
+    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.qa.metric_questions import metric_items
+    from finrag_pipeline.core.qa.phrasing import load_phrasing
+
+    filing = FilingFacts(meta, table_rows, facts)
+    made = metric_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
+                        random.Random(f"{ctx.config.seed}:{meta.filing_id}:metric"), ctx.count)
+    if len(made) > cap:
+        ctx.count("capped:metric", len(made) - cap)
+    elif len(made) < cap:
+        ctx.count("short:metric", cap - len(made))
+    return made[:cap]
 
 
 def _summarise(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
