@@ -544,6 +544,7 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
     _attach_places(series, index, ctx)
     order = _ordered_labels(series, rng)
     items: list[QAItem] = metric_questions(meta, table_rows, facts, ctx, index)
+    items += _narrative_questions(meta, pages, chunks, ctx)
     for qtype, build in BUILDERS.items():
         made = build(series, order, ctx)
         cap = config.cap(qtype)
@@ -572,6 +573,22 @@ def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[X
         ctx.count("capped:metric", len(made) - cap)
     elif len(made) < cap:
         ctx.count("short:metric", cap - len(made))
+    return made[:cap]
+
+
+def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], ctx: _Ctx) -> list[QAItem]:
+    """MD&A cause sentences (core/qa/narrative_questions.py), capped by qa.yaml."""
+    from finrag_pipeline.core.qa.narrative_questions import narrative_items
+
+    cap = ctx.config.cap("narrative")
+    if cap <= 0:
+        return []
+    made = narrative_items(meta, ctx.company, pages, chunks,
+                           random.Random(f"{ctx.config.seed}:{meta.filing_id}:narrative"), ctx.count)
+    if len(made) > cap:
+        ctx.count("capped:narrative", len(made) - cap)
+    elif len(made) < cap:
+        ctx.count("short:narrative", cap - len(made))
     return made[:cap]
 
 
