@@ -8,6 +8,8 @@ Hand-read figures (physical pages of the PDFs, see _analyst_corpus.py):
       160,281 (2021) -> fixed asset turnover 513,983 / 173,498 = 2.96 (inputs on two pages)
   AMAZON_2022_10K p.36: Net cash provided by operating activities 46,752; Purchases of property and
       equipment (63,645) (2022) -> free cash flow 46,752 - 63,645 = -16,893
+  APPLE_2022_10K p.32: Provision for income taxes 19,300; Income before provision 119,103 -> 16.2%
+  MICROSOFT_2022_10K p.59 Balance Sheets: Total current assets 169,684; Total current liabilities 95,082 -> 1.78
   AMAZON_2022_10K prints no gross profit line: no gross margin question.
 """
 
@@ -62,6 +64,8 @@ def _inputs(item):
     (AMZN, "fixed_asset_turnover", 2022, 513983 / ((186715 + 160281) / 2), "2.96", {513983, 186715, 160281},
      {37, 39}),
     (AMZN, "free_cash_flow", 2022, 46752 - 63645, "-$16,893 million", {46752, -63645}, {36}),
+    (APPLE, "effective_tax_rate", 2022, 19300 / 119103 * 100, "16.2%", {19300, 119103}, {32}),
+    (MSFT, "current_ratio", 2022, 169684 / 95082, "1.78", {169684, 95082}, {59}),
     (MSFT, "yoy_growth:revenue", 2022, (198270 - 168088) / 168088 * 100, "18.0%", {198270, 168088}, {57}),
 ])
 def test_hand_checked_metric_references(generated, name, metric, year, value, text, inputs, pages):
@@ -215,12 +219,15 @@ def test_cause_sentences_read_subject_direction_and_stated_cause():
     text = ("Operating income increased $13.5 billion or 19% driven by growth across each of our segments. "
             "Greater China Greater China net sales increased during 2022 compared to 2021 due primarily to "
             "higher net sales of iPhone and Services. Interest expense decreased due to a decrease in outstanding "
-            "debt. We expect growth to continue. It decreased due to lower volume.")
+            "debt. We expect growth to continue. It decreased due to lower volume. Amazon 10-K | Front matter | "
+            "The increase in cost of sales in absolute dollars in 2022, compared to the prior year, is primarily "
+            "due to increased shipping and product costs.")
     found = cause_sentences(text)
     assert [(f["subject"], f["direction"], f["cause"]) for f in found] == [
         ("Operating income", "increase", "growth across each of our segments"),
         ("Greater China net sales", "increase", "higher net sales of iPhone and Services"),
         ("Interest expense", "decrease", "a decrease in outstanding debt"),
+        ("cost of sales", "increase", "increased shipping and product costs"),
     ]
 
 
@@ -236,7 +243,7 @@ def test_narrative_items_quote_the_cause_with_the_sentence_page_as_evidence(pars
     assert "offset in part by a decline in third-party content" in item.reference_answer
     assert item.evidence[0][0].page == 45 and item.answer_values == [] and item.periods == ["FY2022"]
     assert "increase" in item.question and "2022" in item.question
-    for name in (MSFT, APPLE, BOEING):
+    for name in (MSFT, APPLE, BOEING, AMZN):
         narr = [i for i in generated[name][0] if i.question_type == "narrative"]
         assert narr, name
         pages = {p.page_number: " ".join(p.text.split()).lower() for p in parsed[name].pages}

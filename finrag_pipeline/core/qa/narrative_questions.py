@@ -25,6 +25,12 @@ _CAUSE_RE = re.compile(
     r"(?P<amount>(?:[^.;]|\.(?=\d)){0,90}?),?\s+(?:primarily|mainly|largely|principally|partly|partially)?\s*"
     r"(?P<link>due(?:\s+(?:primarily|mainly|largely|principally))?\s+to|driven by|as a result of|reflecting|"
     r"because of)\s+(?P<cause>[^;]{12,400}?)\.?$")
+# "The increase in cost of sales in absolute dollars in 2022, compared to the prior year, is primarily due to ..."
+_THE_CHANGE_RE = re.compile(
+    r"^The (?P<dir>increase|decrease) in (?P<subject>[A-Za-z&,'\- ]{2,70}?)(?: in absolute dollars)?"
+    r"(?: (?:in|during) (?:fiscal )?(?:19|20)\d\d)?(?:,? compared (?:to|with) the prior (?:fiscal )?year,?)?\s+"
+    r"(?:is|was) (?:primarily |mainly |largely |principally )?(?P<link>due to|driven by|attributable to|"
+    r"the result of)\s+(?P<cause>[^;]{12,400}?)\.?$")
 _YEAR_RE = re.compile(r"\b(?:19|20)\d\d\b")
 _LEADING_RE = re.compile(r"^(?:In|During|For) (?:fiscal )?(?:year )?[^,]{0,30},\s*", re.IGNORECASE)
 _UP = {"increased", "grew", "rose"}
@@ -40,11 +46,14 @@ def cause_sentences(text: str) -> list[dict[str, str]]:
     """The explained changes of a text: {sentence, subject, direction, cause}."""
     out = []
     for sentence in _SENTENCE_SPLIT.split(re.sub(r"\s+", " ", text)):
-        s = _LEADING_RE.sub("", sentence.strip())
+        sentence = re.sub(r"^.*\|\s*", "", sentence.strip())  # the chunk's context header ("Amazon ... | ")
+        s = _LEADING_RE.sub("", sentence)
         s = s[:1].upper() + s[1:]
-        m = _CAUSE_RE.match(s)
+        m = _CAUSE_RE.match(s) or _THE_CHANGE_RE.match(s)
         if not m:
             continue
+        direction = m.group("dir") if "dir" in m.groupdict() else (
+            "increase" if m.group("verb") in _UP else "decrease")
         subject = _dedupe_heading(m.group("subject").strip(" ,"))
         if len(subject.split()) > 7 or re.search(r"\d|\b(?:we|our|it|this|these|they|company|primarily|reflects?)\b",
                                                   subject, re.IGNORECASE):
@@ -53,7 +62,7 @@ def cause_sentences(text: str) -> list[dict[str, str]]:
         if re.search(r"\(\d\)|\s\d+$", cause) or len(cause.split()) < 3 or _YEAR_RE.search(cause):
             continue  # a footnote marker or a page number run into the sentence: not a clean cause
         out.append({"sentence": sentence.strip(), "subject": subject,
-                    "direction": "increase" if m.group("verb") in _UP else "decrease",
+                    "direction": direction,
                     "cause": cause})
     return out
 
