@@ -257,3 +257,16 @@ def test_narrative_items_quote_the_cause_with_the_sentence_page_as_evidence(pars
     # one question per explained line; the filing's year only
     subjects = [i.metadata["subject"].lower() for i in items]
     assert len(subjects) == len(set(subjects))
+
+
+@pytest.mark.parametrize("cover, asked", [("MICROSOFT CORPORATION", "Microsoft"), ("THE BOEING COMPANY", "Boeing"),
+                                          ("AMAZON.COM, INC.", "Amazon.com"), ("Apple Inc.", "Apple")])
+def test_questions_name_the_company_as_an_analyst_does(cover, asked):
+    from finrag_pipeline.core.qa.model_free import question_company
+
+    assert question_company(cover) == asked
+
+
+def test_msft_metric_question_reads_naturally(generated):
+    item = _metric(generated, MSFT, "operating_margin", 2022)
+    assert item.question.startswith("What was Microsoft's ") and "MICROSOFT" not in item.question

@@ -102,6 +102,15 @@ def short_company(company: str) -> str:
     return name or company
 
 
+def question_company(company: str) -> str:
+    """The company as a question names it: "MICROSOFT CORPORATION" -> "Microsoft", "THE BOEING COMPANY"
+    -> "Boeing" (cover pages print names in capitals; an analyst does not)."""
+    name = short_company(company)
+    if name.isupper():
+        name = " ".join(w[:1].upper() + w[1:].lower() for w in name.split())
+    return re.sub(r"^The\s+", "", name) or name
+
+
 def tidy_label(label: str) -> str:
     return _FOOTNOTE_RE.sub("", re.sub(r"\s+", " ", label or "")).strip(" :")
 
@@ -533,7 +542,7 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
     """Questions with known evidence for one filing, and a log of what was skipped and why."""
     config = config or QAConfig()
     rng = random.Random(f"{config.seed}:{meta.filing_id}")
-    ctx = _Ctx(meta, short_company(meta.company), config, rng, _load_synonyms(config),
+    ctx = _Ctx(meta, question_company(meta.company), config, rng, _load_synonyms(config),
                "\n".join(p.text for p in pages).lower())
     figures = figures_from_rows(table_rows, ctx)
     if config.model_free.include_xbrl and facts:
