@@ -11,8 +11,13 @@ from finrag_pipeline.core.qa import QAConfig, generate_qa_set
 from finrag_pipeline.core.qa.filters import source_figures
 from finrag_pipeline.core.qa.model_free import generate_model_free
 
-ALL_TYPES = {"factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
+ALL_TYPES = {"metric", "narrative", "factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
 NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})
+# the lookup templates' own tests: the pre-mix caps, so every template has room (the default mix of
+# qa.yaml keeps 1-2 of some types; test_qa_metric_questions.py checks the mix itself)
+TEMPLATE_CAPS = QAConfig.model_validate({"max_questions_per_type": {
+    "metric": 18, "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6,
+    "narrative": 9, "unanswerable": 6}})
 
 
 def assert_figures_on_evidence_pages(items, sample):
@@ -21,6 +26,9 @@ def assert_figures_on_evidence_pages(items, sample):
     for item in items:
         if item.question_type == "unanswerable":
             assert item.evidence == [] and "not report" in item.reference_answer
+            continue
+        if item.question_type == "narrative":  # a quoted cause: no figure; the sentence's chunk is the evidence
+            assert item.answer_figures == [] and len(item.evidence) == 1 and len(item.evidence[0]) == 1
             continue
         figs = source_figures(item)
         assert len(figs) == len(item.evidence) >= 1, item.question
@@ -40,7 +48,7 @@ def apple():
 
 @pytest.fixture(scope="module")
 def apple_items(apple):
-    return generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, QAConfig())
+    return generate_model_free(apple.meta, apple.pages, apple.table_rows, apple.facts, apple.chunks, TEMPLATE_CAPS)
 
 
 def test_dozens_of_questions_of_every_type(apple_items):
@@ -135,7 +143,7 @@ def test_every_item_carries_its_answer_contract_and_its_reference_answer_scores_
         template = item.metadata["template"]
         seen.add(template.split("_")[0])
         sources = [f for f in item.answer_figures if f.get("role") == "source"]
-        if item.question_type == "unanswerable":
+        if item.question_type in ("unanswerable", "narrative"):
             assert item.answer_values == [] and item.answer_choice is None
             continue
         if template in ("higher_period", "extreme_year_max", "extreme_year_min"):

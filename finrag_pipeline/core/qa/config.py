@@ -10,13 +10,15 @@ from pydantic import BaseModel, Field
 
 from finrag_pipeline.core.qa.leakage import LeakageSettings
 
-QUESTION_TYPES = ("factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable")
+QUESTION_TYPES = ("metric", "factual", "numerical", "comparative", "temporal", "multi-page", "narrative",
+                  "unanswerable")
 
 
 class ModelFreeSettings(BaseModel):
     include_xbrl: bool = True              # add XBRL facts (HTML filings) not already covered by a table row
     include_per_share: bool = False        # EPS rows: small numbers, often repeated; off by default
-    use_lexicon: bool = True               # phrase line items through assets_config/lexicon.yaml aliases
+    use_lexicon: bool = False              # also phrase line items with the retrievers' lexicon aliases (leaks)
+    use_phrasing: bool = True              # phrase line items from assets_config/phrasing.yaml (analyst words)
     synonyms: dict[str, list[str]] = Field(default_factory=dict)  # extra: row label (lowercase) -> phrasings
     generic_labels: list[str] = Field(default_factory=lambda: [
         "basic", "diluted", "products", "services", "other", "total", "net", "americas", "europe",
@@ -25,6 +27,21 @@ class ModelFreeSettings(BaseModel):
         "goodwill impairment charge", "bitcoin holdings", "dividends paid to preferred shareholders",
         "oil and gas exploration expense", "insurance premiums earned", "net interest margin",
         "loan loss provision", "policyholder benefits"])
+
+
+class MetricSettings(BaseModel):
+    """Metric questions (core/qa/metric_questions.py): a definition in the question, the reference
+    computed exactly from the fact layer. ``metrics`` are lexicon formula concepts (the one place a
+    formula lives); line items of growth and averages are lexicon concept keys; wording from phrasing.yaml."""
+
+    metrics: list[str] = Field(default_factory=lambda: [
+        "gross_margin_pct", "operating_margin", "net_margin", "effective_tax_rate", "capex_to_revenue",
+        "current_ratio", "asset_turnover", "fixed_asset_turnover", "free_cash_flow"])
+    growth_items: list[str] = Field(default_factory=lambda: [
+        "revenue", "operating_income", "net_income", "operating_cash_flow", "research_and_development"])
+    average_items: list[str] = Field(default_factory=lambda: ["total_assets", "ppe", "inventory",
+                                                                "shareholders_equity"])
+    fiscal_years_back: int = Field(2, ge=1, le=5)   # the filing's year and the ones before it
 
 
 class LLMGeneratorSettings(BaseModel):
@@ -52,9 +69,13 @@ class FilterSettings(BaseModel):
 class QAConfig(BaseModel):
     seed: int = 13
     generators: list[str] = Field(default_factory=lambda: ["model_free"])   # model_free, llm
+    # per-type counts per filing: ~40% metric, 30% lookup (factual..multi-page), 20% narrative,
+    # 10% unanswerable (real analysts' questions; issue 14). A type short of supply is logged.
     max_questions_per_type: dict[str, int] = Field(default_factory=lambda: {
-        "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6, "unanswerable": 6})
+        "metric": 18, "factual": 8, "numerical": 2, "comparative": 2, "temporal": 1, "multi-page": 1,
+        "narrative": 9, "unanswerable": 5})
     model_free: ModelFreeSettings = Field(default_factory=ModelFreeSettings)
+    metric: MetricSettings = Field(default_factory=MetricSettings)
     llm: LLMGeneratorSettings = Field(default_factory=LLMGeneratorSettings)
     filters: FilterSettings = Field(default_factory=FilterSettings)
     leakage: LeakageSettings = Field(default_factory=LeakageSettings)   # bands of core/qa/leakage.py

@@ -102,6 +102,15 @@ def short_company(company: str) -> str:
     return name or company
 
 
+def question_company(company: str) -> str:
+    """The company as a question names it: "MICROSOFT CORPORATION" -> "Microsoft", "THE BOEING COMPANY"
+    -> "Boeing" (cover pages print names in capitals; an analyst does not)."""
+    name = short_company(company)
+    if name.isupper():
+        name = " ".join(w[:1].upper() + w[1:].lower() for w in name.split())
+    return re.sub(r"^The\s+", "", name) or name
+
+
 def tidy_label(label: str) -> str:
     return _FOOTNOTE_RE.sub("", re.sub(r"\s+", " ", label or "")).strip(" :")
 
@@ -147,7 +156,21 @@ def _good_alias(alias: str) -> bool:
 
 
 def _load_synonyms(config: QAConfig) -> dict[str, list[str]]:
+    """Row label (lowercase) -> ways a question names it: analyst words of phrasing.yaml (its
+    ``row_labels``, and its ``line_items`` for every statement label of the concept), the qa.yaml
+    ``synonyms``, and the retrievers' lexicon aliases only when ``use_lexicon`` (they leak)."""
     syn: dict[str, list[str]] = defaultdict(list)
+    if config.model_free.use_phrasing:
+        from finrag_pipeline.core.qa.phrasing import load_phrasing
+        from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+        vocab = load_phrasing()
+        for label, alts in vocab.row_labels.items():
+            syn[label.lower()].extend(alts)
+        # the lexicon says WHICH printed labels are a concept; the words come from phrasing.yaml
+        for key, concept in Lexicon.load_default().concepts.items():
+            for item in concept.line_items if key in vocab.line_items else []:
+                syn[item.lower()].extend(vocab.line_items[key])
     if config.model_free.use_lexicon:
         try:  # the retrieval engineer's concept lexicon: statement line items -> question aliases
             from finrag_pipeline.core.retrieval.lexicon import Lexicon
@@ -519,23 +542,63 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
     """Questions with known evidence for one filing, and a log of what was skipped and why."""
     config = config or QAConfig()
     rng = random.Random(f"{config.seed}:{meta.filing_id}")
-    ctx = _Ctx(meta, short_company(meta.company), config, rng, _load_synonyms(config),
+    ctx = _Ctx(meta, question_company(meta.company), config, rng, _load_synonyms(config),
                "\n".join(p.text for p in pages).lower())
     figures = figures_from_rows(table_rows, ctx)
     if config.model_free.include_xbrl and facts:
         covered = {(f.period, f.key) for f in figures}
         figures += [f for f in figures_from_facts(facts, ctx) if (f.period, f.key) not in covered]
     series = _unambiguous(figures, ctx)
-    _attach_places(series, EvidenceIndex(meta.filing_id, pages, chunks), ctx)
+    index = EvidenceIndex(meta.filing_id, pages, chunks)
+    _attach_places(series, index, ctx)
     order = _ordered_labels(series, rng)
-    items: list[QAItem] = []
+    items: list[QAItem] = metric_questions(meta, table_rows, facts, ctx, index)
+    items += _narrative_questions(meta, pages, chunks, ctx)
     for qtype, build in BUILDERS.items():
         made = build(series, order, ctx)
         cap = config.cap(qtype)
         if len(made) > cap:
             ctx.count(f"capped:{qtype}", len(made) - cap)
+        elif len(made) < cap:
+            ctx.count(f"short:{qtype}", cap - len(made))  # the mix of qa.yaml not met: visible in the log
         items.extend(made[:cap])
     return items, _summarise(ctx.log)
+
+
+def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[XbrlFact], ctx: _Ctx,
+                     index: EvidenceIndex) -> list[QAItem]:
+    """Metric questions (core/qa/metric_questions.py) over the filing's fact layer, capped by qa.yaml."""
+    cap = ctx.config.cap("metric")
+    if cap <= 0:
+        return []
+    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.qa.metric_questions import metric_items
+    from finrag_pipeline.core.qa.phrasing import load_phrasing
+
+    filing = FilingFacts(meta, table_rows, facts)
+    made = metric_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
+                        random.Random(f"{ctx.config.seed}:{meta.filing_id}:metric"), ctx.count)
+    if len(made) > cap:
+        ctx.count("capped:metric", len(made) - cap)
+    elif len(made) < cap:
+        ctx.count("short:metric", cap - len(made))
+    return made[:cap]
+
+
+def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], ctx: _Ctx) -> list[QAItem]:
+    """MD&A cause sentences (core/qa/narrative_questions.py), capped by qa.yaml."""
+    from finrag_pipeline.core.qa.narrative_questions import narrative_items
+
+    cap = ctx.config.cap("narrative")
+    if cap <= 0:
+        return []
+    made = narrative_items(meta, ctx.company, pages, chunks,
+                           random.Random(f"{ctx.config.seed}:{meta.filing_id}:narrative"), ctx.count)
+    if len(made) > cap:
+        ctx.count("capped:narrative", len(made) - cap)
+    elif len(made) < cap:
+        ctx.count("short:narrative", cap - len(made))
+    return made[:cap]
 
 
 def _summarise(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
