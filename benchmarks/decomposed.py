@@ -1,0 +1,80 @@
+"""All-evidence page hit@5 and latency of hybrid_rrf vs statement routing vs ``decomposed`` on the metric
+questions of the hand-written external set (finrag_pipeline_tests/data/external/analyst_questions.jsonl),
+over the 8 sample filings, in the filing scope and the corpus scope.
+
+    FINRAG_EMBEDDING_CACHE=/tmp/emb.sqlite HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/decomposed.py \
+        [--index-dir /tmp/idx] [--categories metric] [--k 5]
+
+A question counts as a hit when every evidence page (FinanceBench 0-indexed page + 1) is among the
+pages of the top-k hits of the right filing. Latency: mean and p95 of ``timings_ms["total"]`` per question
+(second pass, warm query-vector cache disabled by distinct runs per retriever is not attempted: the
+first pass warms the model, the second is timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from finrag_pipeline.core.models import SearchFilters  # noqa: E402
+from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR  # noqa: E402
+from finrag_pipeline.core.retrieval import build_named_retrievers  # noqa: E402
+from finrag_pipeline.core.retrieval.resources import build_resources_from_filings  # noqa: E402
+
+EXTERNAL = Path(__file__).resolve().parents[1] / "finrag_pipeline_tests/data/external/analyst_questions.jsonl"
+NAMES = ["hybrid_rrf", "hybrid_rrf_routed", "decomposed"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--index-dir", default="/tmp/finrag-wt-retrieval/bench-idx")
+    ap.add_argument("--categories", nargs="*", default=["metric"])
+    ap.add_argument("--k", type=int, default=5)
+    args = ap.parse_args()
+    files = sorted(p for p in SAMPLE_FILINGS_DIR.iterdir() if p.suffix in (".pdf", ".html"))
+    t0 = time.perf_counter()
+    resources = build_resources_from_filings(files, args.index_dir,
+                                             embedding_cache=os.environ.get("FINRAG_EMBEDDING_CACHE"))
+    print(f"indexed {len(files)} filings in {time.perf_counter() - t0:.0f}s", flush=True)
+    doc_to_filing = {p.stem: f.filing_id for p, f in zip(files, resources.catalog.filings, strict=True)}
+    questions = [json.loads(line) for line in EXTERNAL.read_text().splitlines() if line.strip()]
+    questions = [q for q in questions if q.get("question_category") in args.categories and q["evidence"]]
+    retrievers = build_named_retrievers(resources, NAMES)
+    for q in questions:  # warm-up: models, catalog, chunk store
+        retrievers["hybrid_rrf"].retrieve(q["question"], args.k)
+    rows = {}
+    for name in NAMES:
+        for scope in ("filing", "corpus"):
+            hits_ok, latencies, missed = [], [], []
+            for q in questions:
+                filing = doc_to_filing[q["doc_name"]]
+                pages = {int(e["evidence_page_num"]) + 1 for e in q["evidence"]}
+                filters = SearchFilters(filing_ids=(filing,)) if scope == "filing" else None
+                result = retrievers[name].retrieve(q["question"], args.k, filters)
+                latencies.append(result.timings_ms["total"])
+                got = {p for h in result.hits if h.filing_id == filing for p in h.pages}
+                ok = pages <= got
+                hits_ok.append(ok)
+                if not ok:
+                    missed.append(f"{q['financebench_id']}:{sorted(pages - got)}")
+            rows[(name, scope)] = (sum(hits_ok) / len(hits_ok), statistics.mean(latencies),
+                                   sorted(latencies)[int(0.95 * (len(latencies) - 1))], missed)
+    print(f"{len(questions)} questions ({', '.join(args.categories)}), all-evidence page hit@{args.k}")
+    print(f"| retriever | scope | all-evidence hit@{args.k} | mean ms | p95 ms | missed |")
+    print("|---|---|---|---|---|---|")
+    for (name, scope), (hit, mean, p95, missed) in rows.items():
+        print(f"| {name} | {scope} | {hit:.2f} | {mean:.0f} | {p95:.0f} | {' '.join(missed)} |")
+    two = [q for q in questions if len({e["evidence_page_num"] for e in q["evidence"]}) >= 2]
+    print(f"multi-page questions: {[q['financebench_id'] for q in two]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Statement routing, the analyst vocabulary and formula decomposition on the hand-written analyst
+questions (finrag_pipeline_tests/data/external/analyst_questions.jsonl). Fast: no index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.retrieval.config import RetrieverConfig, load_retrievers
+from finrag_pipeline.core.retrieval.decomposed import decompose, round_robin
+from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.retrieval.statement_routing import named_statements, statements_asked
+from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, VocabularyFile, default_vocabulary
+
+EXTERNAL = Path(__file__).parent / "data/external/analyst_questions.jsonl"
+QUESTIONS = {q["financebench_id"]: q["question"] for q in map(json.loads, EXTERNAL.read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def lexicon():
+    return Lexicon.load_default()
+
+
+@pytest.mark.parametrize(("text", "keys", "added"), [
+    ("What was Apple's capex in fiscal 2021?", ["capex"], "purchases of property and equipment"),
+    ("How much D&A did Boeing record in 2021?", ["d_and_a"], "depreciation and amortization"),
+    ("What was Amazon's top line in 2024?", ["top_line"], "total net sales"),
+    ("Amazon's SG&A and COGS in 2022", ["sga", "cogs"], "cost of sales"),
+    ("net PP&E and the bottom line", ["ppe", "bottom_line"], "property plant and equipment net"),
+    ("What was EBIT and FCF?", ["ebit", "fcf"], "operating income"),
+    ("What did Apple say about capexx plans?", [], None),      # whole words only
+])
+def test_vocabulary_matches_and_expands(text, keys, added):
+    vocab = default_vocabulary()
+    assert [m.key for m in vocab.match(text)] == keys
+    expanded = vocab.expand(text)
+    if added is None:
+        assert expanded == text
+    else:
+        assert expanded.startswith(text) and added in expanded
+
+
+def test_vocabulary_rejects_unknown_statement():
+    with pytest.raises(ValueError, match="statement"):
+        AnalystVocabulary(VocabularyFile.model_validate(
+            {"terms": {"x": {"terms": ["x"], "expansions": ["y"], "statement": "notes"}}}))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Using the cash flow statement, what was capex?", ["cash_flow"]),
+    ("per the consolidated statements of cash flows", ["cash_flow"]),
+    ("shown in the balance sheet", ["balance_sheet"]),
+    ("from the statement of financial position", ["balance_sheet"]),
+    ("in its P&L", ["income_statement"]),
+    ("the statements of operations and the balance sheet", ["income_statement", "balance_sheet"]),
+    ("What drove services growth?", []),
+])
+def test_named_statements(text, expected):
+    assert named_statements(text) == expected
+
+
+@pytest.mark.parametrize(("qid", "expected"), [
+    ("analyst_001", ["income_statement"]),                    # "Using the income statement"
+    ("analyst_002", ["income_statement", "balance_sheet"]),   # revenue / average PP&E
+    ("analyst_003", ["cash_flow"]),                           # names the cash flow statement
+    ("analyst_005", ["cash_flow"]),                           # D&A: analyst vocabulary only
+    ("analyst_013", ["balance_sheet"]),                       # current ratio
+    ("analyst_028", ["income_statement"]),                    # top line
+    ("analyst_044", ["cash_flow"]),                           # capex
+    ("analyst_011", []),                                      # geographic segments: no statement
+])
+def test_statements_asked_on_analyst_questions(lexicon, qid, expected):
+    assert statements_asked(QUESTIONS[qid], lexicon, default_vocabulary()) == expected
+
+
+# (question id, formula from the fact layer's planner, [(statement, inputs)] per search)
+DECOMPOSITIONS = [
+    ("analyst_002", "revenue / avg(ppe)", [("income_statement", ["revenue"]), ("balance_sheet", ["ppe"])]),
+    ("analyst_003", "abs(capital_expenditure) / revenue",
+     [("income_statement", ["revenue"]), ("cash_flow", ["capital_expenditure"])]),
+    ("analyst_004", "operating_cash_flow - capital_expenditure",
+     [("cash_flow", ["operating_cash_flow", "capital_expenditure"])]),
+    ("analyst_009", "cost_of_revenue / avg(inventory)",
+     [("income_statement", ["cost_of_revenue"]), ("balance_sheet", ["inventory"])]),
+    ("analyst_013", "total_current_assets / total_current_liabilities",
+     [("balance_sheet", ["total_current_assets", "total_current_liabilities"])]),
+    ("analyst_017", "accounts_receivable / revenue",
+     [("balance_sheet", ["accounts_receivable"]), ("income_statement", ["revenue"])]),
+    ("analyst_022", "cost_of_revenue / avg(inventory)",
+     [("income_statement", ["cost_of_revenue"]), ("balance_sheet", ["inventory"])]),
+    ("analyst_037", "365 * avg(accounts_receivable) / revenue",
+     [("income_statement", ["revenue"]), ("balance_sheet", ["accounts_receivable"])]),
+    ("analyst_045", "operating_income / revenue", [("income_statement", ["operating_income", "revenue"])]),
+]
+
+
+@pytest.mark.parametrize(("qid", "formula", "groups"), DECOMPOSITIONS, ids=[d[0] for d in DECOMPOSITIONS])
+def test_decomposes_metric_questions(lexicon, qid, formula, groups):
+    got_formula, got = decompose(QUESTIONS[qid], lexicon)
+    assert got_formula == formula
+    assert [(g.statement, g.inputs) for g in got] == groups
+    assert all(g.labels for g in got)  # every search has printed line items to look for
+
+
+@pytest.mark.parametrize("qid", [
+    "analyst_010",   # capex: one line item
+    "analyst_028",   # top line: one line item
+    "analyst_006",   # "what drove ... gross margin": narrative, not a computation
+    "analyst_039",   # same
+    "analyst_011",   # no quantity at all
+])
+def test_non_metric_questions_pass_through(lexicon, qid):
+    assert decompose(QUESTIONS[qid], lexicon)[1] == []
+
+
+def _hit(cid: str, page: int) -> Hit:
+    return Hit(chunk_id=cid, score=1.0, rank=0, filing_id="F", page_start=page, page_end=page,
+               chunk_type="table_row", text=cid, stage="x")
+
+
+def test_round_robin_puts_every_inputs_best_chunk_in_top_k():
+    income = [_hit(f"is{i}", 31) for i in range(5)]
+    balance = [_hit("is0", 31), _hit("bs0", 33), _hit("bs1", 33)]
+    fused = round_robin([income, balance], ["income_statement", "balance_sheet"], 3)
+    # balance's first hit duplicates income's: its next unseen chunk takes the slot
+    assert [h.chunk_id for h in fused] == ["is0", "bs0", "is1"]
+    assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)
+    assert round_robin([[], []], ["a", "b"], 5) == []
+
+
+def test_retrievers_yaml_routes_and_decomposes():
+    named = load_retrievers()
+    assert named["hybrid_rrf_routed"].statement_mode == "boost"
+    assert named["decomposed"].type == "decomposed" and named["decomposed"].base == "hybrid_rrf"
+    with pytest.raises(ValueError):
+        RetrieverConfig(type="bm25", statement_mode="prefer")
