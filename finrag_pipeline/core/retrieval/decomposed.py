@@ -7,8 +7,9 @@ formula) gives ``revenue / avg(ppe)``; its inputs are grouped by the statement t
 retriever: the company and years of the question, the inputs' printed line items and the statement's
 title, with rows tagged with that statement (in a filing of the asked period) boosted. The groups'
 rankings are fused round-robin, so every input's best page reaches the top k even when one statement
-dominates the plain search. A question that is not a computation over two or more line items passes
-through to the base retriever. At most three searches (one per statement).
+dominates the plain search. A question that is not a computation (one line item's value, a narrative
+"what drove ...") passes through to the base retriever unchanged. At most three searches (one per
+statement).
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.query_understanding_stage import hit_matches
-from finrag_pipeline.core.retrieval.statement_routing import STATEMENT_TITLES, boost_statements
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, default_vocabulary
+from finrag_pipeline.core.retrieval.statement_routing import (
+    NAMED_STATEMENTS,
+    STATEMENT_TITLES,
+    boost_statements,
+)
 
 _YEAR_RE = re.compile(r"\b(?:FY\s?)?((?:19|20)\d\d)\b", re.IGNORECASE)
 # "What drove the expansion of the gross margin?" names a metric but asks for the narrative (MD&A):
@@ -45,8 +49,12 @@ class InputSearch:
 
 
 def decompose(question: str, lexicon: Any) -> tuple[str | None, list[InputSearch]]:
-    """The plan's formula and its inputs grouped by statement; no groups when the question is not a
-    computation over two or more line items (or names no quantity the planner can read)."""
+    """The plan's formula and its inputs grouped by statement. No groups (pass through) when the
+    question is narrative, names no quantity the planner can read, or asks for one line item's value.
+
+    A growth or change question over one line item is one group (its statement, scoped). When the
+    planner reads a single line item but the question names line items on two or more statements
+    ("what share of its revenue did Microsoft spend on capex"), those named items are the inputs."""
     if _NARRATIVE_RE.search(question):
         return None, []
     try:
@@ -54,8 +62,15 @@ def decompose(question: str, lexicon: Any) -> tuple[str | None, list[InputSearch
     except PlanError:
         return None, []
     names = plan.parsed.names
-    if len(names) < 2:
-        return plan.formula, []
+    if len(names) < 2 and plan.operation == "value":
+        # "cash flow statement" names a statement, not the line item "cash"
+        unnamed = question
+        for _, pattern in NAMED_STATEMENTS:
+            unnamed = pattern.sub(" ", unnamed)
+        named = [m.concept for m in lexicon.match(unnamed) if not m.concept.formula and m.concept.statement]
+        if len({c.statement for c in named}) < 2:
+            return plan.formula, []
+        names = list(dict.fromkeys(c.key for c in named))
     groups: dict[str | None, InputSearch] = {}
     for name in names:
         concept = lexicon.concepts.get(name)
@@ -73,13 +88,12 @@ class DecomposedRetriever(Retriever):
     stage_name = "decomposed"
 
     def __init__(self, base: Retriever, resources: Any, boost: float = 0.5, covering_years: int = 0,
-                 fetch_k: int | None = None, vocabulary: AnalystVocabulary | None = None):
+                 fetch_k: int | None = None):
         self.base = base
         self.resources = resources
         self.boost = boost
         self.covering_years = covering_years
         self.fetch_k = fetch_k
-        self.vocabulary = vocabulary or default_vocabulary()
         self._parser: QueryParser | None = None
 
     @classmethod
@@ -112,7 +126,7 @@ class DecomposedRetriever(Retriever):
         info["formula"] = formula
         if not groups:
             info["decomposed"] = False
-            result = self.base.retrieve(self.vocabulary.expand(query), k, filters)
+            result = self.base.retrieve(query, k, filters)
             timings.merge(result.timings_ms)
             return result.hits
         with timings.stage("decompose"):
