@@ -31,7 +31,7 @@ from finrag_pipeline.core.retrieval import build_named_retrievers  # noqa: E402
 from finrag_pipeline.core.retrieval.resources import build_resources_from_filings  # noqa: E402
 
 EXTERNAL = Path(__file__).resolve().parents[1] / "finrag_pipeline_tests/data/external/analyst_questions.jsonl"
-NAMES = ["hybrid_rrf", "hybrid_rrf_routed", "decomposed"]
+NAMES = ["hybrid_rrf", "hybrid_rrf_routed", "decomposed", "decomposed_routed"]
 
 
 def main() -> None:
