@@ -144,3 +144,86 @@ def test_retrievers_yaml_routes_and_decomposes():
     assert named["decomposed"].type == "decomposed" and named["decomposed"].base == "hybrid_rrf"
     with pytest.raises(ValueError):
         RetrieverConfig(type="bm25", statement_mode="prefer")
+
+
+# --- the routing stage around a fixed base ranking (row texts as printed in Apple's FY2022 and FY2021 10-Ks) ---
+
+from datetime import date  # noqa: E402
+
+from finrag_pipeline.core.models import Chunk, SearchFilters  # noqa: E402
+from finrag_pipeline.core.retrieval.base import Retriever, hit_from_chunk  # noqa: E402
+from finrag_pipeline.core.retrieval.resources import ChunkStore, CorpusCatalog, RetrievalResources  # noqa: E402
+from finrag_pipeline.core.retrieval.statement_routing import StatementRoutingRetriever  # noqa: E402
+
+ROWS = [  # (chunk id, filing, fiscal year, page, statement_type, text), in the base ranking's order
+    ("mdna", "AAPL-2022-10K", 2022, 26, None, "Apple 10-K FY2022 | Item 7 | capital expenditures were ..."),
+    ("ppe_note", "AAPL-2022-10K", 2022, 44, "other",
+     "Apple 10-K FY2022 | Property, Plant and Equipment, Net | Total property, plant and equipment, net | 2022: 42,117"),
+    ("cf_2021", "AAPL-2021-10K", 2021, 35, "cash_flow", "Apple 10-K FY2021 | Consolidated Statements of Cash Flows | "
+     "Payments for acquisition of property, plant and equipment | 2021: (11,085)"),
+    ("cf_2022", "AAPL-2022-10K", 2022, 36, "cash_flow", "Apple 10-K FY2022 | Consolidated Statements of Cash Flows | "
+     "Payments for acquisition of property, plant and equipment | 2022: (10,708)"),
+    ("bs_2022", "AAPL-2022-10K", 2022, 34, "balance_sheet", "Apple 10-K FY2022 | Consolidated Balance Sheets | "
+     "Property, plant and equipment, net | September 24, 2022: 42,117"),
+    ("risk", "AAPL-2022-10K", 2022, 11, None, "Apple 10-K FY2022 | Item 1A Risk Factors | outsourcing partners ..."),
+]
+
+
+def _chunk(cid, filing, year, page, statement, text):
+    return Chunk(chunk_id=cid, filing_id=filing, ticker="AAPL", company="Apple Inc.", fiscal_year=year,
+                 form_type="10-K", section=None, page_start=page, page_end=page,
+                 chunk_type="prose" if statement is None else "table_row", text=text,
+                 metadata={} if statement is None else {"statement_type": statement})
+
+
+class FixedRanking(Retriever):
+    """The base: always the same ranking (scores 1.0, 0.9, ...), and the query it was asked."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.queries = []
+
+    def _retrieve(self, query, k, filters, timings, info):
+        self.queries.append(query)
+        return [hit_from_chunk(c, 1.0 - 0.1 * i, "fixed") for i, c in enumerate(self.chunks)][:k]
+
+
+@pytest.fixture
+def routed():
+    chunks = [_chunk(*row) for row in ROWS]
+    catalog = CorpusCatalog([{"filing_id": "AAPL-2022-10K", "ticker": "AAPL", "company": "Apple Inc.",
+                              "fiscal_year": 2022, "period_end_date": date(2022, 9, 24)},
+                             {"filing_id": "AAPL-2021-10K", "ticker": "AAPL", "company": "Apple Inc.",
+                              "fiscal_year": 2021, "period_end_date": date(2021, 9, 25)}])
+    resources = RetrievalResources(chunk_store=ChunkStore(chunks), catalog=catalog, lexicon=Lexicon.load_default())
+    base = FixedRanking(chunks)
+    return base, StatementRoutingRetriever(base, resources, boost=1.0, covering_years=0)
+
+
+@pytest.mark.parametrize(("question", "first", "statements"), [
+    # capex lives on the cash-flow statement; the asked period picks the FY2022 filing's row
+    ("What was Apple's capex in fiscal 2022?", "cf_2022", ["cash_flow"]),
+    ("What was Apple's capex in fiscal 2021?", "cf_2021", ["cash_flow"]),
+    # the balance sheet named in words wins over the note's PP&E table
+    ("Per the balance sheet, what was Apple's net PP&E at the end of fiscal 2022?", "bs_2022", ["balance_sheet"]),
+    # no statement asked: the base ranking is kept
+    ("What risks does Apple describe for fiscal 2022?", "mdna", []),
+])
+def test_routing_stage_boosts_the_asked_statement_in_the_asked_period(routed, question, first, statements):
+    base, retriever = routed
+    result = retriever.retrieve(question, 3)
+    assert result.info["statements"] == statements
+    assert result.hits[0].chunk_id == first
+    if statements:
+        assert result.hits[0].stage_scores["statement_boost"] == pytest.approx(1.0 * 0.5)  # boost x score range
+        other_year = {"cf_2022": "cf_2021", "cf_2021": "cf_2022"}.get(first)
+        if other_year:  # the same statement in the other year's filing gets no bonus
+            ranked = retriever.retrieve(question, 5).hits
+            assert next(h for h in ranked if h.chunk_id == other_year).stage_scores["statement_boost"] == 0.0
+
+
+def test_routing_expands_analyst_words_and_keeps_the_callers_scope(routed):
+    base, retriever = routed
+    hits = retriever.search("How much capex did Apple report?", 5, SearchFilters(filing_ids=("AAPL-2022-10K",)))
+    assert "purchases of property and equipment" in base.queries[-1]   # from analyst_vocabulary.yaml
+    assert hits[0].chunk_id in {"cf_2022", "cf_2021"}                  # no period asked: any year's row
