@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 FILES = ["APPLE_2022_10K.pdf", "AMAZON_2022_10K.pdf"]
-NAMES = ["hybrid_rrf", "hybrid_rrf_routed", "decomposed"]
+NAMES = ["hybrid_rrf", "hybrid_rrf_routed", "decomposed", "decomposed_routed"]
 EXTERNAL = Path(__file__).parent / "data/external/analyst_questions.jsonl"
 QUESTIONS = {q["financebench_id"]: q for q in map(json.loads, EXTERNAL.read_text().splitlines())}
 
@@ -77,12 +77,13 @@ DECOMPOSED = [
 ]
 
 
+@pytest.mark.parametrize("name", ["decomposed", "decomposed_routed"])
 @pytest.mark.parametrize(("qid", "filing", "pages"), DECOMPOSED, ids=[d[0] for d in DECOMPOSED])
-def test_decomposed_finds_every_input_page(retrievers, qid, filing, pages):
+def test_decomposed_finds_every_input_page(retrievers, qid, filing, pages, name):
     q = QUESTIONS[qid]
     assert {int(e["evidence_page_num"]) + 1 for e in q["evidence"]} == pages  # the set's pages, 1-based
     filters = SearchFilters(filing_ids=(filing,))
-    result = retrievers["decomposed"].retrieve(q["question"], 5, filters)
+    result = retrievers[name].retrieve(q["question"], 5, filters)
     assert result.info["decomposed"] is True and len(result.info["inputs"]) == 2
     assert pages <= _pages(result.hits, filing)
 
