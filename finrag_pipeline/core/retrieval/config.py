@@ -73,6 +73,10 @@ class RetrieverConfig(BaseModel):
     period_mode: Literal["prefilter", "boost", "none"] = "none"
     period_boost: float = Field(0.5, ge=0.0, description="boost mode: bonus as a fraction of the candidates' score range")
     covering_years: int = Field(0, ge=0, le=5)
+    # statement routing (core/retrieval/statement_routing.py)
+    statement_mode: Literal["boost", "none"] = "none"
+    statement_boost: float = Field(0.5, ge=0.0, description="boost mode: bonus for rows of the asked statement, "
+                                   "as a fraction of the candidates' score range")
     # fusion
     bases: list[str | dict[str, Any]] = Field(default_factory=list, description="component retrievers: names or inline configs")
     weights: list[float] | None = None

@@ -55,14 +55,14 @@ class QueryUnderstandingRetriever(Retriever):
             bonus = self.boost * ((max(scores) - min(scores)) or 1.0)
             boosted = []
             for h in result.hits:
-                match = _hit_matches(h, wanted)
+                match = hit_matches(h, wanted)
                 score = h.score + (bonus if match else 0.0)
                 boosted.append(copy_hit(h, score=score, stage_scores={**h.stage_scores,
                                                                       "period_boost": bonus if match else 0.0}))
             return sort_hits(boosted)[:k]
 
 
-def _hit_matches(hit: Hit, wanted: SearchFilters | None) -> bool:
+def hit_matches(hit: Hit, wanted: SearchFilters | None) -> bool:
     if wanted is None:
         return True
     if wanted.filing_ids is not None and hit.filing_id not in wanted.filing_ids:

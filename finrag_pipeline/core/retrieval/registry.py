@@ -7,8 +7,8 @@
 
 A class is built with ``cls.from_config(config, resources, builder)`` when it has that classmethod
 (``builder`` builds referenced base retrievers), else ``cls(config=config, resources=resources)``.
-Query understanding and reranking are wrapped around whatever the type builds, so every type gets
-``period_mode`` and ``reranker`` for free.
+Query understanding, statement routing and reranking are wrapped around whatever the type builds, so every type gets
+``period_mode``, ``statement_mode`` and ``reranker`` for free.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def _ensure_builtins() -> None:
     # Importing the modules runs their @register_* decorators.
     from finrag_pipeline.core.retrieval import (  # noqa: F401
         auto_merging,
+        decomposed,
         dense,
         hybrid,
         lexical,
@@ -81,6 +82,7 @@ class RetrieverBuilder:
     def build(self, ref: str | Mapping[str, Any] | RetrieverConfig) -> Any:
         from finrag_pipeline.core.retrieval.query_understanding_stage import QueryUnderstandingRetriever
         from finrag_pipeline.core.retrieval.rerank import RerankingRetriever
+        from finrag_pipeline.core.retrieval.statement_routing import StatementRoutingRetriever
 
         config = self.config_of(ref)
         cls = resolve_type(config.type, RETRIEVERS, "retriever")
@@ -91,6 +93,9 @@ class RetrieverBuilder:
         if config.reranker is not None:
             retriever = RerankingRetriever(retriever, build_reranker(config.reranker, self.resources),
                                            depth=config.reranker.depth)
+        if config.statement_mode != "none":
+            retriever = StatementRoutingRetriever(retriever, self.resources, boost=config.statement_boost,
+                                                  covering_years=config.covering_years)
         if config.period_mode != "none":
             retriever = QueryUnderstandingRetriever(retriever, self.resources, mode=config.period_mode,
                                                     boost=config.period_boost,

@@ -1,0 +1,82 @@
+"""The analyst vocabulary (``assets_config/analyst_vocabulary.yaml``): how analysts abbreviate a figure
+("capex", "PP&E", "D&A", "top line") -> the labels 10-K statements print, and the statement it lives on.
+
+Kept apart from the lexicon (the fact layer's concepts) and from the QA generator's phrasing, so that
+retrieval stages reading it are not tuned to the generator's own aliases. Used by statement routing
+(``statement_routing.py``) and the ``decomposed`` retriever for query expansion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from finrag_pipeline.core.config import config_path
+
+StatementName = Literal["income_statement", "balance_sheet", "cash_flow"]
+
+
+class VocabularyTerm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    terms: list[str] = Field(min_length=1)
+    expansions: list[str] = Field(min_length=1)
+    statement: StatementName | None = None
+
+
+class VocabularyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    terms: dict[str, VocabularyTerm]
+
+
+@dataclass(frozen=True)
+class VocabularyMatch:
+    key: str
+    term: str
+    expansions: tuple[str, ...]
+    statement: str | None
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    parts = [re.escape(p) for p in re.split(r"[\s\-]+", term.lower()) if p]
+    return re.compile(r"(?<![\w&])" + r"[\s\-]+".join(parts) + r"(?![\w&])", re.IGNORECASE)
+
+
+class AnalystVocabulary:
+    def __init__(self, file: VocabularyFile):
+        self.file = file
+        self._patterns = [(key, t, _term_pattern(t), spec) for key, spec in file.terms.items()
+                          for t in sorted(spec.terms, key=len, reverse=True)]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> AnalystVocabulary:
+        path = Path(path or config_path("analyst_vocabulary.yaml"))
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"analyst vocabulary not found: {path}") from exc
+        return cls(VocabularyFile.model_validate(data))
+
+    def match(self, text: str) -> list[VocabularyMatch]:
+        """Terms named in ``text``, in order of first appearance, one match per key."""
+        found: dict[str, tuple[int, VocabularyMatch]] = {}
+        for key, term, pattern, spec in self._patterns:
+            m = pattern.search(text)
+            if m and (key not in found or m.start() < found[key][0]):
+                found[key] = (m.start(), VocabularyMatch(key, term, tuple(spec.expansions), spec.statement))
+        return [v for _, v in sorted(found.values(), key=lambda x: x[0])]
+
+    def expand(self, text: str) -> str:
+        """``text`` with the printed labels of every analyst term it uses appended (for the search only)."""
+        extra = [e for m in self.match(text) for e in m.expansions if not _term_pattern(e).search(text)]
+        return f"{text} {' '.join(extra)}" if extra else text
+
+
+@lru_cache(maxsize=4)
+def default_vocabulary(path: str | None = None) -> AnalystVocabulary:
+    return AnalystVocabulary.load(path)
