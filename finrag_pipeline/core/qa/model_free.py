@@ -555,13 +555,7 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
     items: list[QAItem] = metric_questions(meta, table_rows, facts, ctx, index)
     items += _narrative_questions(meta, pages, chunks, ctx)
     for qtype, build in BUILDERS.items():
-        made = build(series, order, ctx)
-        cap = config.cap(qtype)
-        if len(made) > cap:
-            ctx.count(f"capped:{qtype}", len(made) - cap)
-        elif len(made) < cap:
-            ctx.count(f"short:{qtype}", cap - len(made))  # the mix of qa.yaml not met: visible in the log
-        items.extend(made[:cap])
+        items.extend(_fit_to_cap(build(series, order, ctx), qtype, config.cap(qtype), ctx))
     return items, _summarise(ctx.log)
 
 
@@ -578,11 +572,7 @@ def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[X
     filing = FilingFacts(meta, table_rows, facts)
     made = metric_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
                         random.Random(f"{ctx.config.seed}:{meta.filing_id}:metric"), ctx.count)
-    if len(made) > cap:
-        ctx.count("capped:metric", len(made) - cap)
-    elif len(made) < cap:
-        ctx.count("short:metric", cap - len(made))
-    return made[:cap]
+    return _fit_to_cap(made, "metric", cap, ctx)
 
 
 def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], ctx: _Ctx) -> list[QAItem]:
@@ -594,10 +584,16 @@ def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk
         return []
     made = narrative_items(meta, ctx.company, pages, chunks,
                            random.Random(f"{ctx.config.seed}:{meta.filing_id}:narrative"), ctx.count)
+    return _fit_to_cap(made, "narrative", cap, ctx)
+
+
+def _fit_to_cap(made: list[QAItem], qtype: str, cap: int, ctx: _Ctx) -> list[QAItem]:
+    """The first ``cap`` items of a type; an excess is logged as capped, a shortfall as short (the mix of
+    qa.yaml not met: visible in the log, never filled from another type)."""
     if len(made) > cap:
-        ctx.count("capped:narrative", len(made) - cap)
+        ctx.count(f"capped:{qtype}", len(made) - cap)
     elif len(made) < cap:
-        ctx.count("short:narrative", cap - len(made))
+        ctx.count(f"short:{qtype}", cap - len(made))
     return made[:cap]
 
 
