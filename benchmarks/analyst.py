@@ -24,67 +24,43 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
-from finrag_pipeline.core.evaluation.answer_metrics import Figure, figures_match, parse_figures
+from finrag_pipeline.core.evaluation.answer_metrics import correctness
 from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
 from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
-from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
+from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR
+from finrag_pipeline.core.qa.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
+
+sys.path.insert(0, str(REPO_ROOT / "finrag_pipeline_tests"))  # the tests' corpus helpers
 
 QUESTIONS = Path(__file__).with_name("analyst_questions.yaml")
-_SCALES = {"USD millions": 1e6, "percent": 1.0, "ratio": 1.0, "days": 1.0}
 
 
 def build_home(home: Path) -> None:
-    from finrag_pipeline.core.catalog import write_filing
-    from finrag_pipeline.core.chunking.chunker import chunk_filing
-    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+    from _analyst_corpus import store_parsed
+
     from finrag_pipeline.core.ingest.parse import parse_filing
-    from finrag_pipeline.core.paths import FinragPaths
-    from finrag_pipeline.core.warehouse import Warehouse, rows_of
 
-    paths = FinragPaths.from_env(str(home)).ensure()
-    wh, index = Warehouse(paths.warehouse), TantivyIndex(paths.tantivy_dir)
-    for path in sorted(SAMPLE_FILINGS_DIR.iterdir()):
-        parsed = parse_filing(path)
-        fid = parsed.meta.filing_id
-        write_filing(wh, parsed.meta)
-        for table, rows in (("core.pages", parsed.pages), ("core.table_rows", parsed.table_rows),
-                            ("core.xbrl_facts", parsed.facts)):
-            wh.replace_rows(table, rows_of(rows), where={"filing_id": fid})
-        chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
-        wh.replace_rows("core.chunks", rows_of(chunks), where={"filing_id": fid})
-        index.upsert_filing(fid, chunks)
-
-
-def reference(q: dict) -> Figure:
-    scale = _SCALES[q["unit"]]
-    return Figure(value=q["value"] * scale, decimals=q["decimals"], scale=scale, explicit_scale=scale != 1.0,
-                  percent=q["unit"] == "percent", currency=q["unit"].startswith("USD"), text=str(q["value"]))
-
-
-def first_figure(text: str, unit: str) -> Figure | None:
-    figs = parse_figures(text)
-    if not figs:
-        return None
-    f = figs[0]
-    if unit == "USD millions" and not f.explicit_scale:  # a table figure quoted bare is in the table's unit
-        f = Figure(f.value * 1e6, f.decimals, 1e6, True, f.percent, f.currency, f.text)
-    return f
+    store_parsed(home, [parse_filing(path) for path in sorted(SAMPLE_FILINGS_DIR.iterdir())])
 
 
 def correct(q: dict, result) -> float:
+    """Scored by the evaluation's own rule (answer_metrics.correctness): one committed value, unit- and
+    scale-aware; a computed reference is right within COMPUTED_TOLERANCE, a lookup exactly."""
     if q["kind"] == "unanswerable":
         return 1.0 if result.response_state in ("abstained", "insufficient_context", "no_evidence") else 0.0
     if result.response_state != "answered":
         return 0.0
-    f = first_figure(result.text, q["unit"])
-    return 1.0 if f is not None and figures_match(f, reference(q), answer_text=result.text) else 0.0
+    tolerance = LOOKUP_TOLERANCE if q["kind"] == "lookup" else COMPUTED_TOLERANCE
+    value = answer_value(q["value"], q["unit"], tolerance=tolerance)
+    return correctness(result.text, question=q["q"], answer_values=[value]).correct or 0.0
 
 
 def generated_eval(session, k: int) -> str:

@@ -45,3 +45,26 @@ def hits_from_chunks(chunks, wanted) -> list:
     return [Hit(chunk_id=c.chunk_id, score=1.0 / (i + 1), rank=i + 1, filing_id=c.filing_id, page_start=c.page_start,
                 page_end=c.page_end, chunk_type=c.chunk_type, text=c.text, stage="test", section=c.section,
                 fiscal_year=c.fiscal_year) for i, c in enumerate(chosen)]
+
+
+def store_parsed(home, parsed_filings) -> None:
+    """Write parsed filings into FINRAG_HOME ``home``: catalog, pages, table rows, facts, chunks and the
+    Tantivy index (what `finrag ask` reads), without embeddings. Shared by the CLI tests and
+    benchmarks/analyst.py."""
+    from finrag_pipeline.core.catalog import write_filing
+    from finrag_pipeline.core.chunking.chunker import chunk_filing
+    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.core.warehouse import Warehouse, rows_of
+
+    paths = FinragPaths.from_env(str(home)).ensure()
+    wh, index = Warehouse(paths.warehouse), TantivyIndex(paths.tantivy_dir)
+    for parsed in parsed_filings:
+        fid = parsed.meta.filing_id
+        write_filing(wh, parsed.meta)
+        for table, rows in (("core.pages", parsed.pages), ("core.table_rows", parsed.table_rows),
+                            ("core.xbrl_facts", parsed.facts)):
+            wh.replace_rows(table, rows_of(rows), where={"filing_id": fid})
+        chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
+        wh.replace_rows("core.chunks", rows_of(chunks), where={"filing_id": fid})
+        index.upsert_filing(fid, chunks)

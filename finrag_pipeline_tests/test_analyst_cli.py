@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _analyst_corpus import APPLE_2024, MSFT, parsed_samples
+from _analyst_corpus import APPLE_2024, MSFT, parsed_samples, store_parsed
 from click.testing import CliRunner
 
 from finrag_pipeline.cli import main
@@ -15,26 +15,8 @@ from finrag_pipeline.cli import main
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    from finrag_pipeline.core.catalog import write_filing
-    from finrag_pipeline.core.chunking.chunker import chunk_filing
-    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
-    from finrag_pipeline.core.paths import FinragPaths
-    from finrag_pipeline.core.warehouse import Warehouse, rows_of
-
     home = tmp_path_factory.mktemp("analyst-home")
-    paths = FinragPaths.from_env(str(home)).ensure()
-    wh = Warehouse(paths.warehouse)
-    index = TantivyIndex(paths.tantivy_dir)
-    for name in (MSFT, APPLE_2024):
-        parsed = parsed_samples()[name]
-        fid = parsed.meta.filing_id
-        write_filing(wh, parsed.meta)
-        for table, rows in (("core.pages", parsed.pages), ("core.table_rows", parsed.table_rows),
-                            ("core.xbrl_facts", parsed.facts)):
-            wh.replace_rows(table, rows_of(rows), where={"filing_id": fid})
-        chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
-        wh.replace_rows("core.chunks", rows_of(chunks), where={"filing_id": fid})
-        index.upsert_filing(fid, chunks)
+    store_parsed(home, [parsed_samples()[name] for name in (MSFT, APPLE_2024)])
     return home
 
 
