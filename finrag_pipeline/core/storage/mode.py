@@ -1,0 +1,55 @@
+"""Which storage the pipeline uses: local folders (default) or the object store of distributed mode.
+
+:func:`object_store_config` is the ONE place storage code asks for it. It calls dist-orch's
+``core.deployment.load_deployment`` when that module exists; until then it reads the same sources
+(env ``FINRAG_DEPLOYMENT`` overriding ``mode`` in ``assets_config/deployment.yaml``, and that file's
+``object_store`` mapping) so both agree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+from finrag_pipeline.core.storage.config import ObjectStoreConfig
+
+MODES = ("local", "distributed")
+
+
+class DeploymentConfigError(ValueError):
+    """The deployment mode or the object store configuration is invalid."""
+
+
+def object_store_config(config_dir: str | os.PathLike | None = None) -> ObjectStoreConfig | None:
+    """The object store of distributed mode; None in local mode (the default)."""
+    try:
+        from finrag_pipeline.core.deployment import load_deployment  # type: ignore[import-not-found]
+    except ImportError:
+        load_deployment = None
+    if load_deployment is not None:
+        cfg = load_deployment(config_dir)
+        if cfg.mode != "distributed":
+            return None
+        if cfg.object_store is None:
+            raise DeploymentConfigError("distributed mode needs object_store in deployment.yaml")
+        return ObjectStoreConfig.model_validate(cfg.object_store.model_dump())
+    return _object_store_from_yaml(Path(config_dir) if config_dir else ASSETS_CONFIG_DIR)
+
+
+def _object_store_from_yaml(config_dir: Path) -> ObjectStoreConfig | None:
+    path = config_dir / "deployment.yaml"
+    raw = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+    mode = os.environ.get("FINRAG_DEPLOYMENT") or raw.get("mode") or "local"
+    if mode not in MODES:
+        raise DeploymentConfigError(f"deployment mode {mode!r} is not one of {MODES} (FINRAG_DEPLOYMENT or {path})")
+    if mode == "local":
+        return None
+    if not raw.get("object_store"):
+        raise DeploymentConfigError(f"distributed mode needs an object_store section in {path}")
+    try:
+        return ObjectStoreConfig.model_validate(raw["object_store"])
+    except ValueError as exc:
+        raise DeploymentConfigError(f"{path}: object_store: {exc}") from exc
