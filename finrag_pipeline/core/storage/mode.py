@@ -3,7 +3,8 @@
 :func:`object_store_config` is the ONE place storage code asks for it. It calls dist-orch's
 ``core.deployment.load_deployment`` when that module exists; until then it reads the same sources
 (env ``FINRAG_DEPLOYMENT`` overriding ``mode`` in ``assets_config/deployment.yaml``, and that file's
-``object_store`` mapping) so both agree.
+``distributed.object_store`` mapping) so both agree. Distributed mode without an object store (``null``)
+keeps data on a shared filesystem: this function then returns None too and storage stays local-style.
 """
 
 from __future__ import annotations
@@ -31,10 +32,8 @@ def object_store_config(config_dir: str | os.PathLike | None = None) -> ObjectSt
         load_deployment = None
     if load_deployment is not None:
         cfg = load_deployment(config_dir)
-        if cfg.mode != "distributed":
+        if cfg.mode != "distributed" or cfg.object_store is None:
             return None
-        if cfg.object_store is None:
-            raise DeploymentConfigError("distributed mode needs object_store in deployment.yaml")
         return ObjectStoreConfig.model_validate(cfg.object_store.model_dump())
     return _object_store_from_yaml(Path(config_dir) if config_dir else ASSETS_CONFIG_DIR)
 
@@ -45,11 +44,10 @@ def _object_store_from_yaml(config_dir: Path) -> ObjectStoreConfig | None:
     mode = os.environ.get("FINRAG_DEPLOYMENT") or raw.get("mode") or "local"
     if mode not in MODES:
         raise DeploymentConfigError(f"deployment mode {mode!r} is not one of {MODES} (FINRAG_DEPLOYMENT or {path})")
-    if mode == "local":
+    section = (raw.get("distributed") or {}).get("object_store")
+    if mode == "local" or not section:
         return None
-    if not raw.get("object_store"):
-        raise DeploymentConfigError(f"distributed mode needs an object_store section in {path}")
     try:
-        return ObjectStoreConfig.model_validate(raw["object_store"])
+        return ObjectStoreConfig.model_validate(section)
     except ValueError as exc:
         raise DeploymentConfigError(f"{path}: object_store: {exc}") from exc
