@@ -214,18 +214,9 @@ class Warehouse:
         """Replace every row of ``table`` matching ``where`` by ``rows``, in one transaction."""
         df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
         with self.connect() as con:
-            cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
             con.execute("BEGIN TRANSACTION")
             try:
-                _delete_where(con, table, where)
-                if len(df):
-                    missing = [c for c in df.columns if c not in cols]
-                    if missing:
-                        raise ValueError(f"{table} has no columns {missing}")
-                    con.register("_incoming", df)
-                    col_list = ", ".join(df.columns)
-                    con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} FROM _incoming")
-                    con.unregister("_incoming")
+                replace_rows_in(con, table, df, where)
                 con.execute("COMMIT")
             except Exception:
                 con.execute("ROLLBACK")
@@ -243,6 +234,20 @@ class Warehouse:
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         with self.connect() as con:
             con.execute(sql, params or [])
+
+
+def replace_rows_in(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, where: Mapping[str, Any]) -> None:
+    """DELETE ``table``'s rows matching ``where`` and INSERT ``df``, inside the caller's transaction."""
+    _delete_where(con, table, where)
+    if len(df):
+        cols = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+        missing = [c for c in df.columns if c not in cols]
+        if missing:
+            raise ValueError(f"{table} has no columns {missing}")
+        con.register("_incoming", df)
+        col_list = ", ".join(df.columns)
+        con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} FROM _incoming")
+        con.unregister("_incoming")
 
 
 def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str, Any]) -> None:
