@@ -109,9 +109,16 @@ class LanceIndex:
     def __init__(self, path: str | os.PathLike, embedder: Embedder, *, table_name: str = TABLE_NAME,
                  cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0,
                  ann_threshold: int | None | str = "env", ann_nprobes: int = ANN_NPROBES,
-                 ann_max_unindexed: int | None = None, ann_filtered_nprobes: int | None = None):
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+                 ann_max_unindexed: int | None = None, ann_filtered_nprobes: int | None = None,
+                 storage_options: dict[str, str] | None = None):
+        # ``path``: a folder, or an object-store URI (``s3://bucket/prefix/lancedb``, distributed mode) opened
+        # with ``storage_options`` (endpoint, credentials: ObjectStoreConfig.lance_storage_options()).
+        self.remote = "://" in str(path)
+        self.path = str(path) if self.remote else Path(path)
+        if self.remote and cache is None and use_cache and not os.environ.get("FINRAG_EMBEDDING_CACHE"):
+            raise ValueError(f"LanceIndex at {path}: pass cache= (a local or object-store embedding cache)")
+        if not self.remote:
+            self.path.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder
         self.table_name = table_name
         self.retry_seconds = retry_seconds
@@ -121,9 +128,10 @@ class LanceIndex:
         # A selective prefilter can put the best matching rows in partitions far from the query.
         self.ann_filtered_nprobes = ann_filtered_nprobes or 3 * ann_nprobes
         # FINRAG_EMBEDDING_CACHE shares one cache between homes (the test suite uses it across runs).
-        cache_path = os.environ.get("FINRAG_EMBEDDING_CACHE") or self.path / "embedding_cache.sqlite"
+        cache_path = os.environ.get("FINRAG_EMBEDDING_CACHE") or Path(self.path) / "embedding_cache.sqlite"
         self.cache = cache or (EmbeddingCache(cache_path) if use_cache else None)
-        self.db = lancedb.connect(str(self.path))
+        self.db = (lancedb.connect(str(self.path), storage_options=storage_options) if storage_options
+                   else lancedb.connect(str(self.path)))
         self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
         self._check_embedder()
         self.last_encoded = 0  # texts encoded by the last upsert (the rest came from the cache)

@@ -1,0 +1,142 @@
+"""What a process of distributed mode calls: one facade over the object store for every kind of data.
+
+``DistributedStorage.for_paths(paths)`` is None in local mode (and in distributed mode without an
+``object_store``: a shared filesystem), so callers keep their local code path unchanged::
+
+    storage = DistributedStorage.for_paths(paths)
+    index = storage.open_lance(embedder) if storage else LanceIndex(paths.lancedb_dir, embedder)
+
+Workers:   ``local_filing(source_path, sha256)``, ``open_lance(embedder)``, ``write_bm25_shard(fid, chunks)``,
+           ``remove_bm25_shard(fid)``, ``results()`` (a ``replace_rows`` writer).
+Registration: ``upload_filing(stored_path)`` before the filing is written to ``core.filings``.
+Publishers (ONE step each): ``publish_bm25()``, ``publish_results(warehouse)``.
+Searchers: ``open_bm25()`` (the published snapshot, cached locally), ``open_lance(embedder)``.
+Local caches live under ``FINRAG_HOME/cache/object_store``. Key layout: docs/DEPLOYMENT.md, "Storage layout".
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from finrag_pipeline.core.models import Chunk
+from finrag_pipeline.core.paths import FinragPaths, contained
+from finrag_pipeline.core.storage import bm25_shards
+from finrag_pipeline.core.storage.config import ObjectStoreConfig
+from finrag_pipeline.core.storage.embedding_cache import ObjectStoreEmbeddingCache
+from finrag_pipeline.core.storage.mode import object_store_config
+from finrag_pipeline.core.storage.object_store import ObjectStore
+from finrag_pipeline.core.storage.results import PartitionResults, ResultsPublishReport, publish_results
+
+FILINGS = "filings"
+LANCEDB = "lancedb"
+
+
+class FilingBytesMismatch(RuntimeError):
+    """The bytes fetched for a filing do not hash to its registered sha256."""
+
+
+@functools.cache
+def _store(config: ObjectStoreConfig) -> ObjectStore:
+    return ObjectStore(config)  # one boto3 client per process and configuration
+
+
+@dataclass(frozen=True)
+class DistributedStorage:
+    store: ObjectStore
+    paths: FinragPaths
+
+    @classmethod
+    def for_paths(cls, paths: FinragPaths, config_dir: str | os.PathLike | None = None) -> DistributedStorage | None:
+        """The object store of distributed mode for this FINRAG_HOME; None when there is none (local mode)."""
+        config = object_store_config(config_dir)
+        return None if config is None else cls(_store(config), paths)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.paths.cache_dir / "object_store"
+
+    # ---- filing bytes -----------------------------------------------------------------------
+
+    def upload_filing(self, stored_path: str | os.PathLike) -> str:
+        """Upload a registered filing (and its sidecar) under its stored name; returns the key.
+
+        The stored name carries the content hash (``<filing_id>-<sha[:12]>.<ext>``): written once.
+        """
+        stored = Path(stored_path)
+        key = f"{FILINGS}/{stored.name}"
+        sidecar = stored.with_name(stored.name + ".yaml")
+        if sidecar.exists():  # first, so a worker that sees the filing also sees its sidecar
+            self.store.put_file(f"{key}.yaml", sidecar)
+        if not self.store.exists(key):
+            self.store.put_file(key, stored)
+        return key
+
+    def local_filing(self, source_path: str | os.PathLike, content_sha256: str) -> Path:
+        """A local copy of a registered filing: ``source_path`` itself when present (the registering
+        machine, a shared filesystem), else downloaded once into this machine's filing store and checked
+        against ``content_sha256``."""
+        source = Path(source_path)
+        if source.is_file():
+            return source
+        target = contained(self.paths.filings_store / source.name, self.paths.filings_store)
+        if not target.is_file():
+            key = f"{FILINGS}/{source.name}"
+            if self.store.exists(f"{key}.yaml"):
+                self.store.get_file(f"{key}.yaml", target.with_name(target.name + ".yaml"))
+            tmp = self.store.get_file(key, target.with_name(f".{target.name}.fetch"))
+            digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+            if digest != content_sha256:
+                tmp.unlink(missing_ok=True)
+                raise FilingBytesMismatch(f"{key} hashes to {digest[:16]}..., registered as {content_sha256[:16]}...")
+            os.replace(tmp, target)
+        return target
+
+    # ---- LanceDB + embedding cache ------------------------------------------------------------
+
+    @property
+    def lancedb_uri(self) -> str:
+        return self.store.config.uri(LANCEDB)
+
+    def embedding_cache(self) -> ObjectStoreEmbeddingCache:
+        return ObjectStoreEmbeddingCache(self.cache_dir / "embeddings.sqlite", self.store)
+
+    def open_lance(self, embedder: Any, **kwargs: Any):
+        """The LanceDB table on the object store (``s3://.../lancedb``), embedding cache on the store too."""
+        from finrag_pipeline.core.indexing.lance_index import LanceIndex
+
+        kwargs.setdefault("cache", self.embedding_cache())
+        return LanceIndex(self.lancedb_uri, embedder, storage_options=self.store.config.lance_storage_options(),
+                          **kwargs)
+
+    # ---- BM25 ---------------------------------------------------------------------------------
+
+    def write_bm25_shard(self, filing_id: str, chunks: Iterable[Chunk]) -> bm25_shards.ShardRef:
+        return bm25_shards.write_filing_shard(self.store, filing_id, chunks)
+
+    def remove_bm25_shard(self, filing_id: str) -> None:
+        bm25_shards.remove_filing_shard(self.store, filing_id)
+
+    def bm25_filing_ids(self) -> list[str]:
+        """Filings with a current shard (written, published or not)."""
+        return sorted(bm25_shards.current_heads(self.store))
+
+    def publish_bm25(self) -> bm25_shards.PublishedSnapshot:
+        return bm25_shards.publish_bm25_snapshot(self.store, self.cache_dir / "bm25_publisher")
+
+    def open_bm25(self):
+        """The published BM25 snapshot as a TantivyIndex (None before the first publish)."""
+        return bm25_shards.open_published_bm25(self.store, self.cache_dir / "bm25_snapshots")
+
+    # ---- warehouse results ----------------------------------------------------------------------
+
+    def results(self) -> PartitionResults:
+        return PartitionResults(self.store)
+
+    def publish_results(self, warehouse: Any) -> ResultsPublishReport:
+        return publish_results(self.store, warehouse)
