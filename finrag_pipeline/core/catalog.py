@@ -28,6 +28,8 @@ from finrag_pipeline.core.ingest.registry import find_sidecar, load_sidecar, sha
 from finrag_pipeline.core.models import FilingMeta
 from finrag_pipeline.core.paths import FinragPaths, PathEscape, contained
 from finrag_pipeline.core.records import from_row
+from finrag_pipeline.core.storage.config import ObjectStoreCredentialsMissing
+from finrag_pipeline.core.storage.errors import ObjectStoreError
 from finrag_pipeline.core.warehouse import Warehouse, WarehouseBusy, register_tables
 
 register_tables({
@@ -40,7 +42,9 @@ register_tables({
 
 OK_STATUSES = ("registered", "updated")
 # Failures of the machine (a warehouse held too long by another process, memory), not of a file.
-ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (WarehouseBusy, duckdb.Error, MemoryError)
+# The object store (distributed mode) unreachable or refusing credentials is the machine's fault too.
+ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (WarehouseBusy, duckdb.Error, MemoryError, ObjectStoreError,
+                                                       ObjectStoreCredentialsMissing)
 
 
 @dataclass
@@ -132,6 +136,7 @@ def _register(path: Path, sha: str, key: str, paths: FinragPaths, warehouse: War
         if stale:
             return Registration(path.name, sha, "stale", stale, filing_id=meta.filing_id)
     stored = _keep_bytes(path, meta, paths)
+    _replicate_bytes(stored, paths)  # before core.filings names it: no worker sees a filing without bytes
     meta.source_path = str(stored)
     status = "updated" if len(previous) else "registered"
     message = (f"new version of {meta.filing_id} replaces sha256 {previous.iloc[0, 0][:16]}..."
@@ -300,6 +305,15 @@ def _active_filings_by_sha(warehouse: Warehouse) -> dict[str, str]:
     df = warehouse.query_df(
         "SELECT content_sha256, filing_id FROM core.filings WHERE NOT coalesce(removed, FALSE)")
     return dict(zip(df["content_sha256"], df["filing_id"], strict=True))
+
+
+def _replicate_bytes(stored: Path, paths: FinragPaths) -> None:
+    """Distributed mode: upload the kept bytes (and sidecar) to the object store, where workers fetch them."""
+    from finrag_pipeline.core.storage.distributed import DistributedStorage
+
+    storage = DistributedStorage.for_paths(paths)
+    if storage is not None:
+        storage.upload_filing(stored)
 
 
 def _keep_bytes(path: Path, meta: FilingMeta, paths: FinragPaths) -> Path:

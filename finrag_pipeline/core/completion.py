@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from finrag_pipeline.core.warehouse import Warehouse
 
@@ -73,11 +74,12 @@ def lance_counts(lancedb_dir: Path, filing_ids: list[str]) -> dict[str, int]:
 
 
 def check_filings(warehouse: Warehouse, tantivy_dir: Path, lancedb_dir: Path,
-                  filing_ids: list[str]) -> dict[str, Completeness]:
-    """Completeness of each filing (see the module docstring)."""
+                  filing_ids: list[str], *, storage: Any = None) -> dict[str, Completeness]:
+    """Completeness of each filing (see the module docstring). ``storage``: distributed mode's
+    DistributedStorage (BM25 documents counted in each filing's shard, LanceDB rows on the object store)."""
     wh = warehouse_counts(warehouse, filing_ids)
-    bm25 = tantivy_counts(tantivy_dir, filing_ids)
-    vectors = lance_counts(lancedb_dir, filing_ids)
+    bm25 = storage.bm25_counts(filing_ids) if storage is not None else tantivy_counts(tantivy_dir, filing_ids)
+    vectors = storage.lance_counts(filing_ids) if storage is not None else lance_counts(lancedb_dir, filing_ids)
     out: dict[str, Completeness] = {}
     for fid in filing_ids:
         expected, pages, leaves = wh.get(fid, (0, 0, 0))

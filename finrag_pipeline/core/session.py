@@ -31,6 +31,9 @@ class CorpusState:
 class FinragSession:
     paths: FinragPaths
     retriever_overrides: Mapping[str, Any] = field(default_factory=dict)
+    # Where evaluation rows go: None = the warehouse; distributed mode passes a writer with the same
+    # replace_rows (core/storage/results.PartitionResults) whose rows a publisher loads later.
+    result_writer: Any = None
 
     @classmethod
     def open(cls, home: str | None = None, **kwargs: Any) -> FinragSession:
@@ -135,5 +138,6 @@ class FinragSession:
         """Rows are keyed by run_id (config x filing x scope x corpus state): a re-run replaces its own rows,
         and earlier corpus states stay as history (the corpus-growth and regression marts read them)."""
         run_ids = sorted({r["run_id"] for r in run_rows})
-        self.warehouse.replace_rows(result_table, result_rows, where={"run_id": run_ids})
-        self.warehouse.replace_rows("eval.runs", run_rows, where={"run_id": run_ids})
+        writer = self.result_writer or self.warehouse
+        writer.replace_rows(result_table, result_rows, where={"run_id": run_ids})
+        writer.replace_rows("eval.runs", run_rows, where={"run_id": run_ids})

@@ -37,11 +37,36 @@ class FinragResource(dg.ConfigurableResource):
     def warehouse(self) -> Warehouse:
         return Warehouse(self.paths.warehouse)
 
+    def storage(self):
+        """Distributed mode's object store (core/storage/distributed.py); None in local mode."""
+        from finrag_pipeline.core.storage.distributed import DistributedStorage
+
+        return DistributedStorage.for_paths(self.paths, self.config_dir or None)
+
     def tantivy(self):
+        storage = self.storage()
+        if storage is not None:  # the published BM25 snapshot (workers write shards: defs/index)
+            return storage.open_bm25()
         return _tantivy(str(self.paths.tantivy_dir))
 
     def lance(self, embedder):
+        storage = self.storage()
+        if storage is not None:
+            return _remote_lance(storage, embedder)
         return _lance(str(self.paths.lancedb_dir), embedder)
+
+    def publish_distributed_results(self) -> None:
+        """Distributed mode: load the result rows workers wrote to the object store into the warehouse
+        (the single publisher; idempotent, so every consumer may call it first). Local mode: nothing."""
+        storage = self.storage()
+        if storage is not None:
+            storage.publish_results(self.warehouse)
+
+    def local_filing(self, meta) -> str:
+        """The filing's bytes on this machine (fetched from the object store in distributed mode)."""
+        storage = self.storage()
+        return meta.source_path if storage is None else str(storage.local_filing(meta.source_path,
+                                                                                  meta.content_sha256))
 
 
 @cache
@@ -58,6 +83,11 @@ def _tantivy(path: str):
     from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
 
     return TantivyIndex(path)
+
+
+@cache
+def _remote_lance(storage, embedder):
+    return storage.open_lance(embedder)
 
 
 @cache

@@ -32,7 +32,10 @@ def incomplete_filings(paths: FinragPaths, instance: dg.DagsterInstance, wh: War
         if missing:
             out[fid] = "not materialized: " + ", ".join(missing)
     rest = [f for f in filing_ids if f not in out]
-    for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest).items():
+    from finrag_pipeline.core.storage.distributed import DistributedStorage
+
+    storage = DistributedStorage.for_paths(paths) if rest else None
+    for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest, storage=storage).items():
         if not c.complete:
             out[fid] = "; ".join(c.problems)
     return out

@@ -1,28 +1,19 @@
 """Storage for distributed mode: an S3-compatible object store and what finrag keeps on it.
 
-Local mode (the default) uses none of this. The API other code calls:
+Local mode (the default) uses none of this. Import the submodules directly (this package imports
+nothing, so importing ``storage.errors`` or ``storage.config`` does not load boto3):
 
-* ``config.ObjectStoreConfig``: the pydantic model of ``deployment.yaml``'s ``object_store`` section.
-* ``mode.object_store_config(config_dir=None) -> ObjectStoreConfig | None``: None in local mode.
+* ``config.ObjectStoreConfig``: the pydantic model of deployment.yaml's ``distributed.object_store``.
+* ``mode.object_store_config(config_dir=None) -> ObjectStoreConfig | None``: None unless distributed
+  mode has an object store.
+* ``distributed.DistributedStorage.for_paths(paths, config_dir=None) -> DistributedStorage | None``: the
+  facade every caller uses (filing bytes, LanceDB, embedding cache, BM25 shards/publisher/snapshots,
+  warehouse results/publisher).
 * ``object_store.ObjectStore(cfg)``: ``check()``, ``ensure_bucket()``, ``put_bytes/put_file/get_bytes/
   get_file/fetch_cached/head/exists/list/delete/delete_many``, ``put_content_addressed``,
   ``read_pointer`` / ``publish_pointer`` (atomic, conditional on the ETag read).
+* ``errors``: ObjectStoreError and its kinds (Unavailable, AuthError, NotFound, PointerConflict,
+  FilingBytesMismatch).
 
 The storage layout (keys, pointers, publishers) is documented in docs/DEPLOYMENT.md, "Storage layout".
 """
-
-from finrag_pipeline.core.storage.config import ObjectStoreConfig, ObjectStoreCredentialsMissing
-from finrag_pipeline.core.storage.mode import object_store_config
-from finrag_pipeline.core.storage.object_store import (
-    ObjectNotFound,
-    ObjectStore,
-    ObjectStoreAuthError,
-    ObjectStoreError,
-    ObjectStoreUnavailable,
-    PointerConflict,
-)
-
-__all__ = [
-    "ObjectNotFound", "ObjectStore", "ObjectStoreAuthError", "ObjectStoreConfig", "ObjectStoreCredentialsMissing",
-    "ObjectStoreError", "ObjectStoreUnavailable", "PointerConflict", "object_store_config",
-]

@@ -29,16 +29,13 @@ from finrag_pipeline.core.paths import FinragPaths, contained
 from finrag_pipeline.core.storage import bm25_shards
 from finrag_pipeline.core.storage.config import ObjectStoreConfig
 from finrag_pipeline.core.storage.embedding_cache import ObjectStoreEmbeddingCache
+from finrag_pipeline.core.storage.errors import FilingBytesMismatch
 from finrag_pipeline.core.storage.mode import object_store_config
 from finrag_pipeline.core.storage.object_store import ObjectStore
 from finrag_pipeline.core.storage.results import PartitionResults, ResultsPublishReport, publish_results
 
 FILINGS = "filings"
 LANCEDB = "lancedb"
-
-
-class FilingBytesMismatch(RuntimeError):
-    """The bytes fetched for a filing do not hash to its registered sha256."""
 
 
 @functools.cache
@@ -126,12 +123,36 @@ class DistributedStorage:
         """Filings with a current shard (written, published or not)."""
         return sorted(bm25_shards.current_heads(self.store))
 
+    def bm25_counts(self, filing_ids: Iterable[str]) -> dict[str, int]:
+        """Documents in each filing's current shard (0: none written): what its worker indexed."""
+        heads = bm25_shards.current_heads(self.store)
+        return {fid: heads[fid].n_docs if fid in heads else 0 for fid in filing_ids}
+
+    def lance_counts(self, filing_ids: Iterable[str]) -> dict[str, int]:
+        """Rows per filing in the LanceDB table on the store, read without loading the embedding model."""
+        import lancedb
+
+        from finrag_pipeline.core.indexing.lance_index import TABLE_NAME, sql_literal
+
+        db = lancedb.connect(self.lancedb_uri, storage_options=self.store.config.lance_storage_options())
+        try:
+            table = db.open_table(TABLE_NAME)
+        except (FileNotFoundError, ValueError):
+            return dict.fromkeys(filing_ids, 0)
+        return {fid: table.count_rows(f"filing_id = {sql_literal(fid)}") for fid in filing_ids}
+
     def publish_bm25(self) -> bm25_shards.PublishedSnapshot:
         return bm25_shards.publish_bm25_snapshot(self.store, self.cache_dir / "bm25_publisher")
 
     def open_bm25(self):
-        """The published BM25 snapshot as a TantivyIndex (None before the first publish)."""
-        return bm25_shards.open_published_bm25(self.store, self.cache_dir / "bm25_snapshots")
+        """The published BM25 snapshot as a TantivyIndex; before the first publish, an empty index (a search
+        finds nothing, as nothing is published)."""
+        index = bm25_shards.open_published_bm25(self.store, self.cache_dir / "bm25_snapshots")
+        if index is None:
+            from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+
+            index = TantivyIndex(self.cache_dir / "bm25_snapshots" / "empty")
+        return index
 
     # ---- warehouse results ----------------------------------------------------------------------
 

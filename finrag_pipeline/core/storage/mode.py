@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+from finrag_pipeline.core.config import config_path
 from finrag_pipeline.core.storage.config import ObjectStoreConfig
 
 MODES = ("local", "distributed")
@@ -35,11 +35,10 @@ def object_store_config(config_dir: str | os.PathLike | None = None) -> ObjectSt
         if cfg.mode != "distributed" or cfg.object_store is None:
             return None
         return ObjectStoreConfig.model_validate(cfg.object_store.model_dump())
-    return _object_store_from_yaml(Path(config_dir) if config_dir else ASSETS_CONFIG_DIR)
+    return _object_store_from_yaml(Path(config_dir) / "deployment.yaml" if config_dir else config_path("deployment.yaml"))
 
 
-def _object_store_from_yaml(config_dir: Path) -> ObjectStoreConfig | None:
-    path = config_dir / "deployment.yaml"
+def _object_store_from_yaml(path: Path) -> ObjectStoreConfig | None:
     raw = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
     mode = os.environ.get("FINRAG_DEPLOYMENT") or raw.get("mode") or "local"
     if mode not in MODES:

@@ -38,34 +38,18 @@ from botocore.exceptions import (
 )
 
 from finrag_pipeline.core.storage.config import ObjectStoreConfig
+from finrag_pipeline.core.storage.errors import (
+    ObjectNotFound,
+    ObjectStoreAuthError,
+    ObjectStoreError,
+    ObjectStoreUnavailable,
+    PointerConflict,
+)
 
 _AUTH_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken",
                "ExpiredToken", "403", "Forbidden", "InvalidClientTokenId"}
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
 _ANY = object()  # publish_pointer: no precondition
-
-
-class ObjectStoreError(RuntimeError):
-    """Base of every object-store failure finrag reports."""
-
-
-class ObjectStoreUnavailable(ObjectStoreError):
-    """The endpoint cannot be reached, or the bucket does not exist."""
-
-
-class ObjectStoreAuthError(ObjectStoreError):
-    """The store refused the credentials (wrong key, wrong secret, no permission)."""
-
-
-class ObjectNotFound(ObjectStoreError, KeyError):
-    """The key does not exist."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
-
-
-class PointerConflict(ObjectStoreError):
-    """Another publisher changed the pointer since it was read (the conditional PUT failed)."""
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,9 @@ class EvalRunConfig(dg.Config):
         return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
 
     def session(self, finrag: FinragResource) -> FinragSession:
-        return FinragSession(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides))
+        storage = finrag.storage()  # distributed: result rows go to the object store (publish_results loads them)
+        return FinragSession(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides),
+                             result_writer=storage.results() if storage is not None else None)
 
 
 @dg.asset(
@@ -104,6 +106,7 @@ def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
     matrix = EvalMatrix.load(directory=finrag.config_dir or None)
     stats = matrix.stats
     t0 = time.perf_counter()
+    finrag.publish_distributed_results()
     result = build_eval_statistics(finrag.warehouse, stats)
     agreement, _ = build_external_agreement(finrag.warehouse, matrix.agreement, stats)
     comps = result.comparisons

@@ -24,6 +24,12 @@ def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.
     fid = context.partition_key
     leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
     t0 = time.perf_counter()
+    storage = finrag.storage()
+    if storage is not None:  # distributed: this filing's shard; corpus_state publishes the snapshot
+        ref = storage.write_bm25_shard(fid, leaves)
+        return dg.MaterializeResult(metadata={
+            "dagster/row_count": dg.MetadataValue.int(ref.n_docs), "documents": ref.n_docs,
+            "shard": ref.shard_key, "seconds": round(time.perf_counter() - t0, 2)})
     index = finrag.tantivy()
     n = index.upsert_filing(fid, leaves)
     return dg.MaterializeResult(metadata={
@@ -66,11 +72,23 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
                  embedder: EmbedderResource) -> dg.MaterializeResult:
     wh = finrag.warehouse
     active = set(active_filings(wh))
-    bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get())
-    for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
-        context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
-        bm25.delete_filing(stale)
-        vectors.delete_filing(stale)
+    storage = finrag.storage()
+    if storage is not None:  # distributed: the single BM25 publisher, after dropping removed filings' shards
+        vectors = finrag.lance(embedder.get())
+        for stale in sorted((set(storage.bm25_filing_ids()) | set(vectors.filing_ids())) - active):
+            context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
+            storage.remove_bm25_shard(stale)
+            vectors.delete_filing(stale)
+        published = storage.publish_bm25()
+        context.log.info(f"BM25 snapshot {published.snapshot_id}: {len(published.filings)} filings, "
+                         f"{published.n_docs} documents ({'published' if published.changed else 'unchanged'})")
+        bm25 = storage.open_bm25()
+    else:
+        bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get())
+        for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
+            context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
+            bm25.delete_filing(stale)
+            vectors.delete_filing(stale)
     indexed = sorted(active & set(bm25.filing_ids()) & set(vectors.filing_ids()))
     counts = {fid: bm25.count(fid) for fid in indexed}
     state = stable_id(json.dumps(counts, sort_keys=True), vectors.embedder.name)

@@ -63,7 +63,7 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     wh = finrag.warehouse
     meta = load_filing(wh, context.partition_key)
     try:
-        parsed = parse_filing(meta.source_path)
+        parsed = parse_filing(finrag.local_filing(meta))
     except ENVIRONMENT_ERRORS:
         raise
     except Exception as exc:  # every failure is a status: quarantined, not retried until something changes

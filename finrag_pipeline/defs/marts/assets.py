@@ -70,6 +70,7 @@ def dbt_metric_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource, fin
     """dbt build: staging views and metric marts (leaderboard with intervals, by question type, company,
     fiscal year, corpus growth, regressions, answer quality) in schema ``marts``, with the project's tests."""
     os.environ["FINRAG_WAREHOUSE"] = str(finrag.paths.warehouse)  # the profile reads it
+    finrag.publish_distributed_results()  # distributed mode: evaluation rows from the object store first
     # Artifacts and dbt.log of the latest build under FINRAG_HOME, not a new folder in the repo per run.
     invocation = dbt.cli(["build"], context=context, target_path=finrag.paths.home / "dbt_target")
     # Held until dbt exits: it holds the DuckDB file lock, and the schemas and row counts are read after.
