@@ -130,3 +130,51 @@ def test_result_keys_depend_on_table_and_partition_only():
     assert a != results.result_key("eval.runs", {"run_id": ["r1"]})
     assert a != results.result_key("eval.retrieval_results", {"run_id": ["r1", "r2"]})
     assert a.startswith("results/eval.runs/") and a.endswith(".parquet")
+
+
+KILLED_WRITER = """
+import os, signal, sys
+import boto3
+from boto3.s3.transfer import TransferConfig
+endpoint, bucket, key, path = sys.argv[1:5]
+client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="k",
+                      aws_secret_access_key="s")
+sent = [0]
+def progress(n):
+    sent[0] += n
+    if sent[0] >= 6 * 1024 * 1024:  # the worker dies with its upload half done
+        os.kill(os.getpid(), signal.SIGKILL)
+client.upload_file(path, bucket, key, Callback=progress, Config=TransferConfig(
+    multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024, max_concurrency=1, use_threads=False))
+"""
+
+
+def test_worker_killed_mid_upload_leaves_the_warehouse_unchanged(store: ObjectStore, tmp_path):
+    """A real process, SIGKILLed after 6 of ~12 MB of its result object: nothing visible, nothing loaded;
+    the retried step then publishes exactly one copy of its rows."""
+    import secrets
+    import subprocess
+    import sys
+
+    rows = [{"filing_id": FID, "page_number": i, "text": secrets.token_hex(6000), "char_count": 12000}
+            for i in range(1, 2001)]  # random hex: ~12 MB after zstd
+    key, data, n = results.encode_result("core.pages", rows, {"filing_id": FID})
+    assert len(data) > 10 * 1024 * 1024 and n == 2000
+    wh = Warehouse(tmp_path / "wh.duckdb")
+    results.PartitionResults(store).replace_rows("core.table_rows", [], where={"filing_id": FID})
+    results.publish_results(store, wh)  # an earlier publish: the ledger holds one object
+
+    blob = tmp_path / "result.parquet"
+    blob.write_bytes(data)
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, store.config.endpoint_url, store.bucket,
+                           store.config.full_key(key), str(blob)], env={"PATH": "/usr/bin:/bin"}, timeout=120)
+    assert proc.returncode == -9  # killed, not finished
+    assert not store.exists(key)
+    report = results.publish_results(store, wh)
+    assert report.loaded == [] and report.skipped == 1 and table_df(wh, "core.pages").empty
+
+    results.PartitionResults(store).replace_rows("core.pages", rows, where={"filing_id": FID})  # Dagster's retry
+    results.PartitionResults(store).replace_rows("core.pages", rows, where={"filing_id": FID})  # and a redelivery
+    assert [r.table for r in results.publish_results(store, wh).loaded] == ["core.pages"]
+    loaded = table_df(wh, "core.pages")
+    assert len(loaded) == 2000 and loaded["page_number"].is_unique

@@ -107,17 +107,9 @@ class PartitionResults:
     def replace_rows(self, table: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame,
                      where: Mapping[str, Any]) -> int:
         """Write the rows that replace ``table``'s rows matching ``where`` (as one object); returns the count."""
-        df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
-        key = result_key(table, where)
-        where_json = canonical_where(where)
-        _check_rows_match_where(table, df, where)
-        arrow = pa.Table.from_pandas(df, preserve_index=False)
-        arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), _META_TABLE: table.encode(),
-                                               _META_WHERE: where_json.encode()})
-        buf = io.BytesIO()
-        pq.write_table(arrow, buf, compression="zstd")
-        self.store.put_bytes(key, buf.getvalue())
-        return len(df)
+        key, data, n_rows = encode_result(table, rows, where)
+        self.store.put_bytes(key, data)
+        return n_rows
 
     def read_rows(self, table: str, where: Mapping[str, Any]) -> pd.DataFrame | None:
         """The rows a worker wrote for ``(table, where)`` and the publisher may not have loaded yet."""
@@ -125,6 +117,20 @@ class PartitionResults:
         if info is None:
             return None
         return _read_object(self.store.get_bytes(info.key))[2]
+
+
+def encode_result(table: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame,
+                  where: Mapping[str, Any]) -> tuple[str, bytes, int]:
+    """(key, Parquet bytes, row count) of the object that replaces ``table``'s rows matching ``where``."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    key = result_key(table, where)
+    _check_rows_match_where(table, df, where)
+    arrow = pa.Table.from_pandas(df, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), _META_TABLE: table.encode(),
+                                           _META_WHERE: canonical_where(where).encode()})
+    buf = io.BytesIO()
+    pq.write_table(arrow, buf, compression="zstd")
+    return key, buf.getvalue(), len(df)
 
 
 def _check_rows_match_where(table: str, df: pd.DataFrame, where: Mapping[str, Any]) -> None:
