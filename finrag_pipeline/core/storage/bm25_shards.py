@@ -40,6 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import tantivy
 
 from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
 from finrag_pipeline.core.ingest.registry import validate_filing_id
@@ -51,6 +52,8 @@ HEADS = "bm25/heads"
 SNAPSHOTS = "bm25/snapshots"
 POINTER = "bm25/CURRENT.json"
 ORPHAN_GRACE = timedelta(hours=1)
+# Part of every snapshot id: a new index schema or analyser (bump it) rebuilds the snapshot from the same shards.
+SNAPSHOT_FORMAT = f"finrag-bm25-1/tantivy-{getattr(tantivy, '__version__', '?')}"
 _SHARD_COLUMNS = [f for f in Chunk.__dataclass_fields__ if f != "metadata"]
 
 
@@ -129,7 +132,7 @@ def current_heads(store: ObjectStore) -> dict[str, ShardRef]:
 
 
 def snapshot_id_of(filings: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(sorted(filings.items())).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps([SNAPSHOT_FORMAT, sorted(filings.items())]).encode()).hexdigest()[:32]
 
 
 def build_index_from_shards(store: ObjectStore, heads: dict[str, ShardRef], index_dir: Path,
