@@ -64,6 +64,7 @@ def _run(home: Path, corpus: Path, *, distributed_config: Path | None, monkeypat
         "storage": storage, "paths": paths, "wh": wh,
         "search": {q: [(cid, score) for cid, score, _ in bm25.search(q, k=10)] for q in QUERIES},
         "bm25_docs": bm25.count(FID), "lance_rows": finrag.lance(EmbedderResource().get()).count(FID),
+        "pages": wh.query_df("SELECT page_number, text FROM core.pages ORDER BY page_number").values.tolist(),
         "leaves": int(wh.query_df("SELECT count(*) FROM core.chunks WHERE filing_id = ? AND is_leaf", [FID]).iloc[0, 0]),
         "retrieval": wh.query_df(
             "SELECT * EXCLUDE (evaluated_at, latency_ms) FROM eval.retrieval_results "
@@ -104,6 +105,9 @@ def test_distributed_run_equals_local_run(tmp_path, moto_endpoint, monkeypatch):
     assert [o.key for o in store.list("bm25/heads/")] == [f"bm25/heads/{FID}.json"]
     assert store.read_pointer("bm25/CURRENT.json").payload["filings"].keys() == {FID}
     assert store.list("results/eval.retrieval_results/") and store.list("results/eval.runs/")
+    for table in ("core.pages", "core.table_rows", "core.xbrl_facts", "core.chunks"):  # ingest rows too
+        assert len(store.list(f"results/{table}/")) == 1, table
+    assert dist["pages"] == local["pages"] and local["pages"]
     assert any(o.key.startswith("lancedb/") for o in store.list("lancedb/"))
 
     assert local["leaves"] > 10 and dist["leaves"] == local["leaves"]

@@ -178,3 +178,49 @@ def test_worker_killed_mid_upload_leaves_the_warehouse_unchanged(store: ObjectSt
     assert [r.table for r in results.publish_results(store, wh).loaded] == ["core.pages"]
     loaded = table_df(wh, "core.pages")
     assert len(loaded) == 2000 and loaded["page_number"].is_unique
+
+
+def test_partition_warehouse_reads_its_own_pending_rows(store: ObjectStore, apple_rows, tmp_path):
+    """A filing's step writes its ingest rows to the store and its next steps read them back at once;
+    other filings' published rows stay visible; other tables still go to the DuckDB file."""
+    from finrag_pipeline.core.records import load_chunks, load_pages
+    from finrag_pipeline.core.storage.partition_warehouse import PartitionWarehouse
+
+    path = tmp_path / "wh.duckdb"
+    other_pages = [dict(r, filing_id="MSFT-2022-10K") for r in apple_rows["core.pages"][:2]]
+    Warehouse(path).replace_rows("core.pages", other_pages, where={"filing_id": "MSFT-2022-10K"})
+    Warehouse(path).replace_rows("core.pages", apple_rows["core.pages"][:1], where={"filing_id": FID})  # stale
+    sink = results.PartitionResults(store)
+    wh = PartitionWarehouse(path, sink, FID)
+    for table, rows in apple_rows.items():
+        wh.replace_rows(table, rows, where={"filing_id": FID})
+    wh.replace_rows("core.ingest_log", [{"filing_id": FID, "status": "parsed"}], where={"filing_id": FID})
+
+    plain = Warehouse(path)
+    assert len(load_pages(plain, FID)) == 1 and load_chunks(plain, FID) == []  # nothing published yet
+    assert [p.page_number for p in load_pages(wh, FID)] == [1, 2, 3, 4]
+    assert "394,328" in load_pages(wh, FID)[3].text
+    assert len(load_chunks(wh, FID, leaves_only=True)) == sum(r["is_leaf"] for r in apple_rows["core.chunks"])
+    counts = wh.query_df("SELECT filing_id, count(*) AS n FROM core.pages GROUP BY 1 ORDER BY 1")
+    assert counts.values.tolist() == [[FID, 4], ["MSFT-2022-10K", 2]]
+    assert plain.query_df("SELECT count(*) AS n FROM core.ingest_log")["n"][0] == 1  # straight to DuckDB
+    assert sorted(o.key.split("/")[1] for o in store.list("results/")) == sorted(TABLES)
+
+    results.publish_results(store, plain)
+    pd.testing.assert_frame_equal(table_df(plain, "core.pages"), table_df(wh, "core.pages"))
+    assert len(load_pages(plain, FID)) == 4
+
+
+def test_partition_warehouse_with_an_empty_partition(store: ObjectStore, apple_rows, tmp_path):
+    """A filing without XBRL writes zero fact rows: its stale facts disappear, before and after publishing."""
+    from finrag_pipeline.core.records import load_facts
+    from finrag_pipeline.core.storage.partition_warehouse import PartitionWarehouse
+
+    path = tmp_path / "wh.duckdb"
+    Warehouse(path).replace_rows("core.xbrl_facts", [{"filing_id": FID, "fact_id": "f1", "concept": "us-gaap:Revenues",
+                                                      "value": 1.0}], where={"filing_id": FID})
+    wh = PartitionWarehouse(path, results.PartitionResults(store), FID)
+    wh.replace_rows("core.xbrl_facts", [], where={"filing_id": FID})
+    assert load_facts(wh, FID) == [] and len(load_facts(Warehouse(path), FID)) == 1
+    results.publish_results(store, Warehouse(path))
+    assert load_facts(Warehouse(path), FID) == []

@@ -43,6 +43,12 @@ class FinragResource(dg.ConfigurableResource):
 
         return DistributedStorage.for_paths(self.paths, self.config_dir or None)
 
+    def partition_warehouse(self, filing_id: str) -> Warehouse:
+        """The warehouse for the steps of one filing: in distributed mode its ingest rows go to the object
+        store and read back from there (core/storage/partition_warehouse.py); local mode: the warehouse."""
+        storage = self.storage()
+        return self.warehouse if storage is None else storage.partition_warehouse(filing_id)
+
     def tantivy(self):
         storage = self.storage()
         if storage is not None:  # the published BM25 snapshot (workers write shards: defs/index)

@@ -35,6 +35,8 @@ def incomplete_filings(paths: FinragPaths, instance: dg.DagsterInstance, wh: War
     from finrag_pipeline.core.storage.distributed import DistributedStorage
 
     storage = DistributedStorage.for_paths(paths) if rest else None
+    if storage is not None:
+        storage.publish_results(wh)  # the counts below read ingest rows workers left on the object store
     for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest, storage=storage).items():
         if not c.complete:
             out[fid] = "; ".join(c.problems)

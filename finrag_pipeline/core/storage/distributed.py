@@ -159,5 +159,11 @@ class DistributedStorage:
     def results(self) -> PartitionResults:
         return PartitionResults(self.store)
 
+    def partition_warehouse(self, filing_id: str):
+        """A Warehouse for one filing's steps: per-filing ingest rows to the store, read back before publication."""
+        from finrag_pipeline.core.storage.partition_warehouse import PartitionWarehouse
+
+        return PartitionWarehouse(self.paths.warehouse, self.results(), filing_id)
+
     def publish_results(self, warehouse: Any) -> ResultsPublishReport:
         return publish_results(self.store, warehouse)

@@ -22,7 +22,7 @@ GROUP = "index"
 )
 def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
+    leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
     storage = finrag.storage()
     if storage is not None:  # distributed: this filing's shard; corpus_state publishes the snapshot
@@ -48,7 +48,7 @@ def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.
 def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
                  embedder: EmbedderResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
+    leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
     index = finrag.lance(embedder.get())
     n = index.upsert_filing(fid, leaves, show_progress=False)
@@ -70,6 +70,7 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
 )
 def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
                  embedder: EmbedderResource) -> dg.MaterializeResult:
+    finrag.publish_distributed_results()  # distributed: ingest rows on the object store into DuckDB first
     wh = finrag.warehouse
     active = set(active_filings(wh))
     storage = finrag.storage()

@@ -60,7 +60,7 @@ def filings(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.Mat
 def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     """Parse once, write three tables. PDF text and word boxes come from pypdfium2 (~25 ms a page); tables
     are rebuilt from word columns only on pages that look like tables (pdfplumber stays an option)."""
-    wh = finrag.warehouse
+    wh = finrag.partition_warehouse(context.partition_key)  # distributed: ingest rows to the object store
     meta = load_filing(wh, context.partition_key)
     try:
         parsed = parse_filing(finrag.local_filing(meta))
@@ -123,8 +123,8 @@ class ChunkingRunConfig(dg.Config):
 )
 def chunks(context: dg.AssetExecutionContext, config: ChunkingRunConfig,
            finrag: FinragResource) -> dg.MaterializeResult:
-    wh = finrag.warehouse
     fid = context.partition_key
+    wh = finrag.partition_warehouse(fid)
     overrides = {k: v for k, v in (("chunk_size", config.chunk_size), ("overlap", config.overlap)) if v is not None}
     chunking = load_chunking_config(config.variant, **overrides)
     t0 = time.perf_counter()

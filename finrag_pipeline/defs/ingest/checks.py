@@ -38,8 +38,8 @@ def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
                 "(at least 90%), and every page number lies within the document.")
 def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    meta = load_filing(finrag.warehouse, fid)
-    df = finrag.warehouse.query_df("SELECT page_number, char_count FROM core.pages WHERE filing_id = ?", [fid])
+    meta = load_filing(finrag.partition_warehouse(fid), fid)
+    df = finrag.partition_warehouse(fid).query_df("SELECT page_number, char_count FROM core.pages WHERE filing_id = ?", [fid])
     outcome = validate(df, [
         ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
         ("ExpectColumnValuesToBeBetween", {"column": "char_count", "min_value": 1, "mostly": 0.9}),
@@ -54,7 +54,7 @@ def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResour
 def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
                                         finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    rows = load_table_rows(finrag.warehouse, fid)
+    rows = load_table_rows(finrag.partition_warehouse(fid), fid)
     df = pd.DataFrame({"row_label": [r.row_label or None for r in rows],
                        "n_headers": [len(r.headers) for r in rows],
                        "n_periods": [sum(c.period is not None for c in r.cells) for r in rows]})
@@ -75,7 +75,7 @@ def table_rows_have_headers_and_periods(context: dg.AssetCheckExecutionContext,
 def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
                                    finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    rows = load_table_rows(finrag.warehouse, fid)
+    rows = load_table_rows(finrag.partition_warehouse(fid), fid)
     bad = currency_unit_violations(rows)
     tagged = {r.statement_type for r in rows}
     missing = [s for s in PRIMARY_STATEMENTS if s not in tagged]
@@ -92,7 +92,7 @@ def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
 def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
                                  finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    df = finrag.warehouse.query_df(
+    df = finrag.partition_warehouse(fid).query_df(
         "SELECT concept, unit, period_end, value FROM core.xbrl_facts WHERE filing_id = ?", [fid])
     if df.empty:  # PDFs carry no XBRL: nothing to check is a pass, said so
         return dg.AssetCheckResult(passed=True, metadata=_per_filing({"facts": 0, "note": "no inline XBRL in this filing"}))
@@ -106,8 +106,8 @@ def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
                 "has a parent table; pages lie within the document.")
 def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
     fid = context.partition_key
-    meta = load_filing(finrag.warehouse, fid)
-    df = finrag.warehouse.query_df(
+    meta = load_filing(finrag.partition_warehouse(fid), fid)
+    df = finrag.partition_warehouse(fid).query_df(
         "SELECT chunk_id, chunk_type, parent_id, page_start, page_end, length(text) AS n_chars "
         "FROM core.chunks WHERE filing_id = ?", [fid])
     rows = df[df["chunk_type"] == "table_row"]
@@ -129,7 +129,7 @@ def _index_count_check(asset: str, count_fn_name: str):
     def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
                embedder: EmbedderResource) -> dg.AssetCheckResult:
         fid = context.partition_key
-        expected = int(finrag.warehouse.query_df(
+        expected = int(finrag.partition_warehouse(fid).query_df(
             "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
         storage = finrag.storage()
         if storage is not None and count_fn_name == "tantivy":

@@ -38,8 +38,8 @@ class QARunConfig(dg.Config):
 )
 def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: FinragResource,
            embedder: EmbedderResource) -> dg.MaterializeResult:
-    wh = finrag.warehouse
     fid = context.partition_key
+    wh = finrag.partition_warehouse(fid)
     overrides = {k: v for k, v in (("generators", config.generators), ("seed", config.seed)) if v is not None}
     qa_config = load_qa_config(overrides)
     t0 = time.perf_counter()
