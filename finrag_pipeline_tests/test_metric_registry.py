@@ -12,6 +12,7 @@ import pytest
 from finrag_pipeline.core.evaluation import answer_metrics, leaderboard, metrics, runner
 from finrag_pipeline.core.evaluation import metric_registry as reg
 from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.evaluation.results_views import ANSWER_SCORED, ensure_views, view_sql
 from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting import report
@@ -76,9 +77,11 @@ def test_response_states_and_keys_are_defined_once():
     assert report.RETRIEVAL_KEYS == list(leaderboard.RETRIEVAL_KEYS) == list(reg.RETRIEVAL_KEYS)
     assert {"backend_error", "invalid_output", "error"} == STORED_FAILURE_STATES
     assert FAILURE_STATES < STORED_FAILURE_STATES
-    assert "answer_failure_states" in reg.render_dbt_macros()
-    sql = (REPO_ROOT / "dbt_metrics/models/staging/stg_answer_results.sql").read_text(encoding="utf-8")
-    assert "answer_failure_states()" in sql and "'invalid_output'" not in sql
+    # The failure states are scored in the warehouse view (core/evaluation/results_views.py); no dbt
+    # model or macro lists them again.
+    assert all(f"'{s}'" in view_sql()[ANSWER_SCORED] for s in STORED_FAILURE_STATES)
+    for path in (REPO_ROOT / "dbt_metrics").rglob("*.sql"):
+        assert "'invalid_output'" not in path.read_text(encoding="utf-8"), path
 
 
 @pytest.mark.parametrize(("table", "expected"), [
@@ -142,6 +145,15 @@ def test_worked_example_adding_a_metric(monkeypatch, tmp_path):
     have = {r[0].lower() for r in con.execute("describe eval.retrieval_results").fetchall()}
     _add_missing_columns(con, "eval.retrieval_results", new_ddl, have)
     assert ("top1_page", "DOUBLE") in {(r[0], r[1]) for r in con.execute("describe eval.retrieval_results").fetchall()}
+    # the results views score it like every metric: a failed question scores 0, no_relevant is left out
+    con.execute("create table eval.runs (run_id varchar, started_at timestamp, finished_at timestamp, "
+                "n_filings_in_corpus integer)")
+    con.execute(f"create table eval.answer_results ({TABLE_DDL['eval.answer_results']})")
+    ensure_views(con, specs)
+    con.execute("insert into eval.retrieval_results (run_id, config_name, qa_id, status, top1_page) values "
+                "('R', 'bm25', 'q1', 'ok', 1.0), ('R', 'bm25', 'q2', 'error', NULL), ('R', 'bm25', 'q3', 'no_relevant', 1.0)")
+    assert con.execute("select qa_id, top1_page from eval.retrieval_current order by qa_id").fetchall() == [
+        ("q1", 1.0), ("q2", 0.0), ("q3", None)]
     assert "{'name': 'top1_page', 'binary': true}" in reg.render_dbt_macros(specs)
     assert "| `top1_page` | page | higher | binary |" in reg.render_docs_table(specs)
     # the committed files do not have it (the example only ran here)

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from finrag_pipeline.core.evaluation.response_states import STORED_FAILURE_STATES
-
 Level = Literal["chunk", "page", "answer"]
 
 
@@ -172,8 +170,6 @@ def render_dbt_macros(retrieval: Sequence[MetricSpec] = RETRIEVAL_METRIC_SPECS,
           "    abstention_correct on unanswerable ones; NULL elsewhere). -#}\n"
         + _macro("answer_metrics", [f"{{'name': '{s.name}', 'binary': {flag(s.binary)}, 'rate': {flag(s.rate)}}}"
                                     for s in answer])
-        + "\n{#- Stored response states that count as a failed answer (core/evaluation/response_states.py). -#}\n"
-        + _macro("answer_failure_states", [f"'{s}'" for s in sorted(STORED_FAILURE_STATES)])
     )
 
 

@@ -39,7 +39,8 @@ from collections.abc import Sequence
 
 import duckdb
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRIC_SPECS, RETRIEVAL_METRIC_SPECS
+from finrag_pipeline.core.evaluation import metric_registry as registry
+from finrag_pipeline.core.evaluation.metric_registry import MetricSpec
 from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
 
 RETRIEVAL_SCORED = "eval.retrieval_scored"
@@ -62,14 +63,18 @@ def _null_safe(left: str, right: str, cols: Sequence[str]) -> str:
     return " and ".join(f"{left}.{c} is not distinct from {right}.{c}" for c in cols)
 
 
-def view_sql() -> dict[str, str]:
-    """Name -> SELECT of every results view, in creation order (a view reads only those before it)."""
+def view_sql(retrieval_specs: Sequence[MetricSpec] | None = None,
+             answer_specs: Sequence[MetricSpec] | None = None) -> dict[str, str]:
+    """Name -> SELECT of every results view, in creation order (a view reads only those before it),
+    for the registry's metrics (or the ``*_specs`` given)."""
+    retrieval_specs = registry.RETRIEVAL_METRIC_SPECS if retrieval_specs is None else retrieval_specs
+    answer_specs = registry.ANSWER_METRIC_SPECS if answer_specs is None else answer_specs
     retrieval_metrics = ",\n        ".join(
         f"case when status = 'no_relevant' then null when _failed then 0.0 else {s.name} end as {s.name}"
-        for s in RETRIEVAL_METRIC_SPECS)
+        for s in retrieval_specs)
     answer_metrics = ",\n        ".join(
         f"case when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
-        f" as {s.name}" for s in ANSWER_METRIC_SPECS if not s.rate)
+        f" as {s.name}" for s in answer_specs if not s.rate)
     keys = ", ".join(RETRIEVAL_RUN_KEYS)
     return {
         RETRIEVAL_SCORED: f"""
@@ -182,12 +187,13 @@ def views_version() -> str:
     return hashlib.sha256("\n".join(view_sql().values()).encode()).hexdigest()[:16]
 
 
-def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_views(con: duckdb.DuckDBPyConnection, retrieval_specs: Sequence[MetricSpec] | None = None,
+                 answer_specs: Sequence[MetricSpec] | None = None) -> None:
     """Create (or replace, when their SQL changed) the results views; needs the eval tables."""
-    version = views_version()
+    sql = view_sql(retrieval_specs, answer_specs)
+    version = hashlib.sha256("\n".join(sql.values()).encode()).hexdigest()[:16]
     have = {f"{schema}.{name}": comment for schema, name, comment in con.execute(
         "select schema_name, view_name, comment from duckdb_views() where not internal").fetchall()}
-    sql = view_sql()
     if all(have.get(name) == version for name in sql):
         return
     for name, select in sql.items():
