@@ -162,9 +162,7 @@ class RetrieversFile(BaseModel):
     def _apply_defaults(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
             data = dict(data)
-            defaults = data.get("defaults") or {}
-            data["retrievers"] = {name: parse_retriever_config({**_defaults_for(defaults, spec), "name": name})
-                                  for name, spec in (data.get("retrievers") or {}).items()}
+            data["retrievers"] = _typed_retrievers(data.get("defaults") or {}, data.get("retrievers") or {})
         return data
 
     @model_validator(mode="after")
@@ -174,6 +172,13 @@ class RetrieversFile(BaseModel):
                 if isinstance(ref, str) and ref not in self.retrievers:
                     raise ValueError(f"retriever {name!r} refers to unknown retriever {ref!r}")
         return self
+
+
+def _typed_retrievers(defaults: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, RetrieverConfig]:
+    """Each entry over the defaults, validated by its type's model (entries already typed stay as they are)."""
+    return {name: spec if isinstance(spec, RetrieverConfig)
+            else parse_retriever_config({**_defaults_for(defaults, spec), "name": name})
+            for name, spec in specs.items()}
 
 
 def _defaults_for(defaults: Mapping[str, Any], spec: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -236,6 +241,8 @@ def load_retrievers_file(path: str | os.PathLike | None = None,
             raise unknown_names_error(f"field of retriever {name!r}", bad, known_fields)
     data = deep_merge(data, top_level)
     data["retrievers"] = deep_merge(data.get("retrievers") or {}, over)
+    # typed here, so a bad key is a ConfigError naming the retriever (not wrapped in a ValidationError)
+    data["retrievers"] = _typed_retrievers(data.get("defaults") or {}, data["retrievers"])
     return RetrieversFile.model_validate(data)
 
 
