@@ -112,20 +112,31 @@ def test_registry_rejects_bad_entries():
 # --- The worked example of docs/ARCHITECTURE.md: a new retrieval metric "top1" (is the first hit relevant?)
 
 
-def top1(ranked, groups, relevant, k):
-    """1 if the first ranked item is relevant."""
-    return float(bool(ranked) and ranked[0] in relevant)
+def _doc_metric_entry() -> reg.MetricSpec:
+    """The registry entry of docs/ARCHITECTURE.md "Adding a metric", evaluated as the registry module would."""
+    import ast
+    import re
+
+    text = (REPO_ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- worked-example: metric -->\n```python\n(.*?)```", text, re.S)
+    assert match, "the worked example is gone from docs/ARCHITECTURE.md"
+    tree = ast.parse(match.group(1))
+    *defs, entry = tree.body
+    namespace = {"MetricSpec": reg.MetricSpec}
+    exec(compile(ast.Module(body=defs, type_ignores=[]), "ARCHITECTURE.md", "exec"), namespace)
+    return eval(compile(ast.Expression(entry.value), "ARCHITECTURE.md", "eval"), namespace)
 
 
-TOP1 = reg.MetricSpec("top1_page", "page", "higher", "binary", "1 if the first hit is on an evidence page",
-                      ranking="top1")
+TOP1 = _doc_metric_entry()
 
 
 def test_worked_example_adding_a_metric(monkeypatch, tmp_path):
+    assert TOP1.name == "top1_page" and TOP1.function is not None
     specs = (*reg.RETRIEVAL_METRIC_SPECS, TOP1)
     reg.validate((*specs, *reg.ANSWER_METRIC_SPECS))
-    # the entry plus its function is all the runner needs
-    monkeypatch.setitem(metrics.RANKING_FUNCTIONS, "top1", top1)
+    # the entry (with its function) is all the runner needs: metrics.py registers entries' functions
+    monkeypatch.setattr(metrics, "RANKING_FUNCTIONS", dict(metrics.RANKING_FUNCTIONS))
+    metrics.register_ranking_functions(specs)
     monkeypatch.setattr(runner, "RETRIEVAL_METRIC_SPECS", specs)
     item = QAItem(qa_id="q", filing_id="F", question="?", reference_answer="", question_type="numerical",
                   evidence=[[EvidencePlace("c2", 7, "F")]])

@@ -35,3 +35,17 @@
     {% for m in answer_metrics() -%}{{ m.name }}, {% endfor %}
     prompt_tokens, completion_tokens, latency_ms, cost_usd, error, evaluated_at
 {%- endmacro %}
+
+{#- The body of every "metrics by <dimension>" mart over a `latest` CTE: one row per configuration x
+    `dims`, with `extra` columns (aggregates of the dimension) before the shared aggregate columns. -#}
+{% macro metrics_by(dims, extra=none) -%}
+select
+    {{ retrieval_config_cols() }},
+    {{ dims | join(', ') }},
+    {% if extra %}{{ extra }},
+    {% endif -%}
+    count(distinct filing_id) as n_filings,
+    {{ retrieval_aggregate_columns() }}
+from latest
+group by {{ retrieval_config_cols() }}, {{ dims | join(', ') }}
+{%- endmacro %}

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +33,8 @@ class MetricSpec:
 
     ``kind``: ``binary`` (0/1 per question: Wilson interval) or ``graded`` (a score in [0, 1]: normal
     interval). ``ranking``: for a retrieval metric, the key of ``metrics.RANKING_FUNCTIONS`` it is
-    computed by at its ``level``. ``key``: also reported in the breakdown marts (by question type,
+    computed by at its ``level``; ``function``: that ranking function, ``f(ranked, groups, relevant, k)``,
+    for a ranking value the built-ins of metrics.py do not have (so a new metric is this entry alone). ``key``: also reported in the breakdown marts (by question type,
     company, year, corpus size). ``rate``: a behaviour rate, not a score: a failed answer is NOT set
     to 0 for it.
     """
@@ -46,6 +47,7 @@ class MetricSpec:
     ranking: str | None = None
     key: bool = False
     rate: bool = False
+    function: Callable[..., float] | None = field(default=None, compare=False, repr=False)
 
     @property
     def binary(self) -> bool:
@@ -114,6 +116,8 @@ def validate(specs: Sequence[MetricSpec]) -> None:
         seen.add(s.name)
         if (s.level == "answer") == (s.ranking is not None):
             raise ValueError(f"metric {s.name!r}: retrieval metrics (chunk/page) need `ranking`, answer metrics none")
+        if s.function is not None and s.ranking is None:
+            raise ValueError(f"metric {s.name!r}: a `function` computes a `ranking` value; name it")
 
 
 validate((*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS))
