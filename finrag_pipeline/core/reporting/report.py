@@ -37,6 +37,7 @@ from finrag_pipeline.core.evaluation.results_views import (
     ANSWER_CURRENT,
     RETRIEVAL_CURRENT,
     RETRIEVAL_CURRENT_PER_CORPUS_SIZE,
+    RETRIEVAL_RUN_ORDER,
 )
 
 Z = 1.96
@@ -361,13 +362,18 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     whole-corpus run against the current corpus state (core.corpus_versions)."""
     if not _has_table(con, "eval", "retrieval_results"):
         return pd.DataFrame()
-    df = _df(con, """
-        select filing_id,
-               count(distinct qa_id) as questions,
-               max(evaluated_at) as last_evaluated,
-               arg_max(corpus_state, evaluated_at) filter (where scope = 'corpus') as corpus_state,
-               arg_max(n_filings_in_corpus, evaluated_at) filter (where scope = 'corpus') as filings_in_corpus
-        from eval.retrieval_results group by filing_id order by filing_id""")
+    # the newest whole-corpus run: the run order of the results views (core/evaluation/results_views.py)
+    newest_corpus_run = ("left join (select filing_id, arg_max(corpus_state, run_at) as corpus_state, "
+                         "arg_max(n_filings_in_corpus, run_at) as filings_in_corpus "
+                         f"from {RETRIEVAL_RUN_ORDER} where scope = 'corpus' group by filing_id) o using (filing_id)"
+                         if _has_table(con, *RETRIEVAL_RUN_ORDER.split(".")) else
+                         "cross join (select null as corpus_state, null as filings_in_corpus) o")
+    df = _df(con, f"""
+        select filing_id, r.questions, r.last_evaluated, o.corpus_state, o.filings_in_corpus
+        from (select filing_id, count(distinct qa_id) as questions, max(evaluated_at) as last_evaluated
+              from eval.retrieval_results group by filing_id) r
+        {newest_corpus_run}
+        order by filing_id""")
     if _has_table(con, "core", "filings"):
         meta = _df(con, "select filing_id, any_value(company) as company, any_value(fiscal_year) as fiscal_year "
                         "from core.filings group by filing_id")
@@ -386,12 +392,9 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def count_rerun_comparisons(con: duckdb.DuckDBPyConnection) -> int:
     """How many configuration x filing x scope keys have at least two runs: the regressions mart
     compares the newest with the previous one, so zero means there was nothing to compare."""
-    if not _has_table(con, "eval", "retrieval_results"):
+    if not _has_table(con, *RETRIEVAL_RUN_ORDER.split(".")):
         return 0
-    return int(con.execute("""
-        select count(*) from (
-            select config_name, filing_id, scope from eval.retrieval_results
-            group by all having count(distinct run_id) >= 2)""").fetchall()[0][0])
+    return int(con.execute(f"select count(*) from {RETRIEVAL_RUN_ORDER} where run_recency = 2").fetchall()[0][0])
 
 
 def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
