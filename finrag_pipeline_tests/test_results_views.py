@@ -128,3 +128,23 @@ def test_views_are_recreated_only_when_their_sql_changes(tmp_path, monkeypatch):
         real = con.execute
         ensure_views(type("Spy", (), {"execute": lambda self, sql, *a: executed.append(sql) or real(sql, *a)})())
         assert not any(s.startswith("create") for s in executed)   # up to date: nothing rewritten
+
+
+def test_no_other_module_picks_the_newest_run_itself():
+    """The newest-run rule (a window over configuration keys ordered by time) is written once, in
+    results_views.py; the dbt models, the report, the web explorer and the leaderboard select from the views."""
+    import re
+
+    from finrag_pipeline.core.paths import REPO_ROOT
+
+    rule = re.compile(r"partition\s+by[^)]*order\s+by[^)]*\b(last_at|last_evaluated_at|evaluated_at|run_at)\b\)?\s*desc"
+                      r"|_newest_runs|drop_duplicates\([^)]*run_id", re.I | re.S)
+    offenders = []
+    for folder, pattern in (("finrag_pipeline", "*.py"), ("dbt_metrics/models", "*.sql"), ("benchmarks", "*.py")):
+        for path in (REPO_ROOT / folder).rglob(pattern):
+            if path.name == "results_views.py":
+                continue
+            if rule.search(path.read_text(encoding="utf-8")):
+                offenders.append(str(path.relative_to(REPO_ROOT)))
+    assert offenders == []
+    assert rule.search(view_sql()["eval.retrieval_run_order"])     # the pattern does find the one definition
