@@ -314,6 +314,8 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
 
 def _calculation_lines(details: dict) -> str:
     """Formula and inputs (page, table row or XBRL fact) of a calculator answer; '' for other answerers."""
+    from finrag_pipeline.core.numbers import SCALE_NAME
+
     lines = []
     if details.get("formula"):
         lines.append(f"formula: {details['formula']}" + (f" ({details['operation']})"
@@ -322,7 +324,7 @@ def _calculation_lines(details: dict) -> str:
         src = i["source"]
         where = (f"p.{src.get('page')} row \"{_snippet(src.get('row_label') or '', 60)}\" [{src.get('column_header')}]"
                  if src["kind"] == "table_row" else f"p.{src.get('page')} XBRL {src.get('concept')} ({src.get('context_id')})")
-        scale = {1: "", 1000: " thousand", 10**6: " million", 10**9: " billion"}.get(i["scale"], "")
+        scale = f" {SCALE_NAME[i['scale']]}" if i["scale"] in SCALE_NAME else ""
         lines.append(f"  input {i['line_item']} {i['period']}: {i['value']}{scale} {i['unit'] or ''} <- "
                      f"{src.get('filing_id')} {where} chunk {src.get('chunk_id') or '-'}")
     if details.get("reason") and not details.get("formula"):

@@ -12,6 +12,7 @@ import pytest
 from finrag_pipeline.core.evaluation import answer_metrics, leaderboard, metrics, runner
 from finrag_pipeline.core.evaluation import metric_registry as reg
 from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.evaluation.results_views import ANSWER_SCORED, ensure_views, view_sql
 from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting import report
@@ -76,9 +77,11 @@ def test_response_states_and_keys_are_defined_once():
     assert report.RETRIEVAL_KEYS == list(leaderboard.RETRIEVAL_KEYS) == list(reg.RETRIEVAL_KEYS)
     assert {"backend_error", "invalid_output", "error"} == STORED_FAILURE_STATES
     assert FAILURE_STATES < STORED_FAILURE_STATES
-    assert "answer_failure_states" in reg.render_dbt_macros()
-    sql = (REPO_ROOT / "dbt_metrics/models/staging/stg_answer_results.sql").read_text(encoding="utf-8")
-    assert "answer_failure_states()" in sql and "'invalid_output'" not in sql
+    # The failure states are scored in the warehouse view (core/evaluation/results_views.py); no dbt
+    # model or macro lists them again.
+    assert all(f"'{s}'" in view_sql()[ANSWER_SCORED] for s in STORED_FAILURE_STATES)
+    for path in (REPO_ROOT / "dbt_metrics").rglob("*.sql"):
+        assert "'invalid_output'" not in path.read_text(encoding="utf-8"), path
 
 
 @pytest.mark.parametrize(("table", "expected"), [
@@ -109,20 +112,31 @@ def test_registry_rejects_bad_entries():
 # --- The worked example of docs/ARCHITECTURE.md: a new retrieval metric "top1" (is the first hit relevant?)
 
 
-def top1(ranked, groups, relevant, k):
-    """1 if the first ranked item is relevant."""
-    return float(bool(ranked) and ranked[0] in relevant)
+def _doc_metric_entry() -> reg.MetricSpec:
+    """The registry entry of docs/ARCHITECTURE.md "Adding a metric", evaluated as the registry module would."""
+    import ast
+    import re
+
+    text = (REPO_ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- worked-example: metric -->\n```python\n(.*?)```", text, re.S)
+    assert match, "the worked example is gone from docs/ARCHITECTURE.md"
+    tree = ast.parse(match.group(1))
+    *defs, entry = tree.body
+    namespace = {"MetricSpec": reg.MetricSpec}
+    exec(compile(ast.Module(body=defs, type_ignores=[]), "ARCHITECTURE.md", "exec"), namespace)
+    return eval(compile(ast.Expression(entry.value), "ARCHITECTURE.md", "eval"), namespace)
 
 
-TOP1 = reg.MetricSpec("top1_page", "page", "higher", "binary", "1 if the first hit is on an evidence page",
-                      ranking="top1")
+TOP1 = _doc_metric_entry()
 
 
 def test_worked_example_adding_a_metric(monkeypatch, tmp_path):
+    assert TOP1.name == "top1_page" and TOP1.function is not None
     specs = (*reg.RETRIEVAL_METRIC_SPECS, TOP1)
     reg.validate((*specs, *reg.ANSWER_METRIC_SPECS))
-    # the entry plus its function is all the runner needs
-    monkeypatch.setitem(metrics.RANKING_FUNCTIONS, "top1", top1)
+    # the entry (with its function) is all the runner needs: metrics.py registers entries' functions
+    monkeypatch.setattr(metrics, "RANKING_FUNCTIONS", dict(metrics.RANKING_FUNCTIONS))
+    metrics.register_ranking_functions(specs)
     monkeypatch.setattr(runner, "RETRIEVAL_METRIC_SPECS", specs)
     item = QAItem(qa_id="q", filing_id="F", question="?", reference_answer="", question_type="numerical",
                   evidence=[[EvidencePlace("c2", 7, "F")]])
@@ -142,6 +156,15 @@ def test_worked_example_adding_a_metric(monkeypatch, tmp_path):
     have = {r[0].lower() for r in con.execute("describe eval.retrieval_results").fetchall()}
     _add_missing_columns(con, "eval.retrieval_results", new_ddl, have)
     assert ("top1_page", "DOUBLE") in {(r[0], r[1]) for r in con.execute("describe eval.retrieval_results").fetchall()}
+    # the results views score it like every metric: a failed question scores 0, no_relevant is left out
+    con.execute("create table eval.runs (run_id varchar, started_at timestamp, finished_at timestamp, "
+                "n_filings_in_corpus integer)")
+    con.execute(f"create table eval.answer_results ({TABLE_DDL['eval.answer_results']})")
+    ensure_views(con, specs)
+    con.execute("insert into eval.retrieval_results (run_id, config_name, qa_id, status, top1_page) values "
+                "('R', 'bm25', 'q1', 'ok', 1.0), ('R', 'bm25', 'q2', 'error', NULL), ('R', 'bm25', 'q3', 'no_relevant', 1.0)")
+    assert con.execute("select qa_id, top1_page from eval.retrieval_current order by qa_id").fetchall() == [
+        ("q1", 1.0), ("q2", 0.0), ("q3", None)]
     assert "{'name': 'top1_page', 'binary': true}" in reg.render_dbt_macros(specs)
     assert "| `top1_page` | page | higher | binary |" in reg.render_docs_table(specs)
     # the committed files do not have it (the example only ran here)

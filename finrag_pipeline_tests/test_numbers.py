@@ -5,11 +5,15 @@ from decimal import Decimal
 import pytest
 
 from finrag_pipeline.core.numbers import (
+    cell_decimal,
     format_amount,
     format_figure,
+    ix_value,
     parse_amount,
+    parse_cell,
     parse_figure,
     parse_figures,
+    parse_ixt,
     scale_of_text,
     unit_scale,
     years_in,
@@ -109,10 +113,45 @@ def test_format_figure(value, unit, decimals, scale, expected):
     assert format_figure(value, unit, decimals, scale) == expected
 
 
-@pytest.mark.parametrize("cell", ["(1,234)", "$ 394,328", "12.5 %", "(8)%", "\u2014", "-", "$ (2,611)", "0.48",
-                                  "1,234.5", "(0.5)", "n/a", "", "\u2212 12"])
-def test_parse_amount_agrees_with_the_table_parser(cell):
-    """core.numbers can serve ingest/tables.py: same value for every cell (nil dash as 0.0 there)."""
-    from finrag_pipeline.core.ingest.tables import parse_number
+@pytest.mark.parametrize("cell,value", [
+    ("(1,234)", -1234.0), ("$ 394,328", 394328.0), ("12.5 %", 12.5), ("(8)%", -8.0), ("$ (2,611)", -2611.0),
+    ("0.48", 0.48), ("1,234.5", 1234.5), ("(0.5)", -0.5), ("\u2212 12", -12.0), ("-.5", -0.5),
+    ("1,234)", -1234.0),                 # EDGAR splits "(" into the cell before: still negative
+    ("\u2014", 0.0), ("-", 0.0), ("\u2014 \u2014", 0.0), ("(\u2013)", 0.0),   # nil dashes
+    ("\u20ac 1,000", 1000.0), ("1\u00a0234", 1234.0),
+    ("n/a", None), ("", None), ("12 months", None), ("1,234 million", None), ("Total 1,234", None),
+    ("Note 5", None), ("1 234", 1234.0),   # a PDF layout may split digits with a space: joined
+])
+def test_parse_cell_is_one_number_and_nothing_else(cell, value):
+    """ingest/tables.py's cells (parse_number delegates here): a dash is nil (0.0), words are no value."""
+    from finrag_pipeline.core.ingest.tables import is_numeric_text, parse_number
 
-    assert parse_amount(cell, dash_value=0.0) == parse_number(cell)
+    assert parse_cell(cell) == value
+    assert parse_number(cell) == value and is_numeric_text(cell) == (value is not None)
+
+
+def test_parse_cell_dash_value_and_exact_decimals():
+    assert parse_cell("\u2014", dash_value=None) is None
+    assert cell_decimal("(1,234.50)") == Decimal("-1234.50") and str(cell_decimal("0.10")) == "0.10"
+    assert cell_decimal("\u2014") is None and cell_decimal("$4.2 billion") is None
+
+
+@pytest.mark.parametrize("text,fmt,value", [
+    ("394,328", "ixt:num-dot-decimal", 394328.0),
+    ("1.234,5", "ixt:num-comma-decimal", 1234.5),
+    ("\u2014", "ixt:fixed-zero", 0.0), ("-", None, 0.0), ("", "ixt-sec:numwordsen", 0.0),
+    ("three", "ixt-sec:numwordsen", 3.0), ("No", "ixt-sec:numwordsen", 0.0), ("many", "ixt-sec:numwordsen", None),
+    ("6.11", None, 6.11), ("$ 1,000", "ixt:numdotdecimal", 1000.0),
+])
+def test_parse_ixt(text, fmt, value):
+    assert parse_ixt(text, fmt) == value
+
+
+@pytest.mark.parametrize("text,scale,sign,value", [
+    ("394,328", 6, None, 394328e6), ("(2,611)", 6, "-", -2611e6), ("6.11", 0, None, 6.11),
+    ("25.3", -2, None, 0.253),          # a percent shown as 25.3 with scale -2 is the ratio 0.253
+    ("three", 3, None, None),            # not a number in the dot-decimal format
+])
+def test_ix_value_applies_scale_and_sign(text, scale, sign, value):
+    fmt = None if text != "three" else "ixt:num-dot-decimal"
+    assert ix_value(text, fmt, scale, sign) == (pytest.approx(value) if value is not None else None)

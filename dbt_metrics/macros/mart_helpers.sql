@@ -18,3 +18,34 @@
     {% endfor -%}
     quantile_cont(latency_ms, 0.5) as latency_p50_ms
 {%- endmacro %}
+
+{#- The columns of the scored results views (core/evaluation/results_views.py) the staging models
+    expose: the scoring rules and "newest run" live in those views, never here. -#}
+{% macro scored_retrieval_columns() -%}
+    run_id, filing_id, scope, config_name, retriever, k, chunking, config_hash, qa_id, question_type,
+    n_retrieved, first_relevant_rank_chunk, first_relevant_rank_page, status, is_ok, is_no_relevant, is_failed,
+    error,
+    {% for m in retrieval_metrics() -%}{{ m.name }}, {% endfor %}
+    latency_ms, corpus_state, n_filings_in_corpus, evaluated_at
+{%- endmacro %}
+
+{% macro scored_answer_columns() -%}
+    run_id, filing_id, config_name, config_hash, model, prompt_type, temperature, top_p, retriever, k, qa_id,
+    question_type, response_state, is_error, answerable, is_sanity,
+    {% for m in answer_metrics() -%}{{ m.name }}, {% endfor %}
+    prompt_tokens, completion_tokens, latency_ms, cost_usd, error, evaluated_at
+{%- endmacro %}
+
+{#- The body of every "metrics by <dimension>" mart over a `latest` CTE: one row per configuration x
+    `dims`, with `extra` columns (aggregates of the dimension) before the shared aggregate columns. -#}
+{% macro metrics_by(dims, extra=none) -%}
+select
+    {{ retrieval_config_cols() }},
+    {{ dims | join(', ') }},
+    {% if extra %}{{ extra }},
+    {% endif -%}
+    count(distinct filing_id) as n_filings,
+    {{ retrieval_aggregate_columns() }}
+from latest
+group by {{ retrieval_config_cols() }}, {{ dims | join(', ') }}
+{%- endmacro %}

@@ -53,12 +53,3 @@
         {'name': 'state_correct', 'binary': true, 'rate': false},
     ]) }}
 {%- endmacro %}
-
-{#- Stored response states that count as a failed answer (core/evaluation/response_states.py). -#}
-{% macro answer_failure_states() -%}
-    {{ return([
-        'backend_error',
-        'error',
-        'invalid_output',
-    ]) }}
-{%- endmacro %}

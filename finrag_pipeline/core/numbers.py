@@ -2,7 +2,11 @@
 
 * :func:`parse_figures` - every number in a text with sign, scale word, percent, per-share and currency
   ("$(1,234.5) million", "-3.2%", "$6.11 per share", "4.2bn", "12 percentage points");
-* :func:`parse_amount` - one printed cell value ("(1,234)" -> -1234.0, "—" -> None), for table parsers;
+* :func:`parse_amount` - the one figure of a short text, scale not applied ("(1,234)" -> -1234.0, "—" -> None);
+* :func:`parse_cell` / :func:`cell_decimal` - a table cell that is one number and nothing else ("$ (1,234)",
+  "12.5 %", "1,234)" whose "(" the layout split off; a lone dash is nil), for the table parsers;
+* :func:`parse_ixt` / :func:`ix_value` - an inline-XBRL fact's displayed text per its ixt format, then
+  its ``scale`` and ``sign``;
 * :func:`unit_scale` - the row-unit vocabulary ("USD millions") -> (base unit, multiplier);
 * :func:`scale_of_text` - the scale a text declares for its bare numbers ("(In millions)", "| USD millions");
 * :func:`format_amount` / :func:`format_number` - answer text for a value;
@@ -189,6 +193,94 @@ def parse_amount(text: str | None, *, dash_value: float | None = None) -> float 
     if len(figs) != 1:
         return None
     return figs[0].value / figs[0].scale
+
+
+# -- table cells and inline-XBRL facts ----------------------------------------------------------------
+
+# Dashes EDGAR and PDF renderings use for "nil" in a numeric column.
+NIL_DASHES = frozenset({"—", "–", "-", "−", "——", "— —"})
+_CELL_RE = re.compile(r"^\(?-?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\.\d+\)?$")
+_SPACES_RE = re.compile(r"[\s\u00a0\u200b\u2009\u202f]+")
+
+
+def _cell(text: str | None) -> tuple[bool, str] | str | None:
+    """A cell that is one number and nothing else -> (negative, digits); "nil" for a lone dash; else None.
+    Currency signs, spaces and a trailing % are ignored; parentheses or a leading minus make it negative."""
+    s = _SPACES_RE.sub(" ", text or "").strip()
+    if not s:
+        return None
+    s = s.replace("$", "").replace("€", "").replace("£", "").replace(" ", "")
+    if s in NIL_DASHES or s in {"(—)", "(–)"}:
+        return "nil"
+    s = s.rstrip("%").replace("−", "-")
+    if s.endswith(")") and not s.startswith("("):
+        s = "(" + s  # "1,234)" after a split "(" cell; EDGAR separates the parentheses
+    if not _CELL_RE.match(s):
+        return None
+    return s.startswith("(") or s.startswith("-"), s.strip("()").lstrip("-").replace(",", "")
+
+
+def parse_cell(text: str | None, *, dash_value: float | None = 0.0) -> float | None:
+    """A table cell as printed -> its number: "(1,234)" -> -1234.0, "$ 394,328" -> 394328.0, "12.5 %" ->
+    12.5, "(8)%" -> -8.0. A lone dash means nil in 10-K tables: ``dash_value`` (0.0; pass None where a
+    dash means "not applicable"). Words, a scale word or a second number: None (not a value cell)."""
+    cell = _cell(text)
+    if cell is None or cell == "nil":
+        return dash_value if cell == "nil" else None
+    negative, digits = cell
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def cell_decimal(text: str | None) -> Decimal | None:
+    """A table cell's number exactly as printed: "(1,234.5)" -> Decimal("-1234.5"); None for a dash or
+    for text that is not one number."""
+    cell = _cell(text)
+    if cell is None or cell == "nil":
+        return None
+    negative, digits = cell
+    if not re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
+        return None
+    return -Decimal(digits) if negative else Decimal(digits)
+
+
+_NUM_WORDS = {"no": 0, "none": 0, "zero": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+              "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+
+def parse_ixt(text: str, fmt: str | None) -> float | None:
+    """An inline-XBRL fact's displayed text -> its number per the ixt transformation ``fmt`` (before
+    scale and sign): zero dashes, number words ("three"), comma-decimal ("1.234,5") and dot-decimal."""
+    f = (fmt or "").rsplit(":", 1)[-1].lower()
+    t = _SPACES_RE.sub(" ", text or "").strip()
+    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or t in ("—", "–", "-", ""):
+        return 0.0
+    if f in ("numwordsen", "num-word-en", "numwordssen"):
+        return float(_NUM_WORDS[t.lower()]) if t.lower() in _NUM_WORDS else None
+    if f in ("num-comma-decimal", "numcommadecimal", "numdotcomma", "num-comma"):
+        t = t.replace(".", "").replace(" ", "").replace("\u00a0", "").replace(",", ".")
+    else:  # num-dot-decimal, numdotdecimal, and unformatted
+        t = t.replace(",", "").replace(" ", "")
+    t = re.sub(r"[^\d.]", "", t)
+    try:
+        return float(t) if t else None
+    except ValueError:
+        return None
+
+
+def ix_value(text: str, fmt: str | None, scale: int, sign: str | None) -> float | None:
+    """An ix:nonFraction's value: the displayed number x 10^scale, negated for sign="-" (XBRL shows
+    magnitudes and carries the sign apart)."""
+    value = parse_ixt(text, fmt)
+    if value is None:
+        return None
+    value = value * (10 ** scale)
+    if sign == "-":
+        value = -value
+    return round(value, 10) if scale < 0 else value
 
 
 def years_in(text: str) -> set[int]:

@@ -28,6 +28,7 @@ from finrag_pipeline.core.evaluation.metric_registry import (
     RETRIEVAL_METRIC_SPECS,
     ddl_columns,
 )
+from finrag_pipeline.core.evaluation.results_views import ensure_views
 
 # Table DDL, by qualified name. Column docs live in docs/WAREHOUSE.md.
 TABLE_DDL: dict[str, str] = {
@@ -205,6 +206,7 @@ class Warehouse:
         try:
             if not read_only:
                 ensure_tables(con)
+                ensure_views(con)
             yield con
         finally:
             con.close()

@@ -6,7 +6,8 @@ warehouse and never blocks a writer. :class:`Snapshot` notices a new file (inode
 the next request and reopens; results derived from the snapshot are cached per generation.
 
 Numbers come from the marts (or, before the first dbt build, from the same loaders the HTML report
-uses: core/reporting/report.py), never from a second implementation. Columns are read by name and
+uses: core/reporting/report.py), never from a second implementation; the current rows and their scoring
+are the warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py). Columns are read by name and
 optional columns are looked up with ``.get``: other branches add and rename scoring columns.
 """
 
@@ -24,7 +25,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.leaderboard import latest_answer_rows
 from finrag_pipeline.core.models import Chunk, Page, QAItem, TableRow
 from finrag_pipeline.core.records import from_row, qa_item_from_row, table_row_from_row
 from finrag_pipeline.core.reporting import report
@@ -33,7 +33,7 @@ from finrag_pipeline.core.retrieval.resources import chunk_from_row
 # Leaderboard metrics shown as columns (more are in the mart; the page shows what exists).
 BOARD_METRICS = ("ndcg_page", "hit_page", "mrr_page", "recall_page", "all_evidence_hit", "ndcg_chunk", "hit_chunk")
 BREAKDOWN_FILTERS = ("question_type", "company", "fiscal_year")
-ANSWER_BOARD_METRICS = ("figure_match", "grounded", "period_ok", "citation_precision", "citation_recall",
+ANSWER_BOARD_METRICS = ("correctness", "grounded", "period_ok", "citation_precision", "citation_recall",
                         "state_correct", "faithfulness", "answer_relevancy")
 
 
@@ -278,9 +278,7 @@ def question_results(snap: Snapshot, qa_id: str) -> pd.DataFrame:
 
 def latest_answers(snap: Snapshot) -> pd.DataFrame:
     def make() -> pd.DataFrame:
-        if not snap.has_table("eval", "answer_results"):
-            return pd.DataFrame()
-        return latest_answer_rows(snap.df("SELECT * FROM eval.answer_results"))
+        return snap.with_con(report._latest_answer_rows)
     return snap.cached("latest_answers", make)
 
 

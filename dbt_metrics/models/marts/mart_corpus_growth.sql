@@ -3,23 +3,11 @@
 -- several times at the same corpus size, only its newest run counts.
 -- Caveat: each size averages the questions of the filings present at that size, so a new filing's
 -- own questions enter the mean too; n_filings_evaluated says how many filings a point covers.
-with run_pick as (
-    select
-        *,
-        row_number() over (
-            partition by config_name, retriever, k, chunking, filing_id, n_filings_in_corpus
-            order by run_at desc nulls last, run_id desc
-        ) as pick
-    from {{ ref('int_retrieval_run_order') }}
-    where scope = 'corpus' and n_filings_in_corpus is not null
-),
-rows_ as (
-    select r.*, o.n_filings_in_corpus as corpus_size, o.run_at
-    from {{ ref('stg_retrieval_results') }} r
-    join run_pick o
-      on o.pick = 1
-     and o.run_id = r.run_id
-     and {{ null_safe_join('o', 'r', ['config_name', 'retriever', 'k', 'chunking', 'filing_id', 'scope']) }}
+with rows_ as (
+    -- the newest run of each configuration x filing at each corpus size (a warehouse view:
+    -- finrag_pipeline/core/evaluation/results_views.py)
+    select {{ scored_retrieval_columns() }}, corpus_size, run_at
+    from {{ source('eval', 'retrieval_current_per_corpus_size') }}
 ),
 agg as (
     select

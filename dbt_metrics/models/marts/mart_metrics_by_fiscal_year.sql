@@ -4,10 +4,4 @@ with latest as (
     from {{ ref('int_retrieval_latest') }} r
     left join {{ ref('stg_filings') }} f on f.filing_id = r.filing_id
 )
-select
-    config_name, retriever, k, chunking, scope,
-    fiscal_year,
-    count(distinct filing_id) as n_filings,
-    {{ retrieval_aggregate_columns() }}
-from latest
-group by config_name, retriever, k, chunking, scope, fiscal_year
+{{ metrics_by(['fiscal_year']) }}

@@ -7,23 +7,13 @@
 with latest as (
     select
         r.*,
-        -- the import formats (core/qa/importers.IMPORT_FORMATS): items imported before sets were named
-        coalesce(q.external_set, case when q.qa_source in ('financebench', 'jsonl', 'csv') then q.qa_source end,
-                 'synthetic') as question_set,
+        coalesce(q.question_set, 'synthetic') as question_set,
         coalesce(q.leakage_band, 'n/a') as leakage_band,
         q.leakage_score
     from {{ ref('int_retrieval_latest') }} r
     left join (
-        select qa_id, filing_id, any_value(qa_source) as qa_source, any_value(external_set) as external_set,
-               any_value(leakage_band) as leakage_band, any_value(leakage_score) as leakage_score
+        select qa_id, filing_id, any_value(question_set) as question_set, any_value(leakage_band) as leakage_band, any_value(leakage_score) as leakage_score
         from {{ ref('stg_qa_items') }} group by qa_id, filing_id
     ) q on q.qa_id = r.qa_id and q.filing_id = r.filing_id
 )
-select
-    config_name, retriever, k, chunking, scope,
-    question_set,
-    leakage_band,
-    avg(leakage_score) as leakage_score_mean,
-    {{ retrieval_aggregate_columns() }}
-from latest
-group by config_name, retriever, k, chunking, scope, question_set, leakage_band
+{{ metrics_by(['question_set', 'leakage_band'], extra='avg(leakage_score) as leakage_score_mean') }}

@@ -6,23 +6,15 @@
 with latest as (
     select
         r.*,
-        -- the import formats (core/qa/importers.IMPORT_FORMATS): items imported before sets were named
-        coalesce(q.external_set, case when q.qa_source in ('financebench', 'jsonl', 'csv') then q.qa_source end,
-                 'synthetic') as question_set
+        coalesce(q.question_set, 'synthetic') as question_set
     from {{ ref('int_retrieval_latest') }} r
     left join (
-        select qa_id, filing_id, any_value(qa_source) as qa_source, any_value(external_set) as external_set
+        select qa_id, filing_id, any_value(question_set) as question_set
         from {{ ref('stg_qa_items') }} group by qa_id, filing_id
     ) q on q.qa_id = r.qa_id and q.filing_id = r.filing_id
 ),
 agg as (
-    select
-        config_name, retriever, k, chunking, scope,
-        question_set,
-        count(distinct filing_id) as n_filings,
-        {{ retrieval_aggregate_columns() }}
-    from latest
-    group by config_name, retriever, k, chunking, scope, question_set
+    {{ metrics_by(['question_set']) }}
 )
 select
     *,

@@ -15,6 +15,11 @@ select
     status as qa_status,
     source as qa_source,
     case when _has_meta then json_extract_string(metadata, '$.external_set') end as external_set,
+    -- the set a question belongs to: its external set's name, else the import format it came in
+    -- (core/qa/importers.IMPORT_FORMATS; items imported before sets were named), else 'synthetic'
+    coalesce(case when _has_meta then json_extract_string(metadata, '$.external_set') end,
+             case when source in ('financebench', 'jsonl', 'csv') then source end,
+             'synthetic') as question_set,
     case when _has_meta then try_cast(json_extract_string(metadata, '$.leakage.score') as double) end
         as leakage_score,
     case when _has_meta then try_cast(json_extract_string(metadata, '$.leakage.evidence_share') as double) end

@@ -303,13 +303,11 @@ def build_external_agreement(warehouse: Any, config: AgreementConfig | None = No
                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read the newest retrieval rows and qa.items of ``warehouse``, compute, and fully replace
     ``eval.external_agreement`` and ``eval.external_agreement_configs``."""
-    from finrag_pipeline.core.evaluation.leaderboard import latest_retrieval_rows
+    from finrag_pipeline.core.evaluation.results_views import RETRIEVAL_CURRENT
 
-    retrieval = warehouse.query_df("SELECT * FROM eval.retrieval_results")
-    runs = warehouse.query_df("SELECT run_id, started_at, finished_at FROM eval.runs")
+    latest = warehouse.query_df(f"SELECT * FROM {RETRIEVAL_CURRENT} ORDER BY source_row")
     items = warehouse.query_df("SELECT qa_id, filing_id, source, metadata FROM qa.items "
                                "WHERE status IN ('accepted', 'edited')")
-    latest = latest_retrieval_rows(retrieval, runs) if not retrieval.empty else retrieval
     agreement, configs = compute_external_agreement(latest, items, config, stats, built_at=built_at)
     warehouse.replace_rows(AGREEMENT_TABLE, agreement, where={})
     warehouse.replace_rows(AGREEMENT_CONFIGS_TABLE, configs, where={})

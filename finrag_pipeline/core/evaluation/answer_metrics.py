@@ -24,7 +24,15 @@ from finrag_pipeline.core.evaluation.response_states import (
     NON_ANSWER_STATES,
     RESPONSE_STATES,
 )
-from finrag_pipeline.core.numbers import NOISE_RE, Figure, parse_figures, scale_of_text, unit_scale, years_in
+from finrag_pipeline.core.numbers import (
+    NOISE_RE,
+    Figure,
+    parse_cell,
+    parse_figures,
+    scale_of_text,
+    unit_scale,
+    years_in,
+)
 
 __all__ = ["ANSWER_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
@@ -423,10 +431,8 @@ _EXPR_RE = re.compile(r"\(?\s*(?P<a>[\$\d.,]+)\s*(?P<op>[-\u2212+*x\u00d7/\u00f7
 
 
 def _num(text: str) -> float | None:
-    try:
-        return float(text.replace("$", "").replace(",", "").rstrip("."))
-    except ValueError:
-        return None
+    """An operand of a shown computation ("$1,234.5", "-12"; a sentence's full stop dropped)."""
+    return parse_cell(text.rstrip("."), dash_value=None)
 
 
 def _shown_computations(answer: str) -> list[tuple[list[float], float, tuple[int, int] | None]]:

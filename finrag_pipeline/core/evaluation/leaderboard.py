@@ -1,8 +1,10 @@
 """Bootstrap leaderboard and paired comparisons over the CURRENT evaluation rows.
 
-``eval.retrieval_results`` / ``eval.answer_results`` keep every run. This module picks the newest
-run of each configuration x filing (x scope), exactly as dbt's ``int_retrieval_latest`` /
-``int_answer_latest`` do, and derives two snapshot tables (fully replaced on every build):
+``eval.retrieval_results`` / ``eval.answer_results`` keep every run. Which rows are current (the newest
+run of each configuration x filing x scope) and how they score is defined once, by the warehouse views
+``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py), which the dbt
+marts, the report and the web explorer read too. From them this module derives two snapshot tables
+(fully replaced on every build):
 
 * ``eval.leaderboard`` (LONG: one row per configuration x metric): mean, seeded percentile
   bootstrap CI (:func:`stats.bootstrap_ci` through the runner's :func:`aggregate`, so failures count
@@ -27,10 +29,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import duckdb
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RATE_METRICS, RETRIEVAL_KEYS
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RETRIEVAL_KEYS
+from finrag_pipeline.core.evaluation.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.evaluation.runner import (
     PAIR_ON,
     RETRIEVAL_METRICS,
@@ -39,13 +42,12 @@ from finrag_pipeline.core.evaluation.runner import (
     compare_scored,
     scored_rows,
 )
+from finrag_pipeline.core.warehouse import ensure_tables
 
 LEADERBOARD_TABLE = "eval.leaderboard"
 COMPARISONS_TABLE = "eval.comparisons"
 
 ANSWER_KEYS = ("config_name", "model", "prompt_type", "temperature", "top_p", "retriever", "k")
-RETRIEVAL_RUN_KEYS = ("config_name", "retriever", "k", "chunking", "filing_id", "scope")  # int_retrieval_run_order
-ANSWER_RUN_KEYS = ("config_name", "filing_id")                                          # int_answer_latest
 RETRIEVAL_BEST_BY = ("ndcg_page", "hit_page")       # primary, tie-break (dbt rank_by_page_in_scope_k)
 ANSWER_BEST_BY = ("correctness", "state_correct")
 
@@ -71,71 +73,44 @@ class EvalStatistics:
 
 
 # ---------------------------------------------------------------------------------------------
-# Current rows (the dbt intermediate models, in pandas)
+# Current rows: the warehouse views of core/evaluation/results_views.py (never re-implemented here)
 
 
-def _newest_runs(results: pd.DataFrame, keys: Sequence[str], run_at: pd.Series | None) -> pd.DataFrame:
-    """Rows of the newest run per ``keys``: runs ordered by ``run_at[run_id]`` (eval.runs), else the
-    run's newest ``evaluated_at``; NULL times last; ties -> the larger run_id (as the dbt models)."""
-    keys = [k for k in keys if k in results.columns]
-    # Group ids instead of a merge on the keys: NULL keys (chunking) match NULL, as dbt's null-safe join.
-    gid = results.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
-    per_run = (pd.DataFrame({"_g": gid, "run_id": results["run_id"].to_numpy(),
-                             "_at": pd.to_datetime(results["evaluated_at"]).to_numpy()})
-               .groupby(["_g", "run_id"], dropna=False, sort=False)["_at"].max().reset_index())
-    order_at = per_run["_at"]
-    if run_at is not None and len(run_at):
-        order_at = per_run["run_id"].map(run_at).fillna(order_at)
-    per_run = per_run.assign(_order_at=pd.to_datetime(order_at))
-    per_run = per_run.sort_values(["_order_at", "run_id"], ascending=[False, False], na_position="last",
-                                  kind="mergesort")
-    newest = per_run.drop_duplicates("_g", keep="first")
-    winners = set(zip(newest["_g"], newest["run_id"], strict=True))
-    keep = [(g, r) in winners for g, r in zip(gid, results["run_id"], strict=True)]
-    return results[keep]
+def current_rows(retrieval_results: pd.DataFrame | None = None, answer_results: pd.DataFrame | None = None,
+                 runs: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``eval.retrieval_current``, ``eval.answer_current``) of raw rows held in memory: they are written
+    into an in-memory DuckDB with the warehouse's DDL and its results views, and read back in the order
+    they were given (so a seeded bootstrap resamples the same rows)."""
+    con = duckdb.connect()
+    try:
+        ensure_tables(con)
+        ensure_views(con)
+        for table, df in (("eval.retrieval_results", retrieval_results), ("eval.answer_results", answer_results),
+                          ("eval.runs", runs)):
+            if df is None or df.empty:
+                continue
+            have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            con.register("_incoming", df[[c for c in df.columns if c in have]])
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+            con.unregister("_incoming")
+        return _read_current(con.execute)
+    finally:
+        con.close()
 
 
-def _run_times(runs: pd.DataFrame | None) -> pd.Series | None:
-    """run_id -> coalesce(finished_at, started_at) (stg_eval_runs.run_at), max over duplicates."""
-    if runs is None or runs.empty or "run_id" not in runs:
-        return None
-    at = pd.to_datetime(runs.get("finished_at")).fillna(pd.to_datetime(runs.get("started_at")))
-    return pd.Series(at.to_numpy(), index=runs["run_id"]).groupby(level=0).max()
+def _read_current(execute: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return (execute(f"SELECT * FROM {RETRIEVAL_CURRENT} ORDER BY source_row").df(),
+            execute(f"SELECT * FROM {ANSWER_CURRENT} ORDER BY source_row").df())
 
 
 def latest_retrieval_rows(results: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The current retrieval rows (dbt ``int_retrieval_latest``), scored as ``stg_retrieval_results``:
-    a status other than ok / no_relevant (or NULL) is a failure: status 'error', every metric 0."""
-    if results.empty:
-        return results.copy()
-    df = _newest_runs(results, RETRIEVAL_RUN_KEYS, _run_times(runs)).copy()
-    status = df["status"].where(df["status"].isin(["ok", "no_relevant"]), "error")
-    df["status"] = status
-    for m in RETRIEVAL_METRICS:
-        df[m] = pd.to_numeric(df[m], errors="coerce").astype("float64").mask(status.eq("error"), 0.0)
-    return df
+    """``eval.retrieval_current`` of these raw rows (``runs``: eval.runs, which orders the runs)."""
+    return current_rows(results, None, runs)[0]
 
 
 def latest_answer_rows(results: pd.DataFrame) -> pd.DataFrame:
-    """The current answer rows (dbt ``int_answer_latest``), scored as ``stg_answer_results``: a failed
-    answer (backend_error / invalid_output / error, or no state but an error message) scores 0 on
-    every metric that applies to its question and is counted as a failure (state 'backend_error' unless
-    invalid_output); the rates non_committal and abstention_correct stay as recorded."""
-    if results.empty:
-        return results.copy()
-    df = _newest_runs(results, ANSWER_RUN_KEYS, None).copy()
-    state = df["response_state"].fillna("").astype(str).str.lower()
-    failed = state.isin(STORED_FAILURE_STATES) | (
-        state.eq("") & df["error"].fillna("").astype(str).str.strip().ne(""))
-    df["response_state"] = df["response_state"].mask(failed & ~state.isin(FAILURE_STATES), "backend_error")
-    answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
-                  else pd.Series(True, index=df.index))
-    for m in ANSWER_METRICS:
-        if m in df:
-            values = pd.to_numeric(df[m], errors="coerce").astype("float64")
-            # rates stay as recorded; a failure scores 0 where the metric applies (answerable, or set)
-            df[m] = values if m in RATE_METRICS else values.mask(failed & (values.notna() | answerable), 0.0)
-    return df
+    """``eval.answer_current`` of these raw rows."""
+    return current_rows(None, results)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,15 +216,26 @@ def compute_statistics(retrieval_results: pd.DataFrame | None, answer_results: p
     """
     stats = stats or StatsConfig()
     built_at = built_at or datetime.now(UTC).replace(tzinfo=None)
+    return statistics_of_current(*current_rows(retrieval_results, answer_results, runs), stats, built_at=built_at,
+                                 retrieval_metrics=retrieval_metrics, answer_metrics=answer_metrics)
+
+
+def statistics_of_current(retrieval_current: pd.DataFrame, answer_current: pd.DataFrame,
+                          stats: StatsConfig | None = None, *, built_at: datetime | None = None,
+                          retrieval_metrics: Sequence[str] = RETRIEVAL_METRICS,
+                          answer_metrics: Sequence[str] = ANSWER_METRICS) -> EvalStatistics:
+    """Leaderboard and comparisons from the CURRENT rows (the results views)."""
+    stats = stats or StatsConfig()
+    built_at = built_at or datetime.now(UTC).replace(tzinfo=None)
     boards, comps = [], []
-    if retrieval_results is not None and not retrieval_results.empty:
-        rows = latest_retrieval_rows(retrieval_results, runs)
+    if not retrieval_current.empty:
+        rows = retrieval_current
         board = _leaderboard(rows, "retrieval", RETRIEVAL_KEYS, retrieval_metrics, stats)
         boards.append(board)
         comps.append(_comparisons(rows, board, "retrieval", ("scope", "k"), RETRIEVAL_BEST_BY,
                                   [m for m in retrieval_metrics if m in rows.columns], stats))
-    if answer_results is not None and not answer_results.empty:
-        rows = latest_answer_rows(answer_results)
+    if not answer_current.empty:
+        rows = answer_current
         board = _leaderboard(rows, "answer", ANSWER_KEYS, answer_metrics, stats)
         boards.append(board)
         comps.append(_comparisons(rows, board, "answer", (), ANSWER_BEST_BY,
@@ -273,10 +259,9 @@ def build_eval_statistics(warehouse: Any, stats: StatsConfig | None = None, *,
     """Read ``eval.retrieval_results`` / ``eval.answer_results`` / ``eval.runs`` from ``warehouse``
     (a :class:`~finrag_pipeline.core.warehouse.Warehouse`), compute, and fully replace
     ``eval.leaderboard`` and ``eval.comparisons`` (each in one transaction)."""
-    retrieval = warehouse.query_df("SELECT * FROM eval.retrieval_results")
-    answers = warehouse.query_df("SELECT * FROM eval.answer_results")
-    runs = warehouse.query_df("SELECT run_id, started_at, finished_at FROM eval.runs")
-    result = compute_statistics(retrieval, answers, runs, stats, built_at=built_at)
+    with warehouse.connect() as con:
+        retrieval, answers = _read_current(con.execute)
+    result = statistics_of_current(retrieval, answers, stats, built_at=built_at)
     warehouse.replace_rows(LEADERBOARD_TABLE, result.leaderboard, where={})
     warehouse.replace_rows(COMPARISONS_TABLE, result.comparisons, where={})
     return result

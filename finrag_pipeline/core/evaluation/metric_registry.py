@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-
-from finrag_pipeline.core.evaluation.response_states import STORED_FAILURE_STATES
 
 Level = Literal["chunk", "page", "answer"]
 
@@ -35,7 +33,8 @@ class MetricSpec:
 
     ``kind``: ``binary`` (0/1 per question: Wilson interval) or ``graded`` (a score in [0, 1]: normal
     interval). ``ranking``: for a retrieval metric, the key of ``metrics.RANKING_FUNCTIONS`` it is
-    computed by at its ``level``. ``key``: also reported in the breakdown marts (by question type,
+    computed by at its ``level``; ``function``: that ranking function, ``f(ranked, groups, relevant, k)``,
+    for a ranking value the built-ins of metrics.py do not have (so a new metric is this entry alone). ``key``: also reported in the breakdown marts (by question type,
     company, year, corpus size). ``rate``: a behaviour rate, not a score: a failed answer is NOT set
     to 0 for it.
     """
@@ -48,6 +47,7 @@ class MetricSpec:
     ranking: str | None = None
     key: bool = False
     rate: bool = False
+    function: Callable[..., float] | None = field(default=None, compare=False, repr=False)
 
     @property
     def binary(self) -> bool:
@@ -116,6 +116,8 @@ def validate(specs: Sequence[MetricSpec]) -> None:
         seen.add(s.name)
         if (s.level == "answer") == (s.ranking is not None):
             raise ValueError(f"metric {s.name!r}: retrieval metrics (chunk/page) need `ranking`, answer metrics none")
+        if s.function is not None and s.ranking is None:
+            raise ValueError(f"metric {s.name!r}: a `function` computes a `ranking` value; name it")
 
 
 validate((*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS))
@@ -172,8 +174,6 @@ def render_dbt_macros(retrieval: Sequence[MetricSpec] = RETRIEVAL_METRIC_SPECS,
           "    abstention_correct on unanswerable ones; NULL elsewhere). -#}\n"
         + _macro("answer_metrics", [f"{{'name': '{s.name}', 'binary': {flag(s.binary)}, 'rate': {flag(s.rate)}}}"
                                     for s in answer])
-        + "\n{#- Stored response states that count as a failed answer (core/evaluation/response_states.py). -#}\n"
-        + _macro("answer_failure_states", [f"'{s}'" for s in sorted(STORED_FAILURE_STATES)])
     )
 
 

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from finrag_pipeline.core.evaluation.metric_registry import ranking_names
+from finrag_pipeline.core.evaluation.metric_registry import RETRIEVAL_METRIC_SPECS, MetricSpec, ranking_names
 
 Qrels = Mapping[str, Mapping[str, int]]        # {qid: {doc_id: relevance}} (beir / pytrec_eval style)
 Run = Mapping[str, Mapping[str, float]]        # {qid: {doc_id: score}}
@@ -233,6 +233,14 @@ RANKING_FUNCTIONS: dict[str, RankingFunction] = {
     "ndcg": lambda ranked, groups, relevant, k: ndcg_at_k(ranked, groups, k),
     "all_evidence_hit": lambda ranked, groups, relevant, k: all_evidence_hit_at_k(ranked, groups, k),
 }
+
+
+def register_ranking_functions(specs: Sequence[MetricSpec]) -> None:
+    """The ranking functions registry entries bring themselves (``MetricSpec.function``)."""
+    RANKING_FUNCTIONS.update({s.ranking: s.function for s in specs if s.function is not None and s.ranking})
+
+
+register_ranking_functions(RETRIEVAL_METRIC_SPECS)
 if set(RANKING_FUNCTIONS) != set(METRIC_NAMES):
     raise ImportError(f"metric registry ranking values {sorted(METRIC_NAMES)} != functions {sorted(RANKING_FUNCTIONS)}")
 

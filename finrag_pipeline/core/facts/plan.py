@@ -16,6 +16,7 @@ from typing import Any
 
 from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
 from finrag_pipeline.core.facts.labels import normalize_label
+from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
 
 Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list
@@ -155,8 +156,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
     notes: list[str] = []
     decimals = _decimals_asked(question)
     scale_m = _IN_SCALE_RE.search(question)
-    display_scale = {"thousands": 10**3, "millions": 10**6, "billions": 10**9}[scale_m.group("scale").lower()] \
-        if scale_m else None
+    display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
     definition = _DEFINITION_RE.search(question)
     rest = question[:definition.start()] if definition else question
     years = list(years)

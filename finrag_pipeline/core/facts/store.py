@@ -27,7 +27,7 @@ from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
-from finrag_pipeline.core.numbers import SCALE_WORDS, unit_scale
+from finrag_pipeline.core.numbers import SCALE_WORDS, cell_decimal, unit_scale
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
 log = logging.getLogger(__name__)
@@ -55,14 +55,11 @@ def strip_total(label: str) -> str:
 
 
 def to_decimal(value_text: str | None, value: float | None) -> Decimal | None:
-    """The number as printed, exactly: '(1,234.5)' -> Decimal('-1234.5'); falls back to the float."""
-    t = (value_text or "").replace("$", "").replace(",", "").replace("%", "").replace("\u2212", "-")
-    t = re.sub(r"\s+", "", t)
-    negative = t.startswith("(") or t.startswith("-") or t.endswith(")")
-    digits = t.strip("()").lstrip("-")
-    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", digits):
-        d = Decimal(digits)
-        return -d if negative else d
+    """The number as printed, exactly: '(1,234.5)' -> Decimal('-1234.5') (core.numbers.cell_decimal);
+    falls back to the float."""
+    printed = cell_decimal(value_text)
+    if printed is not None:
+        return printed
     if value is None:
         return None
     try:

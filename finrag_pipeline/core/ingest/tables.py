@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from finrag_pipeline.core.models import TableCell, TableRow
+from finrag_pipeline.core.numbers import NIL_DASHES, parse_cell
 
-# Dashes EDGAR and PDF renderings use for "nil" in a numeric column.
-DASHES = frozenset({"—", "–", "-", "−", "——", "— —"})
+DASHES = NIL_DASHES   # kept for importers of this name
 
 _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
@@ -25,7 +25,6 @@ _MONTH_RE = (r"(?P<month>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|Ju
 # "September 24, 2022", "Sept. 24,2022", "June 30 2022" (EDGAR <br/> sometimes eats the space).
 DATE_RE = re.compile(_MONTH_RE + r"\s*(?P<day>\d{1,2})\s*,?\s*(?P<year>(?:19|20)\d{2})\b", re.IGNORECASE)
 YEAR_RE = re.compile(r"(?<![\d,.$])((?:19|20)\d{2})(?![\d,.%])")
-_NUMBER_RE = re.compile(r"^\(?-?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\.\d+\)?$")
 _ANNUAL_RE = re.compile(r"\b(years?|twelve months|12 months|fiscal(?: years?)?)\s+ended\b|\bfiscal\b", re.I)
 _PARTIAL_RE = re.compile(r"\b(three|six|nine|3|6|9)\s+months\s+ended\b", re.I)
 _MONTHS_BY_WORD = {"three": 3, "six": 6, "nine": 9, "3": 3, "6": 6, "9": 9}
@@ -48,30 +47,8 @@ def clean_text(text: str) -> str:
 
 
 def parse_number(text: str | None, *, dash_value: float | None = 0.0) -> float | None:
-    """Parse a number as printed in a financial table.
-
-    "(1,234)" -> -1234.0, "$ 394,328" -> 394328.0, "12.5 %" -> 12.5, "(8)%" -> -8.0.
-    A lone dash means nil in 10-K tables, so it returns ``dash_value`` (0.0 by default; pass None
-    where a dash means "not applicable"). Anything that is not a number returns None.
-    """
-    s = clean_text(text or "")
-    if not s:
-        return None
-    s = s.replace("$", "").replace("€", "").replace("£", "").replace(" ", "")
-    if s in DASHES or s in {"(—)", "(–)"}:
-        return dash_value
-    s = s.rstrip("%").replace("−", "-")
-    if s.endswith(")") and not s.startswith("("):
-        s = "(" + s  # "1,234)" after a split "(" cell; EDGAR separates the parentheses
-    if not _NUMBER_RE.match(s):
-        return None
-    negative = s.startswith("(") or s.startswith("-")
-    digits = s.strip("()").lstrip("-").replace(",", "")
-    try:
-        value = float(digits)
-    except ValueError:
-        return None
-    return -value if negative else value
+    """A table cell's number (core.numbers.parse_cell: the one cell parser)."""
+    return parse_cell(text, dash_value=dash_value)
 
 
 def is_numeric_text(text: str | None) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -12,10 +11,9 @@ from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.html import local_name
 from finrag_pipeline.core.ingest.tables import clean_text
 from finrag_pipeline.core.models import XbrlFact, stable_id
+from finrag_pipeline.core.numbers import ix_value, parse_ixt
 
 _XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
-_NUM_WORDS = {"no": 0, "none": 0, "zero": 0, "nil": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-              "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 
 
 @dataclass(frozen=True)
@@ -87,23 +85,7 @@ def parse_units(root: etree._Element) -> dict[str, str]:
     return out
 
 
-def parse_ix_number(text: str, fmt: str | None) -> float | None:
-    """Displayed text -> number per the ixt transformation (before scale and sign)."""
-    f = (fmt or "").rsplit(":", 1)[-1].lower()
-    t = clean_text(text)
-    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or t in ("—", "–", "-", ""):
-        return 0.0
-    if f in ("numwordsen", "num-word-en", "numwordssen"):
-        return float(_NUM_WORDS[t.lower()]) if t.lower() in _NUM_WORDS else None
-    if f in ("num-comma-decimal", "numcommadecimal", "numdotcomma", "num-comma"):
-        t = t.replace(".", "").replace(" ", "").replace("\u00a0", "").replace(",", ".")
-    else:  # num-dot-decimal, numdotdecimal, and unformatted
-        t = t.replace(",", "").replace(" ", "")
-    t = re.sub(r"[^\d.]", "", t)
-    try:
-        return float(t) if t else None
-    except ValueError:
-        return None
+parse_ix_number = parse_ixt   # the ixt parser lives in core/numbers.py (kept under this name)
 
 
 def _decimals(raw: str | None) -> int | None:
@@ -158,12 +140,7 @@ def extract_facts(root: etree._Element, filing_id: str, fact_pages: dict[str, in
         if el.get(_XSI_NIL) == "true" and not include_nil:
             continue
         if el.get(_XSI_NIL) != "true":
-            value = parse_ix_number(text, el.get("format"))
-            if value is not None:
-                value = value * (10 ** scale)
-                if el.get("sign") == "-":
-                    value = -value
-                value = round(value, 10) if scale < 0 else value
+            value = ix_value(text, el.get("format"), scale, el.get("sign"))
         fid = el.get("id") or stable_id(filing_id, el.get("name"), el.get("contextRef"), text)
         facts.append(XbrlFact(
             filing_id=filing_id, fact_id=fid, concept=el.get("name", ""), value=value, value_text=text,

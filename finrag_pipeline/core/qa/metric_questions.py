@@ -24,7 +24,7 @@ from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evalu
 from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.store import FilingFacts
 from finrag_pipeline.core.models import EvidencePlace, FilingMeta, QAItem, stable_id
-from finrag_pipeline.core.numbers import digits_key
+from finrag_pipeline.core.numbers import SCALE_NAME, digits_key
 from finrag_pipeline.core.qa.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
@@ -32,8 +32,8 @@ from finrag_pipeline.core.qa.phrasing import MetricPhrasing, PhrasingVocabulary
 
 GENERATOR = "model_free"
 TEMPLATE_PREFIX = "metric_"
-_SCALE_NAMES = {1: "", 10**3: " thousands", 10**6: " millions", 10**9: " billions"}
-_SCALE_WORDS = {1: "", 10**3: " thousand", 10**6: " million", 10**9: " billion"}
+_SCALE_WORDS = {1: "", **{int(s): f" {name}" for s, name in SCALE_NAME.items() if s < 1e12}}
+_SCALE_NAMES = {s: f"{w}s" if w else "" for s, w in _SCALE_WORDS.items()}
 _DECIMAL_WORDS = {0: "to the nearest whole number", 1: "rounded to one decimal place",
                   2: "rounded to two decimal places", 3: "rounded to three decimal places",
                   4: "rounded to four decimal places"}

@@ -5,9 +5,10 @@ otherwise recomputes the same numbers from the ``eval.*`` tables, so the report 
 the first ``dbt build``. The file embeds plotly.js once (no CDN): it opens offline, from an email
 attachment or from the Dagster UI's metadata link.
 
-Numbers follow the marts' (and the evaluation engine's) rules: the newest run of each configuration x
-filing x scope; failed questions scored 0; 'no_relevant' questions and not-computable (NULL) values
-left out of a mean; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded),
+Which rows count and how they score (the newest run of each configuration x filing x scope; failed
+questions scored 0; 'no_relevant' questions and not-computable (NULL) values left out of a mean) is the
+warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py),
+which the marts and the bootstrap leaderboard read too; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded),
 replaced by the evaluation engine's bootstrap intervals (``<metric>_boot_ci_low/high``, from
 eval.leaderboard via the leaderboard mart) wherever those exist. Configurations whose paired difference
 to the best of their scope and k (page nDCG, eval.comparisons) has a CI containing 0 are marked as
@@ -31,8 +32,13 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from finrag_pipeline.core.evaluation import metric_registry as registry
-from finrag_pipeline.core.evaluation.metric_registry import BINARY_METRICS, RATE_METRICS
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.evaluation.metric_registry import BINARY_METRICS
+from finrag_pipeline.core.evaluation.results_views import (
+    ANSWER_CURRENT,
+    RETRIEVAL_CURRENT,
+    RETRIEVAL_CURRENT_PER_CORPUS_SIZE,
+    RETRIEVAL_RUN_ORDER,
+)
 
 Z = 1.96
 # Metric lists, their kinds and the configuration grain come from core/evaluation/metric_registry.py.
@@ -41,7 +47,6 @@ ALL_RETRIEVAL_METRICS = list(registry.RETRIEVAL_METRICS)
 ANSWER_METRICS = list(registry.ANSWER_METRICS)
 # A display choice: the metrics charted by question type (the breakdown mart's key metrics, less mrr_page).
 CHART_METRICS = [m for m in registry.KEY_RETRIEVAL_METRICS if m != "mrr_page"]
-_FAILURE_STATES_SQL = ", ".join(f"'{s}'" for s in sorted(FAILURE_STATES))
 LEADERBOARD_ROWS = 10   # per scope and k
 WORST_QUESTIONS = 15    # per scope
 NOT_COMPUTED = "n/a"
@@ -122,34 +127,20 @@ def summarise(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd
 
 
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: bool = False) -> pd.DataFrame:
-    """Rows of the newest run per configuration x filing x scope (x corpus size), scored as the marts
-    score them (dbt_metrics/models/staging/stg_retrieval_results.sql); empty before any evaluation."""
-    if not _has_table(con, "eval", "retrieval_results"):
+    """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current`` (or, with
+    ``per_corpus_size``, ``eval.retrieval_current_per_corpus_size``), defined once in
+    core/evaluation/results_views.py; empty before any evaluation."""
+    view = RETRIEVAL_CURRENT_PER_CORPUS_SIZE if per_corpus_size else RETRIEVAL_CURRENT
+    if not _has_table(con, *view.split(".")):
         return pd.DataFrame()
-    part = "config_name, retriever, k, chunking, filing_id, scope"
-    if per_corpus_size:
-        part += ", n_filings_in_corpus"
-    keys = [c.strip() for c in part.split(",")]
-    join = " and ".join(f"x.{c} is not distinct from r.{c}" for c in keys)
-    df = _df(con, f"""
-        with runs as (
-            select {part}, run_id, max(evaluated_at) as last_at
-            from eval.retrieval_results group by {part}, run_id
-        ), ranked as (
-            select *, row_number() over (partition by {part} order by last_at desc nulls last, run_id desc) as rn
-            from runs
-        )
-        select r.* from eval.retrieval_results r
-        join ranked x on x.rn = 1 and x.run_id = r.run_id and {join}""")
-    status = df["status"].fillna("error")
-    no_relevant = status.eq("no_relevant")
-    failed = ~status.isin(["ok", "no_relevant"])
-    for m in ALL_RETRIEVAL_METRICS:
-        values = pd.to_numeric(df[m], errors="coerce").astype("float64")
-        df[m] = values.mask(failed, 0.0).mask(no_relevant)
-    df["latency_ms"] = pd.to_numeric(df["latency_ms"], errors="coerce").where(~failed)
-    df["is_ok"], df["is_failed"], df["is_no_relevant"] = status.eq("ok"), failed, no_relevant
-    return df
+    return _df(con, f"select * from {view} order by source_row")
+
+
+def _latest_answer_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The current answer rows, scored: the warehouse view ``eval.answer_current``."""
+    if not _has_table(con, *ANSWER_CURRENT.split(".")):
+        return pd.DataFrame()
+    return _df(con, f"select * from {ANSWER_CURRENT} order by source_row")
 
 
 # A sanity answerer above this correctness on answerable questions means the scoring can be gamed.
@@ -160,27 +151,17 @@ RANDOM_RETRIEVER = "sanity_random"
 def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Per sanity answerer: correctness on answerable questions (must stay <= 0.05), non-committal
     rate, abstention accuracy on unanswerable ones; from the newest run of each config x filing."""
-    if not _has_table(con, "eval", "answer_results"):
-        return pd.DataFrame()
-    cols = {r[0] for r in con.execute("DESCRIBE eval.answer_results").fetchall()}
-    if not {"is_sanity", "correctness", "abstention_correct"} <= cols:
+    if not _has_table(con, *ANSWER_CURRENT.split(".")):
         return pd.DataFrame()
     df = _df(con, f"""
-        with runs as (select config_name, filing_id, run_id, max(evaluated_at) as last_at
-                      from eval.answer_results group by all),
-        ranked as (select *, row_number() over (partition by config_name, filing_id
-                                                 order by last_at desc nulls last, run_id desc) as rn from runs)
-        select a.model, count(*) filter (where a.answerable) as n_answerable,
-               avg(case when a.response_state in ({_FAILURE_STATES_SQL}) and a.answerable then 0.0
-                        else a.correctness end) filter (where a.answerable) as correctness,
-               avg(a.non_committal) as non_committal,
-               count(*) filter (where not a.answerable) as n_unanswerable,
-               avg(a.abstention_correct) filter (where not a.answerable) as abstention_accuracy
-        from eval.answer_results a
-        join ranked x on x.rn = 1 and x.run_id = a.run_id
-         and x.config_name is not distinct from a.config_name and x.filing_id is not distinct from a.filing_id
-        where a.is_sanity
-        group by a.model order by a.model""")
+        select model, count(*) filter (where answerable) as n_answerable,
+               avg(correctness) filter (where answerable) as correctness,
+               avg(non_committal) as non_committal,
+               count(*) filter (where not answerable) as n_unanswerable,
+               avg(abstention_correct) filter (where not answerable) as abstention_accuracy
+        from {ANSWER_CURRENT}
+        where is_sanity
+        group by model order by model""")
     if not df.empty:
         df["check"] = [("FAIL" if v > SANITY_MAX_CORRECTNESS else "ok") if not pd.isna(v) else "-"
                        for v in df["correctness"]]
@@ -305,10 +286,9 @@ def load_corpus_growth(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if _has_table(con, "marts", "mart_corpus_growth"):
         return _df(con, "select * from marts.mart_corpus_growth order by n_filings_in_corpus")
     rows = _latest_retrieval_rows(con, per_corpus_size=True)
-    if not rows.empty:
-        rows = rows[(rows["scope"] == "corpus") & rows["n_filings_in_corpus"].notna()]
     if rows.empty:
         return pd.DataFrame()
+    rows["n_filings_in_corpus"] = rows["corpus_size"]
     keys = ["config_name", "retriever", "k", "chunking", "n_filings_in_corpus"]
     return summarise(rows, keys, CHART_METRICS).sort_values("n_filings_in_corpus")
 
@@ -382,13 +362,18 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     whole-corpus run against the current corpus state (core.corpus_versions)."""
     if not _has_table(con, "eval", "retrieval_results"):
         return pd.DataFrame()
-    df = _df(con, """
-        select filing_id,
-               count(distinct qa_id) as questions,
-               max(evaluated_at) as last_evaluated,
-               arg_max(corpus_state, evaluated_at) filter (where scope = 'corpus') as corpus_state,
-               arg_max(n_filings_in_corpus, evaluated_at) filter (where scope = 'corpus') as filings_in_corpus
-        from eval.retrieval_results group by filing_id order by filing_id""")
+    # the newest whole-corpus run: the run order of the results views (core/evaluation/results_views.py)
+    newest_corpus_run = ("left join (select filing_id, arg_max(corpus_state, run_at) as corpus_state, "
+                         "arg_max(n_filings_in_corpus, run_at) as filings_in_corpus "
+                         f"from {RETRIEVAL_RUN_ORDER} where scope = 'corpus' group by filing_id) o using (filing_id)"
+                         if _has_table(con, *RETRIEVAL_RUN_ORDER.split(".")) else
+                         "cross join (select null as corpus_state, null as filings_in_corpus) o")
+    df = _df(con, f"""
+        select filing_id, r.questions, r.last_evaluated, o.corpus_state, o.filings_in_corpus
+        from (select filing_id, count(distinct qa_id) as questions, max(evaluated_at) as last_evaluated
+              from eval.retrieval_results group by filing_id) r
+        {newest_corpus_run}
+        order by filing_id""")
     if _has_table(con, "core", "filings"):
         meta = _df(con, "select filing_id, any_value(company) as company, any_value(fiscal_year) as fiscal_year "
                         "from core.filings group by filing_id")
@@ -407,12 +392,9 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def count_rerun_comparisons(con: duckdb.DuckDBPyConnection) -> int:
     """How many configuration x filing x scope keys have at least two runs: the regressions mart
     compares the newest with the previous one, so zero means there was nothing to compare."""
-    if not _has_table(con, "eval", "retrieval_results"):
+    if not _has_table(con, *RETRIEVAL_RUN_ORDER.split(".")):
         return 0
-    return int(con.execute("""
-        select count(*) from (
-            select config_name, filing_id, scope from eval.retrieval_results
-            group by all having count(distinct run_id) >= 2)""").fetchall()[0][0])
+    return int(con.execute(f"select count(*) from {RETRIEVAL_RUN_ORDER} where run_recency = 2").fetchall()[0][0])
 
 
 def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
@@ -435,28 +417,9 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
         states = (_df(con, "select * from marts.mart_answer_response_states")
                   if _has_table(con, "marts", "mart_answer_response_states") else pd.DataFrame())
         return quality, states
-    if not _has_table(con, "eval", "answer_results"):
-        return pd.DataFrame(), pd.DataFrame()
-    df = _df(con, """
-        with runs as (select config_name, filing_id, run_id, max(evaluated_at) as last_at
-                      from eval.answer_results group by all),
-        ranked as (select *, row_number() over (partition by config_name, filing_id
-                                                 order by last_at desc nulls last, run_id desc) as rn from runs)
-        select a.* from eval.answer_results a
-        join ranked x on x.rn = 1 and x.run_id = a.run_id
-         and x.config_name is not distinct from a.config_name and x.filing_id is not distinct from a.filing_id""")
+    df = _latest_answer_rows(con)
     if df.empty:
         return pd.DataFrame(), pd.DataFrame()
-    state = df["response_state"].fillna("").str.lower()
-    is_error = state.isin(STORED_FAILURE_STATES) | (state.eq("") & df["error"].fillna("").str.strip().ne(""))
-    df["response_state"] = df["response_state"].fillna("unknown").mask(state.eq("") & is_error, "backend_error")
-    answerable = (df["answerable"].astype("boolean").fillna(True).astype(bool) if "answerable" in df
-                  else pd.Series(True, index=df.index))
-    for m in ANSWER_METRICS:
-        values = pd.to_numeric(df[m], errors="coerce") if m in df else pd.Series(math.nan, index=df.index)
-        values = values.astype("float64")
-        # as stg_answer_results: a failure scores 0 where the metric applies; the rates stay as recorded
-        df[m] = values if m in RATE_METRICS else values.mask(is_error & (values.notna() | answerable), 0.0)
     keys = ["model", "prompt_type", "temperature"]
     quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
     g = df.groupby(keys, dropna=False, sort=True)

@@ -15,6 +15,7 @@ from finrag_pipeline.core.retrieval.config import (
     RetrieversFile,
     load_retrievers,
     load_retrievers_file,
+    parse_retriever_config,
 )
 from finrag_pipeline.core.retrieval.fusion import (
     normalize_scores,
@@ -38,6 +39,6 @@ __all__ = [
     "RERANKERS", "RETRIEVERS", "ChunkStore", "CorpusCatalog", "Lexicon", "QueryParser", "QueryUnderstanding",
     "RerankerConfig", "RetrievalResources", "RetrievalResult", "Retriever", "RetrieverConfig", "RetrieversFile",
     "Run", "Timings", "build_named_retrievers", "build_reranker", "build_retriever", "load_retrievers",
-    "load_retrievers_file", "normalize_scores", "parse_periods", "reciprocal_rank_fusion", "register_reranker",
+    "load_retrievers_file", "normalize_scores", "parse_retriever_config", "parse_periods", "reciprocal_rank_fusion", "register_reranker",
     "register_retriever", "weighted_score_fusion",
 ]

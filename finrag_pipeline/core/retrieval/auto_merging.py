@@ -11,9 +11,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import Field
+
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, hit_from_chunk
+from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
+
+
+class AutoMergingConfig(WrapperConfig):
+    merge_threshold: int = Field(2, ge=1, description="children of one parent needed to merge")
+    merge_ratio: float | None = Field(None, gt=0, le=1, description="OR this fraction of the parent's children")
+    merge_levels: int = Field(1, ge=1, le=3)
 
 
 def parents_to_merge(hits: Sequence[Hit], children_count: dict[str, int], threshold: int,
@@ -70,7 +79,7 @@ def auto_merge(hits: Sequence[Hit], store: Any, threshold: int = 2, ratio: float
     return current
 
 
-@register_retriever("auto_merging")
+@register_retriever("auto_merging", config=AutoMergingConfig)
 class AutoMergingRetriever(Retriever):
     stage_name = "auto_merge"
 

@@ -6,9 +6,11 @@ Layout::
     lexicon_paths: []               # extra lexicon files extending assets_config/lexicon.yaml
     retrievers:
       <name>:
-        type: bm25 | dense | hybrid_rrf | hybrid_weighted | auto_merging | multi_query
-              | "package.module:ClassName"
-        ...fields of RetrieverConfig (unknown fields are kept for custom retriever types)
+        type: bm25 | dense | hybrid_rrf | hybrid_weighted | auto_merging | multi_query | decomposed
+              | sanity_random | "package.module:ClassName"
+        ...the common fields of RetrieverConfig plus the fields of the type's own model (registered with
+        the type: @register_retriever("hybrid_rrf", config=HybridRRFConfig)); any other key is an error
+        naming the retriever and the key
 
 ``load_retrievers(path, overrides)`` applies overrides given as nested mappings
 (``{"hybrid_rrf": {"rrf_k": 30}}``), dotted keys (``{"hybrid_rrf.rrf_k": 30}``, ``"retrievers."``
@@ -25,9 +27,16 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from finrag_pipeline.core.config import config_path, deep_merge, unknown_names_error
+from finrag_pipeline.core.config import ConfigError, config_path, deep_merge, unknown_names_error
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+from finrag_pipeline.core.retrieval.plugins import (
+    RETRIEVER_CONFIGS,
+    RETRIEVERS,
+    ensure_builtins,
+    import_type,
+    is_import_path,
+)
 
 DEFAULT_RETRIEVERS_PATH = ASSETS_CONFIG_DIR / "retrievers.yaml"
 
@@ -62,9 +71,13 @@ class RerankerConfig(BaseModel):
 
 
 class RetrieverConfig(BaseModel):
-    """One named retriever. Fields a type does not use are ignored by it."""
+    """The fields every retriever type has: the builder (registry.py) applies filters, period and
+    statement routing and the reranker around whatever the type builds. Each type extends this model
+    with its own fields and registers it with the type (``@register_retriever("hybrid_rrf",
+    config=HybridRRFConfig)``): together they are a union discriminated on ``type``
+    (:func:`parse_retriever_config`), and a key the type does not know is an error."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
     name: str = ""
     type: str
     k: int = Field(10, ge=1)
@@ -77,22 +90,6 @@ class RetrieverConfig(BaseModel):
     statement_mode: Literal["boost", "none"] = "none"
     statement_boost: float = Field(0.5, ge=0.0, description="boost mode: bonus for rows of the asked statement, "
                                    "as a fraction of the candidates' score range")
-    # fusion
-    bases: list[str | dict[str, Any]] = Field(default_factory=list, description="component retrievers: names or inline configs")
-    weights: list[float] | None = None
-    rrf_k: float = Field(60.0, gt=0)
-    normalization: Literal["minmax", "zscore"] = "minmax"
-    # wrappers
-    base: str | dict[str, Any] | None = None
-    merge_threshold: int = Field(2, ge=1, description="auto_merging: children of one parent needed to merge")
-    merge_ratio: float | None = Field(None, gt=0, le=1, description="auto_merging: OR this fraction of the parent's children")
-    merge_levels: int = Field(1, ge=1, le=3)
-    # multi_query
-    max_queries: int = Field(6, ge=1)
-    top_pages: int = Field(3, ge=1)
-    neighbour_window: int = Field(1, ge=0)
-    # dense
-    metric: Literal["cosine", "dot", "l2"] = "cosine"
     reranker: RerankerConfig | None = None
 
     @field_validator("reranker", mode="before")
@@ -100,11 +97,58 @@ class RetrieverConfig(BaseModel):
     def _reranker_shorthand(cls, v: Any) -> Any:
         return {"type": v} if isinstance(v, str) else v
 
-    @model_validator(mode="after")
-    def _check_weights(self) -> RetrieverConfig:
-        if self.weights is not None and self.bases and len(self.weights) != len(self.bases):
-            raise ValueError(f"retriever {self.name!r}: {len(self.weights)} weights for {len(self.bases)} bases")
-        return self
+    def references(self) -> list[str | dict[str, Any]]:
+        """The retrievers this one is built on (names or inline configs)."""
+        return []
+
+
+class WrapperConfig(RetrieverConfig):
+    """A retriever built around one base retriever (auto_merging, multi_query, decomposed)."""
+
+    base: str | dict[str, Any] | None = None
+
+    def references(self) -> list[str | dict[str, Any]]:
+        return [self.base] if self.base is not None else []
+
+
+class PluginRetrieverConfig(RetrieverConfig):
+    """An import-path type ("package.module:ClassName") whose class declares no ``config_model``: the
+    keys beyond the common fields are passed to it as they are (``model_extra``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def config_model(type_ref: str, retriever: str = "") -> type[RetrieverConfig]:
+    """The config model of a retriever type: the one registered with it, an import-path class's
+    ``config_model`` (else :class:`PluginRetrieverConfig`)."""
+    ensure_builtins()
+    if type_ref in RETRIEVER_CONFIGS:
+        return RETRIEVER_CONFIGS[type_ref]
+    if type_ref in RETRIEVERS:
+        return RetrieverConfig
+    if is_import_path(type_ref):
+        return getattr(import_type(type_ref, "retriever"), "config_model", PluginRetrieverConfig)
+    where = f" (retriever {retriever!r})" if retriever else ""
+    raise ConfigError(f"unknown retriever type {type_ref!r}{where}; registered: {sorted(RETRIEVERS)} "
+                      "(or give an import path 'package.module:ClassName')")
+
+
+def parse_retriever_config(data: Mapping[str, Any] | RetrieverConfig) -> RetrieverConfig:
+    """One retriever entry validated by its type's model; a key that model does not have is a
+    :class:`ConfigError` naming the retriever and the key."""
+    if isinstance(data, RetrieverConfig):
+        return data
+    data = dict(data)
+    name = str(data.get("name") or data.get("type") or "")
+    type_ref = data.get("type")
+    if not isinstance(type_ref, str) or not type_ref:
+        raise ConfigError(f"retriever {name!r} has no `type` (a registered type or 'package.module:ClassName')")
+    model = config_model(type_ref, name)
+    if model.model_config.get("extra") == "forbid":
+        unknown = [key for key in data if key not in model.model_fields]
+        if unknown:
+            raise unknown_names_error(f"field of retriever {name!r} (type {type_ref})", unknown, model.model_fields)
+    return model.model_validate(data)
 
 
 class RetrieversFile(BaseModel):
@@ -118,18 +162,37 @@ class RetrieversFile(BaseModel):
     def _apply_defaults(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
             data = dict(data)
-            defaults = data.get("defaults") or {}
-            data["retrievers"] = {name: {**deep_merge(defaults, spec or {}), "name": name}
-                                  for name, spec in (data.get("retrievers") or {}).items()}
+            data["retrievers"] = _typed_retrievers(data.get("defaults") or {}, data.get("retrievers") or {})
         return data
 
     @model_validator(mode="after")
     def _check_references(self) -> RetrieversFile:
         for name, cfg in self.retrievers.items():
-            for ref in [*cfg.bases, *([cfg.base] if cfg.base is not None else [])]:
+            for ref in cfg.references():
                 if isinstance(ref, str) and ref not in self.retrievers:
                     raise ValueError(f"retriever {name!r} refers to unknown retriever {ref!r}")
         return self
+
+
+def _typed_retrievers(defaults: Mapping[str, Any], specs: Mapping[str, Any]) -> dict[str, RetrieverConfig]:
+    """Each entry over the defaults, validated by its type's model (entries already typed stay as they are)."""
+    return {name: spec if isinstance(spec, RetrieverConfig)
+            else parse_retriever_config({**_defaults_for(defaults, spec), "name": name})
+            for name, spec in specs.items()}
+
+
+def _defaults_for(defaults: Mapping[str, Any], spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``spec`` over the ``defaults`` its type has a field for (a default such as ``rrf_k`` applies to
+    the types that have one); a default no type knows is an error."""
+    spec = dict(spec or {})
+    model = config_model(spec["type"], str(spec.get("name", ""))) if isinstance(spec.get("type"), str) else None
+    if model is None or model.model_config.get("extra") != "forbid":
+        return deep_merge(defaults, spec)
+    known_anywhere = set(RetrieverConfig.model_fields).union(*(m.model_fields for m in RETRIEVER_CONFIGS.values()))
+    unknown = [key for key in defaults if key not in known_anywhere]
+    if unknown:
+        raise unknown_names_error("retriever default", unknown, known_anywhere)
+    return deep_merge({k: v for k, v in defaults.items() if k in model.model_fields}, spec)
 
 
 def _nest(dotted: str, value: Any) -> dict[str, Any]:
@@ -165,13 +228,21 @@ def load_retrievers_file(path: str | os.PathLike | None = None,
     if unknown:
         raise unknown_names_error("retriever", unknown, names)
     for name, fields in over.items():
-        # --set bm25.kk=3 must not be silently ignored (the model allows extras for plug-in types)
-        known_fields = set(RetrieverConfig.model_fields) | set((data["retrievers"].get(name) or {}).keys())
+        # --set bm25.kk=3 must not be silently ignored: the fields of the retriever's type (a plug-in type
+        # without a config model takes any key)
+        spec = data["retrievers"].get(name) or {}
+        type_ref = (fields.get("type") if isinstance(fields, Mapping) else None) or spec.get("type")
+        model = config_model(str(type_ref), name)
+        if model.model_config.get("extra") != "forbid":
+            continue
+        known_fields = set(model.model_fields)
         bad = [f for f in (fields or {}) if f not in known_fields] if isinstance(fields, Mapping) else []
         if bad:
             raise unknown_names_error(f"field of retriever {name!r}", bad, known_fields)
     data = deep_merge(data, top_level)
     data["retrievers"] = deep_merge(data.get("retrievers") or {}, over)
+    # typed here, so a bad key is a ConfigError naming the retriever (not wrapped in a ValidationError)
+    data["retrievers"] = _typed_retrievers(data.get("defaults") or {}, data["retrievers"])
     return RetrieversFile.model_validate(data)
 
 

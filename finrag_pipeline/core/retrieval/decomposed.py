@@ -21,6 +21,7 @@ from typing import Any
 from finrag_pipeline.core.facts.plan import PlanError, make_plan
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit
+from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.query_understanding_stage import hit_matches
@@ -83,7 +84,7 @@ def decompose(question: str, lexicon: Any) -> tuple[str | None, list[InputSearch
     return plan.formula, list(groups.values())
 
 
-@register_retriever("decomposed")
+@register_retriever("decomposed", config=WrapperConfig)
 class DecomposedRetriever(Retriever):
     stage_name = "decomposed"
 

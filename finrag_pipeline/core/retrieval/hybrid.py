@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit
+from finrag_pipeline.core.retrieval.config import RetrieverConfig
 from finrag_pipeline.core.retrieval.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 DEFAULT_BASES = ("bm25", "dense")
+
+
+class FusionConfig(RetrieverConfig):
+    """Fields of the fusion types: the component retrievers and one weight per component."""
+
+    bases: list[str | dict[str, Any]] = Field(default_factory=list,
+                                              description="component retrievers: names or inline configs")
+    weights: list[float] | None = None
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> FusionConfig:
+        if self.weights is not None and self.bases and len(self.weights) != len(self.bases):
+            raise ValueError(f"retriever {self.name!r}: {len(self.weights)} weights for {len(self.bases)} bases")
+        return self
+
+    def references(self) -> list[str | dict[str, Any]]:
+        return list(self.bases)
+
+
+class HybridRRFConfig(FusionConfig):
+    rrf_k: float = Field(60.0, gt=0)
+
+
+class HybridWeightedConfig(FusionConfig):
+    normalization: Literal["minmax", "zscore"] = "minmax"
 
 
 class _FusionRetriever(Retriever):
@@ -60,7 +88,7 @@ class _FusionRetriever(Retriever):
                 for cid, score in fused]
 
 
-@register_retriever("hybrid_rrf")
+@register_retriever("hybrid_rrf", config=HybridRRFConfig)
 class HybridRRFRetriever(_FusionRetriever):
     """Reciprocal rank fusion; ties broken by chunk_id."""
 
@@ -78,7 +106,7 @@ class HybridRRFRetriever(_FusionRetriever):
         return reciprocal_rank_fusion(rankings, self.rrf_k, self.weights)
 
 
-@register_retriever("hybrid_weighted")
+@register_retriever("hybrid_weighted", config=HybridWeightedConfig)
 class HybridWeightedRetriever(_FusionRetriever):
     """Weighted sum of min-max or z-normalised scores."""
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, hit_from_fields, merge_filters
+from finrag_pipeline.core.retrieval.config import RetrieverConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 log = logging.getLogger(__name__)
 
 
-@register_retriever("bm25")
+class BM25Config(RetrieverConfig):
+    fields: list[Literal["text", "fin"]] | None = None   # score only these index fields (default both)
+
+
+@register_retriever("bm25", config=BM25Config)
 class BM25Retriever(Retriever):
     """Okapi BM25 (tantivy's k1=1.2, b=0.75). The raw question goes to ``TantivyIndex.search``,
     which analyses it with the index's own analyzers into term queries (no query parser), so quotes,
@@ -36,7 +41,7 @@ class BM25Retriever(Retriever):
     def from_config(cls, config, resources, builder=None) -> BM25Retriever:
         store = resources.get("chunk_store", required=False) if resources.chunk_store is not None else None
         return cls(resources.get("tantivy"), config.filters.to_filters(), store,
-                   (config.model_extra or {}).get("fields"))
+                   config.fields)
 
     def _retrieve(self, query: str, k: int, filters: SearchFilters | None, timings: Timings,
                   info: dict[str, Any]) -> list[Hit]:

@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, filters_match, hit_from_chunk
+from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.fusion import reciprocal_rank_fusion
 from finrag_pipeline.core.retrieval.plugins import register_retriever
+
+
+class MultiQueryConfig(WrapperConfig):
+    max_queries: int = Field(6, ge=1)
+    top_pages: int = Field(3, ge=1)
+    neighbour_window: int = Field(1, ge=0)
+    rrf_k: float = Field(60.0, gt=0)
 
 
 def page_key(hit: Hit) -> str:
@@ -29,7 +39,7 @@ def page_ranking(hits: list[Hit]) -> list[str]:
     return list(seen)
 
 
-@register_retriever("multi_query")
+@register_retriever("multi_query", config=MultiQueryConfig)
 class MultiQueryRetriever(Retriever):
     stage_name = "multi_query"
 

@@ -13,15 +13,22 @@ Query understanding, statement routing and reranking are wrapped around whatever
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from finrag_pipeline.core.config import unknown_names_error
-from finrag_pipeline.core.retrieval.config import RerankerConfig, RetrieverConfig, load_retrievers_file
+from finrag_pipeline.core.retrieval.config import (
+    RerankerConfig,
+    RetrieverConfig,
+    load_retrievers_file,
+    parse_retriever_config,
+)
 from finrag_pipeline.core.retrieval.plugins import (  # noqa: F401  (re-exported)
     RERANKERS,
     RETRIEVERS,
+    ensure_builtins,
+    import_type,
+    is_import_path,
     register_reranker,
     register_retriever,
 )
@@ -30,32 +37,15 @@ from finrag_pipeline.core.retrieval.resources import RetrievalResources
 
 def resolve_type(type_ref: str, registry: Mapping[str, type], kind: str) -> type:
     """A registered name, or "package.module:ClassName" (also "package.module.ClassName")."""
-    _ensure_builtins()
+    ensure_builtins()
     if type_ref in registry:
         return registry[type_ref]
-    if ":" in type_ref or "." in type_ref:
-        module_name, _, attr = type_ref.partition(":") if ":" in type_ref else type_ref.rpartition(".")
-        try:
-            module = importlib.import_module(module_name)
-            return getattr(module, attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"cannot import {kind} type {type_ref!r}: {exc}") from exc
+    if is_import_path(type_ref):
+        return import_type(type_ref, kind)
     raise ValueError(f"unknown {kind} type {type_ref!r}; registered: {sorted(registry)} "
                      "(or give an import path 'package.module:ClassName')")
 
 
-def _ensure_builtins() -> None:
-    # Importing the modules runs their @register_* decorators.
-    from finrag_pipeline.core.retrieval import (  # noqa: F401
-        auto_merging,
-        decomposed,
-        dense,
-        hybrid,
-        lexical,
-        multi_query,
-        rerank,
-        sanity,
-    )
 
 
 class RetrieverBuilder:
@@ -71,13 +61,13 @@ class RetrieverBuilder:
         if isinstance(ref, str):
             if ref in self.named:
                 return self.named[ref]
-            _ensure_builtins()
+            ensure_builtins()
             if ref in RETRIEVERS or ":" in ref:
-                return RetrieverConfig(name=ref, type=ref)
+                return parse_retriever_config({"name": ref, "type": ref})
             raise unknown_names_error("retriever", [ref], self.named)
         data = dict(ref)
         data.setdefault("name", str(data.get("type", "inline")))
-        return RetrieverConfig.model_validate(data)
+        return parse_retriever_config(data)
 
     def build(self, ref: str | Mapping[str, Any] | RetrieverConfig) -> Any:
         from finrag_pipeline.core.retrieval.query_understanding_stage import QueryUnderstandingRetriever

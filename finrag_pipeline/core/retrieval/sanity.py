@@ -20,10 +20,15 @@ from finrag_pipeline.core.retrieval.base import (
     hit_from_chunk,
     merge_filters,
 )
+from finrag_pipeline.core.retrieval.config import RetrieverConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 
 
-@register_retriever("sanity_random")
+class RandomConfig(RetrieverConfig):
+    seed: int = 0
+
+
+@register_retriever("sanity_random", config=RandomConfig)
 class RandomRetriever(Retriever):
     stage_name = "random"
 
@@ -35,7 +40,7 @@ class RandomRetriever(Retriever):
     @classmethod
     def from_config(cls, config, resources, builder=None) -> RandomRetriever:
         return cls(resources.get("chunk_store"), config.filters.to_filters(),
-                   int((config.model_extra or {}).get("seed", 0)))
+                   config.seed)
 
     def _retrieve(self, query: str, k: int, filters: SearchFilters | None, timings: Timings,
                   info: dict[str, Any]) -> list[Hit]:
