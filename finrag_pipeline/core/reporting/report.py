@@ -403,7 +403,7 @@ def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | N
     if not _has_table(con, "marts", "mart_regressions"):
         return None
     df = _df(con, """select * from marts.mart_regressions where outside_interval
-                     order by direction, delta, config_name, filing_id, metric limit 50""")
+                     order by direction, delta, config_name, filing_id, metric, scope limit 50""")
     # Pick what exists: the mart may be a version older or newer than this code.
     cols = [c for c in ["scope", "config_name", "filing_id", "metric", "previous_mean", "latest_mean", "delta",
                         "previous_ci_low", "previous_ci_high", "paired_significant", "direction"] if c in df]
