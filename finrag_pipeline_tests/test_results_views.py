@@ -148,3 +148,25 @@ def test_no_other_module_picks_the_newest_run_itself():
                 offenders.append(str(path.relative_to(REPO_ROOT)))
     assert offenders == []
     assert rule.search(view_sql()["eval.retrieval_run_order"])     # the pattern does find the one definition
+
+
+def test_an_older_warehouse_gets_the_views_on_its_first_writable_open(tmp_path):
+    """A warehouse file written before the views existed: the report, reading it read-only, says what to
+    do instead of showing an empty leaderboard; one writable open creates the views."""
+    from finrag_pipeline.core.warehouse import TABLE_DDL
+
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("create schema eval")
+        for table in ("eval.retrieval_results", "eval.answer_results", "eval.runs"):
+            con.execute(f"create table {table} ({TABLE_DDL[table]})")
+        con.execute("insert into eval.retrieval_results (run_id, config_name, qa_id, status, hit_chunk) "
+                    "values ('R', 'bm25', 'q1', 'ok', 1.0)")
+    with duckdb.connect(str(path), read_only=True) as con, pytest.raises(report.ResultsViewsMissing,
+                                                                           match="predates the results views"):
+        report._latest_retrieval_rows(con)
+    with Warehouse(path).connect():
+        pass
+    with duckdb.connect(str(path), read_only=True) as con:
+        rows = report._latest_retrieval_rows(con)
+    assert rows[["qa_id", "hit_chunk", "status"]].values.tolist() == [["q1", 1.0, "ok"]]

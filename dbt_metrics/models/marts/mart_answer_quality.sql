@@ -17,8 +17,9 @@ states as (
 state_dist as (
     select
         model, prompt_type, temperature,
-        -- JSON object {state: share}, e.g. {"answered": 0.8, "refused": 0.2}.
-        cast(json_group_object(response_state, round(share, 4)) as varchar) as response_state_distribution
+        -- JSON object {state: share} in state order (deterministic), e.g. {"answered": 0.8, "refused": 0.2}.
+        cast(to_json(map(list(response_state order by response_state),
+                         list(round(share, 4) order by response_state))) as varchar) as response_state_distribution
     from states
     group by model, prompt_type, temperature
 )

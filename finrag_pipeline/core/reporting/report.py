@@ -131,16 +131,33 @@ def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: b
     ``per_corpus_size``, ``eval.retrieval_current_per_corpus_size``), defined once in
     core/evaluation/results_views.py; empty before any evaluation."""
     view = RETRIEVAL_CURRENT_PER_CORPUS_SIZE if per_corpus_size else RETRIEVAL_CURRENT
-    if not _has_table(con, *view.split(".")):
+    if not _has_view(con, view, "eval.retrieval_results"):
         return pd.DataFrame()
     return _df(con, f"select * from {view} order by source_row")
 
 
 def _latest_answer_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The current answer rows, scored: the warehouse view ``eval.answer_current``."""
-    if not _has_table(con, *ANSWER_CURRENT.split(".")):
+    if not _has_view(con, ANSWER_CURRENT, "eval.answer_results"):
         return pd.DataFrame()
     return _df(con, f"select * from {ANSWER_CURRENT} order by source_row")
+
+
+class ResultsViewsMissing(RuntimeError):
+    """A warehouse written before the results views existed, opened read-only."""
+
+
+def _has_view(con: duckdb.DuckDBPyConnection, view: str, table: str) -> bool:
+    """True when ``view`` exists; False when there are no results at all; an error when results exist
+    but their views do not (an older warehouse opened read-only): never an empty report over real rows."""
+    if _has_table(con, *view.split(".")):
+        return True
+    if _has_table(con, *table.split(".")) and con.execute(f"select count(*) from {table}").fetchone()[0]:
+        raise ResultsViewsMissing(
+            f"{table} has rows but the view {view} is missing: the warehouse predates the results views. "
+            "Open it once for writing (any `finrag` command that writes, e.g. `finrag ingest`, or "
+            "Warehouse(path).connect()) to create them, then build the report again.")
+    return False
 
 
 # A sanity answerer above this correctness on answerable questions means the scoring can be gamed.
@@ -403,7 +420,7 @@ def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | N
     if not _has_table(con, "marts", "mart_regressions"):
         return None
     df = _df(con, """select * from marts.mart_regressions where outside_interval
-                     order by direction, delta, config_name, filing_id, metric limit 50""")
+                     order by direction, delta, config_name, filing_id, metric, scope limit 50""")
     # Pick what exists: the mart may be a version older or newer than this code.
     cols = [c for c in ["scope", "config_name", "filing_id", "metric", "previous_mean", "latest_mean", "delta",
                         "previous_ci_low", "previous_ci_high", "paired_significant", "direction"] if c in df]
