@@ -18,3 +18,10 @@
     {% endfor -%}
     quantile_cont(latency_ms, 0.5) as latency_p50_ms
 {%- endmacro %}
+
+{#- The question set of a QA item: an imported external set's name, the import format for items imported
+    before sets were named (core/qa/importers.IMPORT_FORMATS), else 'synthetic'. -#}
+{% macro question_set_of(q) -%}
+    coalesce({{ q }}.external_set, case when {{ q }}.qa_source in ('financebench', 'jsonl', 'csv') then {{ q }}.qa_source end,
+             'synthetic')
+{%- endmacro %}

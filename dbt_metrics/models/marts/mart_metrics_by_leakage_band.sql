@@ -7,9 +7,7 @@
 with latest as (
     select
         r.*,
-        -- the import formats (core/qa/importers.IMPORT_FORMATS): items imported before sets were named
-        coalesce(q.external_set, case when q.qa_source in ('financebench', 'jsonl', 'csv') then q.qa_source end,
-                 'synthetic') as question_set,
+        {{ question_set_of('q') }} as question_set,
         coalesce(q.leakage_band, 'n/a') as leakage_band,
         q.leakage_score
     from {{ ref('int_retrieval_latest') }} r

@@ -6,9 +6,7 @@
 with latest as (
     select
         r.*,
-        -- the import formats (core/qa/importers.IMPORT_FORMATS): items imported before sets were named
-        coalesce(q.external_set, case when q.qa_source in ('financebench', 'jsonl', 'csv') then q.qa_source end,
-                 'synthetic') as question_set
+        {{ question_set_of('q') }} as question_set
     from {{ ref('int_retrieval_latest') }} r
     left join (
         select qa_id, filing_id, any_value(qa_source) as qa_source, any_value(external_set) as external_set

@@ -39,5 +39,8 @@ select
     case when not _failed then latency_ms end as latency_ms,
     corpus_state,
     n_filings_in_corpus,
-    evaluated_at
+    evaluated_at,
+    resolution,
+    resolution_correct,
+    resolved_filings
 from src

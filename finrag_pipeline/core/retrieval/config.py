@@ -77,6 +77,11 @@ class RetrieverConfig(BaseModel):
     statement_mode: Literal["boost", "none"] = "none"
     statement_boost: float = Field(0.5, ge=0.0, description="boost mode: bonus for rows of the asked statement, "
                                    "as a fraction of the candidates' score range")
+    # company-first corpus search (core/retrieval/company_first.py): search the filings of the company
+    # (and year) the question names first; a question naming none searches the whole scope
+    company_mode: Literal["prefilter", "none"] = "none"
+    company_fill: bool = Field(True, description="prefilter: fill slots the company's filings cannot fill "
+                               "from the whole scope, ranked after them")
     # fusion
     bases: list[str | dict[str, Any]] = Field(default_factory=list, description="component retrievers: names or inline configs")
     weights: list[float] | None = None
