@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from finrag_pipeline.core.config import config_path, deep_merge, unknown_names_error
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+from finrag_pipeline.core.retrieval.page_scores import PageRankingConfig
 
 DEFAULT_RETRIEVERS_PATH = ASSETS_CONFIG_DIR / "retrievers.yaml"
 
@@ -82,6 +83,8 @@ class RetrieverConfig(BaseModel):
     company_mode: Literal["prefilter", "none"] = "none"
     company_fill: bool = Field(True, description="prefilter: fill slots the company's filings cannot fill "
                                "from the whole scope, ranked after them")
+    # page-level ranking (core/retrieval/pages.py): top_pages from this many candidates, weighted
+    page_ranking: PageRankingConfig | None = None
     # fusion
     bases: list[str | dict[str, Any]] = Field(default_factory=list, description="component retrievers: names or inline configs")
     weights: list[float] | None = None

@@ -104,6 +104,10 @@ class RetrieverBuilder:
             retriever = QueryUnderstandingRetriever(retriever, self.resources, mode=config.period_mode,
                                                     boost=config.period_boost,
                                                     covering_years=config.covering_years)
+        if config.page_ranking is not None:  # outermost: it ranks the pages of everything inside
+            from finrag_pipeline.core.retrieval.pages import PageRankingRetriever
+
+            retriever = PageRankingRetriever(retriever, self.resources, config.page_ranking)
         retriever.name = config.name or config.type
         return retriever
 
