@@ -82,8 +82,9 @@ def main() -> None:
     keys = [c for c in PAIR_ON if c != "scope"]
     f = df[df.scope == "filing"].set_index(["config", "question_set", *keys])
     c = df[df.scope == "corpus"].set_index(["config", "question_set", *keys])
-    both = f[["all_evidence_hit", "hit_page"]].join(c[["all_evidence_hit", "hit_page"]], lsuffix="_filing",
-                                                      rsuffix="_corpus", how="inner").reset_index()
+    both = f[["all_evidence_hit", "hit_page"]].reset_index().merge(
+        c[["all_evidence_hit", "hit_page"]].reset_index(), on=["config", "question_set", *keys],
+        suffixes=("_filing", "_corpus"))
     cost = both.groupby(["question_set", "config"]).agg(
         n=("qa_id", "size"), aeh_filing=("all_evidence_hit_filing", "mean"),
         aeh_corpus=("all_evidence_hit_corpus", "mean"), hit_page_filing=("hit_page_filing", "mean"),
