@@ -263,13 +263,17 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
     data = {"query": question, "retriever": retriever, "timings_ms": result.timings_ms, "info": result.info,
             "hits": [{"rank": h.rank, "score": h.score, "filing_id": h.filing_id, "pages": h.pages,
                       "chunk_type": h.chunk_type, "chunk_id": h.chunk_id, "stage": h.stage, "text": h.text}
-                     for h in result.hits]}
+                     for h in result.hits],
+            "top_pages": [{"filing_id": p.filing_id, "page": p.page, "score": p.score, "n_chunks": p.n_chunks}
+                          for p in result.top_pages[:k]]}
     lines = [f"{h.rank:>2}. {h.score:8.4f}  {h.filing_id}  p.{h.page_start}"
              + (f"-{h.page_end}" if h.page_end != h.page_start else "")
              + f"  [{h.chunk_type}]  {_snippet(h.text)}" for h in result.hits]
+    pages = ", ".join(f"{p.filing_id} p.{p.page}" for p in result.top_pages[:k])
     timing = ", ".join(f"{k_}: {v:.1f} ms" for k_, v in result.timings_ms.items())
     info = f"\nquery understanding: {json.dumps(result.info, default=str)}" if result.info else ""
-    _emit(data, as_json, "\n".join(lines or ["(no hits)"]) + f"\n\nstages: {timing}{info}")
+    _emit(data, as_json, "\n".join(lines or ["(no hits)"]) + f"\n\ntop pages: {pages or '-'}"
+          + f"\nstages: {timing}{info}")
 
 
 @main.command()

@@ -10,6 +10,10 @@ Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are le
     mean over AAPL A2 + MSFT A3 = 4/6.
   * bm25-k5 / corpus: AAPL at 1 filing [1, 1, 1, 1]; at 2 filings AAPL [1, 1, 0, 0] + MSFT [1, 0]
     -> corpus growth 1.0 then 0.5.
+  * company resolution, bm25-k5 / corpus (newest runs A5 + A6): exact, covers, wrong, unresolved, exact,
+    exact -> accuracy 4/6, exact rate 3/6; no other configuration resolves, so it is the mart's only row.
+    Corpus-vs-filing cost of bm25-k5: filing A2 + A3 all-evidence [1, 0, 1, error, 1, 1] = 4/6, corpus
+    A5 + A6 [1, 1, 0, 0, 1, 0] = 3/6 over the same 6 questions -> cost -1/6.
   * answers qwen-0.5b / cite / 0.0: states answered, answered, abstained (unanswerable q5),
     backend_error; correctness [1, 0, NULL, error] -> 1/3 with coverage 0.75; state_correct
     [1, 1, 1, 0] -> 0.75; non_committal [0, 1, NULL, NULL (a failure is not a rate)] -> 0.5;
@@ -76,8 +80,10 @@ NR = "no_relevant"  # a question without relevant evidence (metrics NULL, left o
 
 
 def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, mrrs=None,
-                    latencies=None, n_filings=1, at=T1, k=5, chunking="window-512", chunk_level=True):
+                    latencies=None, n_filings=1, at=T1, k=5, chunking="window-512", chunk_level=True,
+                    resolutions=None):
     rows = []
+    correct = {"exact": 1.0, "covers": 1.0, "wrong": 0.0, "unresolved": 0.0}
     for i, (qa_id, hit) in enumerate(zip(qa_ids, hits, strict=True)):
         status = hit if hit in (ERR, NR) else "ok"
         ok = status == "ok"
@@ -98,6 +104,8 @@ def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, m
             latency_ms=(latencies[i] if latencies and latencies[i] is not None else 15.0),
             status=status, error="TimeoutError: retriever" if status == ERR else None,
             corpus_state=f"corpus-{n_filings}", n_filings_in_corpus=n_filings, evaluated_at=at,
+            resolution=resolutions[i] if resolutions else None,
+            resolution_correct=correct[resolutions[i]] if resolutions else None,
         ))
     return rows
 
@@ -132,8 +140,9 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
     add("A2", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 0, 1, ERR], 2, T1)
     add("A3", "bm25-k5", "bm25", m, "filing", MSFT_Q, [1, 1], 2, T1)
     add("A4", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 1, 1], 1, T0)
-    add("A5", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 0, 0], 2, T1)
-    add("A6", "bm25-k5", "bm25", m, "corpus", MSFT_Q, [1, 0], 2, T1)
+    add("A5", "bm25-k5", "bm25", a, "corpus", AAPL_Q, [1, 1, 0, 0], 2, T1,
+        resolutions=["exact", "covers", "wrong", "unresolved"])
+    add("A6", "bm25-k5", "bm25", m, "corpus", MSFT_Q, [1, 0], 2, T1, resolutions=["exact", "exact"])
     # Paired comparisons (k=10): two identical best configs, one strictly worse on all 20 questions.
     for run_id, config, retriever, mrrs in (("P1", "bm25-k10", "bm25", [1.0] * 20),
                                             ("P2", "hybrid-k10", "hybrid", [1.0] * 20),

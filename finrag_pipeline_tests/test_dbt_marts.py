@@ -239,3 +239,22 @@ def test_metrics_by_question_set(marts):
         select n_questions, all_evidence_hit_mean, n_filings from marts.mart_metrics_by_question_set
         where config_name = 'bm25-k5' and scope = 'filing' and question_set = 'synthetic'""")
     assert (n_q, n_filings) == (6, 2) and hit == pytest.approx(4 / 6)   # as the leaderboard: no external set here
+
+
+def test_company_resolution_mart(marts):
+    rows = marts.execute("""
+        select config_name, scope, question_set, n_questions, n_exact, n_covers, n_wrong, n_unresolved,
+               resolution_accuracy, exact_rate
+        from marts.mart_company_resolution""").fetchall()
+    assert rows == [("bm25-k5", "corpus", "synthetic", 6, 3, 1, 1, 1, pytest.approx(4 / 6), pytest.approx(3 / 6))]
+
+
+def test_corpus_cost_mart_pairs_the_same_questions(marts):
+    n, filing, corpus, cost = one(marts, """
+        select n_paired, all_evidence_hit_filing, all_evidence_hit_corpus, all_evidence_hit_cost
+        from marts.mart_corpus_cost where config_name = 'bm25-k5' and question_set = 'synthetic'""")
+    assert n == 6
+    assert (filing, corpus, cost) == (pytest.approx(4 / 6), pytest.approx(3 / 6), pytest.approx(-1 / 6))
+    # configurations evaluated in one scope only have no paired questions, hence no row
+    assert marts.execute("select count(*) from marts.mart_corpus_cost where config_name = 'dense-k5'"
+                         ).fetchone()[0] == 0

@@ -283,8 +283,9 @@ def test_build_writes_and_fully_replaces_the_tables(tmp_path):
     assert n_cmp == len(second.comparisons) > 0
     assert wh.query_df("select distinct built_at from eval.leaderboard")["built_at"].tolist() == [
         pd.Timestamp(T1 + dt.timedelta(days=1))]
-    # 7 retrieval configs x 13 metrics + 3 answer configs (one a sanity answerer) x 12 answer metrics
-    assert n_board == 7 * 13 + 3 * 12
+    # 7 retrieval configs x 16 metrics (13 + the 3 ranked-page ones, NULL in these rows) + 3 answer configs
+    # (one a sanity answerer) x 12 answer metrics
+    assert n_board == 7 * 16 + 3 * 12
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         types = dict(con.execute("select column_name, data_type from information_schema.columns "
                                  "where table_schema = 'eval' and table_name = 'comparisons'").fetchall())

@@ -50,8 +50,12 @@ def test_docs_table_is_the_generated_one():
         assert f"| `{name}` |" in text
 
 
+# Added after the registry (issue 15): metrics read from the retriever's own page ranking (top_pages).
+RANKED_PAGE_COLUMNS = ("hit_ranked_page", "recall_ranked_page", "all_evidence_hit_ranked_page")
+
+
 def test_every_reader_uses_the_registry_lists():
-    assert reg.RETRIEVAL_METRICS == RETRIEVAL_COLUMNS_BEFORE
+    assert (*RETRIEVAL_COLUMNS_BEFORE, *RANKED_PAGE_COLUMNS) == reg.RETRIEVAL_METRICS
     assert reg.ANSWER_METRICS == ANSWER_COLUMNS_BEFORE
     assert runner.RETRIEVAL_METRICS == reg.RETRIEVAL_METRICS
     assert answer_metrics.ANSWER_METRICS == reg.ANSWER_METRICS
@@ -60,8 +64,8 @@ def test_every_reader_uses_the_registry_lists():
     assert list(reg.ANSWER_METRICS) == report.ANSWER_METRICS
     assert set(report.CHART_METRICS) <= set(reg.KEY_RETRIEVAL_METRICS)
     assert set(queries.BOARD_METRICS) <= set(reg.RETRIEVAL_METRICS)   # the web board's display subset
-    assert {"hit_chunk", "hit_page", "all_evidence_hit", "correctness", "non_committal", "abstention_correct",
-            "state_correct"} == report.BINARY_METRICS
+    assert {"hit_chunk", "hit_page", "all_evidence_hit", "hit_ranked_page", "all_evidence_hit_ranked_page",
+            "correctness", "non_committal", "abstention_correct", "state_correct"} == report.BINARY_METRICS
     assert set(reg.KEY_RETRIEVAL_METRICS) == {"hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page",
                                               "mrr_page", "all_evidence_hit"}
     assert {"non_committal"} == reg.LOWER_IS_BETTER
@@ -147,7 +151,7 @@ def test_worked_example_adding_a_metric(monkeypatch, tmp_path):
     row, _, _ = runner.retrieval_metrics_for(hits[::-1], item, 2)
     assert row["top1_page"] == 1.0
     # the DDL column, its migration into an existing warehouse, the dbt macro and the docs row follow
-    assert reg.ddl_columns(specs).endswith("all_evidence_hit DOUBLE, top1_page DOUBLE")
+    assert reg.ddl_columns(specs).endswith("all_evidence_hit_ranked_page DOUBLE, top1_page DOUBLE")
     con = duckdb.connect()
     con.execute("create schema eval")
     con.execute(f"create table eval.retrieval_results ({TABLE_DDL['eval.retrieval_results']})")

@@ -65,6 +65,9 @@ def test_report_from_marts_with_an_open_connection(tmp_path):
     text = out.read_text()
     assert "from the dbt marts" in text
     assert 'class="regressions"' in text and "AAPL-2022-10K" in text   # bm25-k5's flagged drop
+    # corpus-vs-filing cost and resolution of bm25-k5 (hand-computed in _synthetic_warehouse.py)
+    assert 'class="corpus-cost"' in text and "-0.167" in text
+    assert 'class="company-resolution"' in text and "0.667" in text and "3 / 1 / 1 / 1" in text
     assert_full_report(text)
     assert_fallback_matches_marts(wh, tmp_path / "no_marts.duckdb")
 

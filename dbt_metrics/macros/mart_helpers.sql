@@ -26,7 +26,7 @@
     n_retrieved, first_relevant_rank_chunk, first_relevant_rank_page, status, is_ok, is_no_relevant, is_failed,
     error,
     {% for m in retrieval_metrics() -%}{{ m.name }}, {% endfor %}
-    latency_ms, corpus_state, n_filings_in_corpus, evaluated_at
+    latency_ms, corpus_state, n_filings_in_corpus, evaluated_at, resolution, resolution_correct, resolved_filings
 {%- endmacro %}
 
 {% macro scored_answer_columns() -%}
@@ -48,4 +48,5 @@ select
     {{ retrieval_aggregate_columns() }}
 from latest
 group by {{ retrieval_config_cols() }}, {{ dims | join(', ') }}
+
 {%- endmacro %}

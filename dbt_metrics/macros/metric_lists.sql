@@ -19,6 +19,9 @@
         {'name': 'ap_page', 'binary': false},
         {'name': 'ndcg_page', 'binary': false},
         {'name': 'all_evidence_hit', 'binary': true},
+        {'name': 'hit_ranked_page', 'binary': true},
+        {'name': 'recall_ranked_page', 'binary': false},
+        {'name': 'all_evidence_hit_ranked_page', 'binary': true},
     ]) }}
 {%- endmacro %}
 

@@ -89,7 +89,11 @@ TABLE_DDL: dict[str, str] = {
         n_retrieved INTEGER, first_relevant_rank_chunk INTEGER, first_relevant_rank_page INTEGER,
         {ddl_columns(RETRIEVAL_METRIC_SPECS)},
         latency_ms DOUBLE, status VARCHAR, error VARCHAR, notes VARCHAR, corpus_state VARCHAR,
-        n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP""",
+        n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP,
+        resolution VARCHAR, resolution_correct DOUBLE, resolved_filings VARCHAR""",
+    # resolution: how a configuration's company/period resolution compares with the question's filing
+    # (exact | covers | wrong | unresolved; NULL = the configuration resolves nothing), see
+    # core/retrieval/company_first.resolution_outcome.
     # One row per question x answer configuration.
     "eval.answer_results": f"""
         run_id VARCHAR, filing_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, model VARCHAR,

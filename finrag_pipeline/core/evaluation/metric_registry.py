@@ -32,7 +32,9 @@ class MetricSpec:
     """One metric column.
 
     ``kind``: ``binary`` (0/1 per question: Wilson interval) or ``graded`` (a score in [0, 1]: normal
-    interval). ``ranking``: for a retrieval metric, the key of ``metrics.RANKING_FUNCTIONS`` it is
+    interval). ``source`` (retrieval metrics): ``hits`` = the ranked chunk hits (page level: the pages of
+    the top-k hits), ``top_pages`` = the retriever's own page ranking (core/retrieval/pages.py), read
+    without any chunk-to-page mapping. ``ranking``: for a retrieval metric, the key of ``metrics.RANKING_FUNCTIONS`` it is
     computed by at its ``level``; ``function``: that ranking function, ``f(ranked, groups, relevant, k)``,
     for a ranking value the built-ins of metrics.py do not have (so a new metric is this entry alone). ``key``: also reported in the breakdown marts (by question type,
     company, year, corpus size). ``rate``: a behaviour rate, not a score: a failed answer is NOT set
@@ -48,6 +50,7 @@ class MetricSpec:
     key: bool = False
     rate: bool = False
     function: Callable[..., float] | None = field(default=None, compare=False, repr=False)
+    source: Literal["hits", "top_pages"] = "hits"
 
     @property
     def binary(self) -> bool:
@@ -75,6 +78,16 @@ RETRIEVAL_METRIC_SPECS: tuple[MetricSpec, ...] = (
       for level in ("chunk", "page") for base, kind, desc, key_at in _RANKING_BASES),
     MetricSpec("all_evidence_hit", "page", "higher", "binary",
                "1 if every required evidence group has a page in the top k", ranking="all_evidence_hit", key=True),
+    # The page ranking (top_pages: pages scored from their chunks, table rows and statement type)
+    MetricSpec("hit_ranked_page", "page", "higher", "binary",
+               "1 if an evidence page is among the top k pages of the page ranking", ranking="hit",
+               source="top_pages"),
+    MetricSpec("recall_ranked_page", "page", "higher", "graded",
+               "evidence groups with a page among the top k pages of the page ranking / groups", ranking="recall",
+               source="top_pages"),
+    MetricSpec("all_evidence_hit_ranked_page", "page", "higher", "binary",
+               "1 if every evidence group has a page among the top k pages of the page ranking",
+               ranking="all_evidence_hit", source="top_pages"),
 )
 
 ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate=fields[5]) for fields in (

@@ -47,7 +47,7 @@ RETRIEVAL_COLUMNS = (
     "run_id", "filing_id", "scope", "config_name", "retriever", "k", "chunking", "config_hash", "qa_id",
     "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
     *RETRIEVAL_METRICS, "latency_ms", "status", "error", "notes", "corpus_state", "n_filings_in_corpus",
-    "evaluated_at")
+    "evaluated_at", "resolution", "resolution_correct", "resolved_filings")
 RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing_id", "scope", "code_version",
                "corpus_state", "n_filings_in_corpus", "n_questions", "status", "message", "dagster_run_id",
                "started_at", "finished_at")
@@ -293,9 +293,11 @@ def ordered_hits(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
-def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *,
-                          chunk_level: bool = True) -> tuple[dict[str, Any], str, list[str]]:
-    """Metric columns of one question at cut-off k from an ordered hit list -> (values, status, notes)."""
+def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *, chunk_level: bool = True,
+                          top_pages: Sequence[Any] | None = None) -> tuple[dict[str, Any], str, list[str]]:
+    """Metric columns of one question at cut-off k from an ordered hit list -> (values, status, notes).
+    ``top_pages``: the retriever's page ranking (``RetrievalResult.top_pages``); None = ranked from
+    ``hits`` with the default page ranking (core/retrieval/pages.rank_pages)."""
     notes: list[str] = []
     pgroups = page_groups(item)
     if not pgroups:
@@ -318,7 +320,13 @@ def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *,
     vals = m.evaluate_ranking(pages, pgroups, k)
     row["first_relevant_rank_page"] = vals["first_relevant_rank"]
     # all-evidence hit is registered at page level: chunk ids change with chunking, pages do not
-    row.update({s.name: vals[s.ranking] for s in RETRIEVAL_METRIC_SPECS if s.level == "page"})
+    row.update({s.name: vals[s.ranking] for s in RETRIEVAL_METRIC_SPECS if s.level == "page" and s.source == "hits"})
+    if top_pages is None:
+        from finrag_pipeline.core.retrieval.page_scores import rank_pages
+
+        top_pages = rank_pages(hits)
+    ranked = m.evaluate_ranking([(p.filing_id, int(p.page)) for p in top_pages], pgroups, k)
+    row.update({s.name: ranked[s.ranking] for s in RETRIEVAL_METRIC_SPECS if s.source == "top_pages"})
     return row, "ok", notes
 
 
@@ -376,8 +384,9 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
             for cfg in cfgs:
                 run_id = stable_id("retrieval", cfg.config_hash, filing_id, sc, corpus_state)
                 counts = {"ok": 0, "no_relevant": 0, "error": 0}
-                for item, (hits, latency, error) in zip(qa_items, searched, strict=True):
-                    row = _retrieval_row(item, hits, latency, error, cfg, chunk_level)
+                for item, (hits, latency, error, info, top_pages) in zip(qa_items, searched, strict=True):
+                    row = _retrieval_row(item, hits, latency, error, cfg, chunk_level, top_pages)
+                    row.update(_resolution_columns(info, filing_id))
                     counts[row["status"]] += 1
                     row.update(run_id=run_id, filing_id=filing_id, scope=sc, config_name=cfg.name,
                                retriever=cfg.retriever, k=cfg.k, chunking=cfg.chunking,
@@ -409,13 +418,25 @@ def _retrievers_yaml_specs() -> dict[str, Any]:
         return {}
 
 
+def _resolution_columns(info: Mapping[str, Any] | None, filing_id: str) -> dict[str, Any]:
+    """How the configuration's company/period resolution compares with the question's filing (NULL
+    when the configuration resolves nothing): core/retrieval/company_first.resolution_outcome."""
+    from finrag_pipeline.core.retrieval.company_first import resolution_outcome
+
+    outcome, correct, filings = resolution_outcome(dict(info) if info else None, filing_id)
+    return {"resolution": outcome, "resolution_correct": correct,
+            "resolved_filings": ",".join(filings) if filings is not None else None}
+
+
 def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str, chunking: str | None,
-                k: int, filters: SearchFilters | None) -> list[tuple[list[Hit], float | None, str | None]]:
+                k: int, filters: SearchFilters | None
+                ) -> list[tuple[list[Hit], float | None, str | None, dict[str, Any] | None, list | None]]:
+    """(hits, latency ms, error, the retriever's info, its page ranking or None) per question."""
     try:
         retriever = factory(name, chunking)
     except Exception as exc:  # noqa: BLE001 - a broken config is recorded, not fatal for the others
         err = f"building retriever {name!r}: {type(exc).__name__}: {exc}"[:1000]
-        return [([], None, err)] * len(qa_items)
+        return [([], None, err, None, None)] * len(qa_items)
     out = []
     for item in qa_items:
         t0 = time.perf_counter()
@@ -423,25 +444,27 @@ def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str
             if hasattr(retriever, "retrieve"):
                 # total includes work shared with other retrievers of the session at its measured cost
                 result = retriever.retrieve(item.question, k, filters)
-                hits, latency = ordered_hits(result.hits), result.timings_ms.get("total")
+                hits, latency, info = ordered_hits(result.hits), result.timings_ms.get("total"), result.info
+                top_pages = getattr(result, "top_pages", None)
             else:  # anything with the plain search(query, k, filters) contract
                 hits = ordered_hits(retriever.search(item.question, k, filters))
-                latency = (time.perf_counter() - t0) * 1000.0
-            out.append((hits, latency, None))
+                latency, info, top_pages = (time.perf_counter() - t0) * 1000.0, None, None
+            out.append((hits, latency, None, info, top_pages))
         except Exception as exc:  # noqa: BLE001 - one failing query must not hide the others
-            out.append(([], (time.perf_counter() - t0) * 1000.0, f"{type(exc).__name__}: {exc}"[:1000]))
+            out.append(([], (time.perf_counter() - t0) * 1000.0, f"{type(exc).__name__}: {exc}"[:1000], None,
+                        None))
     return out
 
 
 def _retrieval_row(item: QAItem, hits: list[Hit], latency: float | None, error: str | None,
-                   cfg: RetrievalConfig, chunk_level: bool) -> dict[str, Any]:
+                   cfg: RetrievalConfig, chunk_level: bool, top_pages: Sequence[Any] | None = None) -> dict[str, Any]:
     if error is not None:
         # A failed search delivered nothing: it scores 0 (stored, so even a naive AVG counts it).
         row = dict.fromkeys(RETRIEVAL_METRICS, 0.0)
         row.update(first_relevant_rank_chunk=None, first_relevant_rank_page=None, n_retrieved=0,
                    latency_ms=latency, status="error", error=error, notes=None)
         return row
-    values, status, notes = retrieval_metrics_for(hits, item, cfg.k, chunk_level=chunk_level)
+    values, status, notes = retrieval_metrics_for(hits, item, cfg.k, chunk_level=chunk_level, top_pages=top_pages)
     return {**values, "n_retrieved": min(len(hits), cfg.k), "latency_ms": latency, "status": status,
             "error": None, "notes": "; ".join(notes) or None}
 
@@ -526,7 +549,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
         except Exception as exc:  # noqa: BLE001
             answerer, build_error = None, f"building answerer: {type(exc).__name__}: {exc}"[:1000]
         states: dict[str, int] = {}
-        for item, (hits, _lat, search_error) in zip(items, searched, strict=True):
+        for item, (hits, _lat, search_error, _info, _pages) in zip(items, searched, strict=True):
             error = build_error or (f"retrieval: {search_error}" if search_error else None)
             if error or answerer is None:
                 result = AnswerResult("", [], "backend_error", error=error)

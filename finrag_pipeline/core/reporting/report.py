@@ -772,6 +772,41 @@ def external_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
     return _section(title, parts, "")
 
 
+# Corpus-vs-filing cost and company resolution (marts.mart_corpus_cost, marts.mart_company_resolution)
+
+
+def corpus_cost_section(con: duckdb.DuckDBPyConnection) -> str:
+    """What the corpus scope costs against the filing scope per configuration and question set, and how
+    often the configurations that resolve a company/period found the question's own filing."""
+    title = "Corpus vs filing scope (company-first search)"
+    parts = []
+    if _has_table(con, "marts", "mart_corpus_cost"):
+        cost = _df(con, "select * from marts.mart_corpus_cost order by question_set, k, "
+                        "all_evidence_hit_cost desc, config_name")
+        if not cost.empty:
+            parts.append('<p class="caption">All-evidence page hit and page hit in each scope over the same '
+                         "questions; cost = corpus - filing (negative: other filings crowd the evidence out).</p>")
+            parts.append(_html_table(pd.DataFrame({
+                "question set": cost["question_set"], "config": cost["config_name"], "n": cost["n_paired"],
+                "all-evidence filing": cost["all_evidence_hit_filing"].map(_fmt),
+                "all-evidence corpus": cost["all_evidence_hit_corpus"].map(_fmt),
+                "cost": cost["all_evidence_hit_cost"].map(lambda v: _fmt(v) if pd.isna(v) else f"{v:+.3f}"),
+                "page hit cost": cost["hit_page_cost"].map(lambda v: _fmt(v) if pd.isna(v) else f"{v:+.3f}"),
+            }), "corpus-cost"))
+    if _has_table(con, "marts", "mart_company_resolution"):
+        res = _df(con, "select * from marts.mart_company_resolution order by question_set, scope, config_name")
+        if not res.empty:
+            parts.append('<p class="caption">Company/period resolution against each question\'s own filing '
+                         "(configurations with company_mode or period_mode).</p>")
+            parts.append(_html_table(pd.DataFrame({
+                "question set": res["question_set"], "scope": res["scope"], "config": res["config_name"],
+                "n": res["n_questions"], "accuracy": res["resolution_accuracy"].map(_fmt),
+                "exact / covers / wrong / unresolved": res["n_exact"].astype(str) + " / " + res["n_covers"].astype(str)
+                + " / " + res["n_wrong"].astype(str) + " / " + res["n_unresolved"].astype(str),
+            }), "company-resolution"))
+    return _section(title, parts, "Needs the dbt marts and an evaluation in both scopes.")
+
+
 # ----------------------------------------------------------------------------------------------
 # Page
 
@@ -867,6 +902,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         regressions = load_flagged_regressions(con)
         sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
         agreement_html = external_agreement_section(con)
+        corpus_cost_html = corpus_cost_section(con)
         n_comparable = count_rerun_comparisons(con)
         filings = load_filings_evaluated(con)
         source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
@@ -891,6 +927,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
                  [worst_questions_table(worst, n_question_scopes, ranks, evidence_pages)] if not worst.empty else [],
                  "No retrieval evaluation yet."),
         agreement_html,
+        corpus_cost_html,
     ]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     page = f"""<!DOCTYPE html>

@@ -34,6 +34,8 @@ class RetrievalResult:
     hits: list[Hit]
     timings_ms: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    # pages best first (core/retrieval/pages.PageHit): the page_ranking stage's, else the hits' pages
+    top_pages: list[Any] = field(default_factory=list)
 
     def as_run(self) -> Ranking:
         """The hits as a beir-style ``{chunk_id: score}`` mapping."""
@@ -84,7 +86,13 @@ class Retriever(ABC):
         t0 = time.perf_counter()
         hits = self._retrieve(query, k, filters, timings, info) if k > 0 and not filters_empty(filters) else []
         timings["total"] = (time.perf_counter() - t0) * 1000.0 + timings.get(Timings.REUSED, 0.0)
-        return RetrievalResult(query=query, hits=rerank_positions(hits[:k]), timings_ms=dict(timings), info=info)
+        hits = rerank_positions(hits[:k])
+        top_pages = info.pop("top_pages", None)
+        if top_pages is None:
+            from finrag_pipeline.core.retrieval.page_scores import rank_pages
+
+            top_pages = rank_pages(hits)
+        return RetrievalResult(query=query, hits=hits, timings_ms=dict(timings), info=info, top_pages=top_pages)
 
     @abstractmethod
     def _retrieve(self, query: str, k: int, filters: SearchFilters | None,

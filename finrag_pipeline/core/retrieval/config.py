@@ -37,6 +37,7 @@ from finrag_pipeline.core.retrieval.plugins import (
     import_type,
     is_import_path,
 )
+from finrag_pipeline.core.retrieval.page_scores import PageRankingConfig
 
 DEFAULT_RETRIEVERS_PATH = ASSETS_CONFIG_DIR / "retrievers.yaml"
 
@@ -90,6 +91,13 @@ class RetrieverConfig(BaseModel):
     statement_mode: Literal["boost", "none"] = "none"
     statement_boost: float = Field(0.5, ge=0.0, description="boost mode: bonus for rows of the asked statement, "
                                    "as a fraction of the candidates' score range")
+    # company-first corpus search (core/retrieval/company_first.py): search the filings of the company
+    # (and year) the question names first; a question naming none searches the whole scope
+    company_mode: Literal["prefilter", "none"] = "none"
+    company_fill: bool = Field(True, description="prefilter: fill slots the company's filings cannot fill "
+                               "from the whole scope, ranked after them")
+    # page-level ranking (core/retrieval/pages.py): top_pages from this many candidates, weighted
+    page_ranking: PageRankingConfig | None = None
     reranker: RerankerConfig | None = None
 
     @field_validator("reranker", mode="before")

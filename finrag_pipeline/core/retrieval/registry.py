@@ -7,8 +7,8 @@
 
 A class is built with ``cls.from_config(config, resources, builder)`` when it has that classmethod
 (``builder`` builds referenced base retrievers), else ``cls(config=config, resources=resources)``.
-Query understanding, statement routing and reranking are wrapped around whatever the type builds, so every type gets
-``period_mode``, ``statement_mode`` and ``reranker`` for free.
+Query understanding, company-first search, statement routing and reranking are wrapped around whatever the type builds, so every type gets
+``period_mode``, ``company_mode``, ``statement_mode`` and ``reranker`` for free.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class RetrieverBuilder:
         return parse_retriever_config(data)
 
     def build(self, ref: str | Mapping[str, Any] | RetrieverConfig) -> Any:
+        from finrag_pipeline.core.retrieval.company_first import CompanyFirstRetriever
         from finrag_pipeline.core.retrieval.query_understanding_stage import QueryUnderstandingRetriever
         from finrag_pipeline.core.retrieval.rerank import RerankingRetriever
         from finrag_pipeline.core.retrieval.statement_routing import StatementRoutingRetriever
@@ -86,10 +87,17 @@ class RetrieverBuilder:
         if config.statement_mode != "none":
             retriever = StatementRoutingRetriever(retriever, self.resources, boost=config.statement_boost,
                                                   covering_years=config.covering_years)
+        if config.company_mode != "none":
+            retriever = CompanyFirstRetriever(retriever, self.resources, covering_years=config.covering_years,
+                                              fill=config.company_fill)
         if config.period_mode != "none":
             retriever = QueryUnderstandingRetriever(retriever, self.resources, mode=config.period_mode,
                                                     boost=config.period_boost,
                                                     covering_years=config.covering_years)
+        if config.page_ranking is not None:  # outermost: it ranks the pages of everything inside
+            from finrag_pipeline.core.retrieval.pages import PageRankingRetriever
+
+            retriever = PageRankingRetriever(retriever, self.resources, config.page_ranking)
         retriever.name = config.name or config.type
         return retriever
 
