@@ -24,6 +24,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from finrag_pipeline.core.evaluation.results_views import RETRIEVAL_CURRENT  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import PAIR_ON  # noqa: E402
 
 
@@ -37,17 +38,13 @@ def mcnemar_exact(wins: int, losses: int) -> float:
 
 def load(warehouse: str, k: int) -> pd.DataFrame:
     con = duckdb.connect(warehouse, read_only=True)
-    df = con.execute("""
-        with latest as (
-            select r.*, row_number() over (partition by config_name, filing_id, scope, qa_id
-                                           order by evaluated_at desc) as rn
-            from eval.retrieval_results r where k = ?
-        )
-        select l.*, q.metadata as qa_metadata, q.source as qa_source from latest l
+    # the newest run of each configuration, scored, from the one results view (core/evaluation/results_views.py)
+    df = con.execute(f"""
+        select l.*, q.metadata as qa_metadata, q.source as qa_source from {RETRIEVAL_CURRENT} l
         left join (select qa_id, filing_id, any_value(metadata) metadata, any_value(source) source
                    from qa.items group by qa_id, filing_id) q
           on q.qa_id = l.qa_id and q.filing_id = l.filing_id
-        where rn = 1 and status <> 'no_relevant'""", [k]).df()
+        where l.k = ? and not l.is_no_relevant""", [k]).df()
     con.close()
 
     def question_set(meta: str | None) -> str:
