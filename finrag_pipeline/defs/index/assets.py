@@ -44,7 +44,7 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     fid = context.partition_key
     leaves = load_chunks(finrag.warehouse, fid, leaves_only=True)
     t0 = time.perf_counter()
-    index = finrag.lance(embedder.get())
+    index = finrag.lance(embedder.get(finrag.config_dir))
     n = index.upsert_filing(fid, leaves, show_progress=False)
     seconds = time.perf_counter() - t0
     return dg.MaterializeResult(metadata={
@@ -66,7 +66,7 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
                  embedder: EmbedderResource) -> dg.MaterializeResult:
     wh = finrag.warehouse
     active = set(active_filings(wh))
-    bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get())
+    bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get(finrag.config_dir))
     for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
         context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
         bm25.delete_filing(stale)

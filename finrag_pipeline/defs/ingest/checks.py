@@ -131,7 +131,7 @@ def _index_count_check(asset: str, count_fn_name: str):
         fid = context.partition_key
         expected = int(finrag.warehouse.query_df(
             "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
-        index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get())
+        index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get(finrag.config_dir))
         actual = index.count(fid)
         return dg.AssetCheckResult(passed=actual == expected,
                                    metadata=_per_filing({"index_rows": actual, "leaf_chunks": expected}))

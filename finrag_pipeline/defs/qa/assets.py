@@ -45,7 +45,7 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     t0 = time.perf_counter()
     pages, chunks = load_pages(wh, fid), load_chunks(wh, fid)
     result = generate_qa_set(load_filing(wh, fid), pages, load_table_rows(wh, fid),
-                             load_facts(wh, fid), chunks, qa_config, embedder=embedder.get().encode)
+                             load_facts(wh, fid), chunks, qa_config, embedder=embedder.get(finrag.config_dir).encode)
     reviews = wh.query_df("SELECT qa_id, decision, after FROM qa.reviews ORDER BY reviewed_at").to_dict("records")
     items = annotate_leakage(apply_recorded_reviews(result.items, reviews), chunks, pages,
                              settings=qa_config.leakage)
