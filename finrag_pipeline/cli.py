@@ -407,9 +407,9 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
     results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
     failed = {fid: r for fid, r in results.items() if not r.success}
     if failed:
-        from finrag_pipeline.defs.local_runs import _first_error
+        from finrag_pipeline.defs.local_runs import first_error
 
-        raise click.ClickException("; ".join(f"{fid}: {_first_error(r)}" for fid, r in failed.items()))
+        raise click.ClickException("; ".join(f"{fid}: {first_error(r)}" for fid, r in failed.items()))
     run_ids = [r.run_id for r in results.values()]
     rows = session.warehouse.query_df(
         "SELECT r.* FROM eval.retrieval_results r JOIN eval.runs u USING (run_id) "

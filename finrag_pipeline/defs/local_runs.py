@@ -293,11 +293,14 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     return report
 
 
-def _first_error(result: dg.ExecuteInProcessResult) -> str:
+def first_error(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
     return "run failed"
+
+
+_first_error = first_error  # the name other modules used before it was public
 
 
 # ---------------------------------------------------------------------------------------------
