@@ -41,6 +41,12 @@ class FinragResource(dg.ConfigurableResource):
     def warehouse(self) -> Warehouse:
         return Warehouse(self.paths.warehouse)
 
+    def configured(self):
+        """A context in which assets_config files are read from ``config_dir`` first (empty: no change)."""
+        from finrag_pipeline.core.config import using_config_dir
+
+        return using_config_dir(self.config_dir or None)
+
     def tantivy(self):
         return _tantivy(str(self.paths.tantivy_dir))
 
