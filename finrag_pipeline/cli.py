@@ -403,7 +403,12 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
     session = _session(ctx)
     narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes)) if v}
     session.eval_matrix(**narrowed)  # an unknown name fails here, with the valid ones, before any run
-    targets = list(filings) or active_filings(session.warehouse)
+    active = active_filings(session.warehouse)
+    unknown = [f for f in filings if f not in active]
+    if unknown:  # never a Dagster partition for a filing the catalog does not hold
+        raise click.ClickException(f"not in the catalog: {', '.join(unknown)} (finrag sql \"SELECT filing_id "
+                                   "FROM core.filings\" lists them)")
+    targets = list(filings) or active
     results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
     failed = {fid: r for fid, r in results.items() if not r.success}
     if failed:
