@@ -230,10 +230,13 @@ def _print_external_agreement(wh) -> None:
 
 
 def _session(ctx: click.Context, overrides: tuple[str, ...] = ()):
+    """A session wired like the code location's assets: from the same Dagster resources (home, config
+    directory, embedder), so `finrag search` embeds queries with the embedder the vector index was built with."""
     from finrag_pipeline.core.config import parse_overrides
-    from finrag_pipeline.core.session import FinragSession
+    from finrag_pipeline.defs.resources import code_location_resources, session_from_resources
 
-    return FinragSession.open(ctx.obj["home"], retriever_overrides=parse_overrides(overrides))
+    resources = code_location_resources(str(_paths(ctx.obj["home"]).home))
+    return session_from_resources(resources["finrag"], resources["embedder"], parse_overrides(overrides))
 
 
 def _filters(filing: tuple[str, ...]):
@@ -392,29 +395,73 @@ def facts(ctx, filing_id, items, years, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
-    """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table."""
+    """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table.
+
+    Each filing is one run of the code location's evaluate_filing job (tagged finrag/trigger=cli), so
+    Dagster records the materializations and automation refreshes the marts after it."""
     import pandas as pd
-    from tqdm import tqdm
 
     from finrag_pipeline.core.catalog import active_filings
-    from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
+    from finrag_pipeline.core.evaluation.runner import aggregate
+    from finrag_pipeline.defs.local_runs import evaluate_filings
 
+    paths, instance, defs = _dagster(ctx)
     session = _session(ctx)
     narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes)) if v}
-    matrix = EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
-    targets = list(filings) or active_filings(session.warehouse)
-    rows: list[dict] = []
-    for fid in tqdm(targets, desc="evaluating", disable=as_json):
-        rows += session.evaluate_retrieval(fid, matrix)[1]
-        if answers:
-            session.evaluate_answers(fid, matrix)
-    if not rows:
+    session.eval_matrix(**narrowed)  # an unknown name fails here, with the valid ones, before any run
+    active = active_filings(session.warehouse)
+    unknown = [f for f in filings if f not in active]
+    if unknown:  # never a Dagster partition for a filing the catalog does not hold
+        raise click.ClickException(f"not in the catalog: {', '.join(unknown)} (finrag sql \"SELECT filing_id "
+                                   "FROM core.filings\" lists them)")
+    targets = list(filings) or active
+    results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
+    failed = {fid: r for fid, r in results.items() if not r.success}
+    if failed:
+        from finrag_pipeline.defs.local_runs import first_error
+
+        raise click.ClickException("; ".join(f"{fid}: {first_error(r)}" for fid, r in failed.items()))
+    run_ids = [r.run_id for r in results.values()]
+    rows = session.warehouse.query_df(
+        "SELECT r.* FROM eval.retrieval_results r JOIN eval.runs u USING (run_id) "
+        f"WHERE u.dagster_run_id IN ({', '.join('?' * len(run_ids))})", run_ids) if run_ids else pd.DataFrame()
+    if not len(rows):
         raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
-    table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"],
+    table = aggregate(rows, by=["scope", "config_name"],
                       metrics=["hit_page", "mrr_page", "ndcg_page", "recall_page", "all_evidence_hit"])
     wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
     _emit(table.to_dict("records"), as_json,
           wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
+
+
+def _dagster(ctx: click.Context):
+    """(paths, the home's Dagster instance, the code location's definitions) for a command that writes
+    through Dagster. The code location's resources read FINRAG_HOME, so it is exported first."""
+    from finrag_pipeline.defs.local_runs import get_instance
+
+    paths = _paths(ctx.obj["home"])
+    os.environ["FINRAG_HOME"] = str(paths.home)
+    os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home))
+    from finrag_pipeline.definitions import defs
+
+    return paths, get_instance(paths), defs
+
+
+def _report_qa_change(ctx: click.Context, filing_ids, change: str) -> None:
+    """A CLI write to qa.items, reported to Dagster as runless qa_set materializations (see
+    local_runs.report_qa_sets_changed) so automation re-evaluates those filings."""
+    from finrag_pipeline.defs.local_runs import get_instance, report_qa_sets_changed
+
+    filing_ids = sorted(set(filing_ids))
+    if not filing_ids:
+        return
+    paths = _paths(ctx.obj["home"])
+    reported = report_qa_sets_changed(get_instance(paths), filing_ids, change=change, trigger="cli")
+    if reported:
+        click.echo(f"QA sets changed: {', '.join(reported)} (reported to Dagster; automation re-evaluates them)")
+    missing = [f for f in filing_ids if f not in reported]
+    if missing:
+        click.echo(f"not Dagster partitions (ingest them to evaluate): {', '.join(missing)}")
 
 
 @main.command()
@@ -558,6 +605,7 @@ def qa_import(ctx, file, fmt, filings_dir, set_name) -> None:
     click.echo(f"imported {len(result.items)} questions")
     for entry in result.log:
         click.echo(f"  {entry}")
+    _report_qa_change(ctx, result.changed_filings, f"finrag qa import {os.path.basename(file)}")
 
 
 @qa.command("export")
@@ -598,6 +646,7 @@ def qa_review(ctx, file, reviewer) -> None:
                             [[r["qa_id"], r["decision"], r["reviewer"], r.get("note"), r.get("before"),
                               r.get("after")] for r in reviews])
     click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
+    _report_qa_change(ctx, [item.filing_id for item in changed], f"finrag qa review {os.path.basename(file)}")
 
 
 def run() -> None:

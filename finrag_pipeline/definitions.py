@@ -14,7 +14,7 @@ from finrag_pipeline.defs.ingest import assets as ingest_assets
 from finrag_pipeline.defs.ingest import checks as ingest_checks
 from finrag_pipeline.defs.marts import assets as marts_assets
 from finrag_pipeline.defs.qa import assets as qa_assets
-from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+from finrag_pipeline.defs.resources import code_location_resources
 
 quarantine_spec = dg.AssetSpec(
     QUARANTINE_ASSET, group_name="ingest", kinds={"file"},
@@ -38,9 +38,5 @@ defs = dg.Definitions(
     jobs=[ingest_filing_job, evaluate_filing_job, corpus_job, marts_job],
     sensors=[inbox_sensor, automation_sensor, edgar_poller],
     schedules=[nightly_reevaluation],
-    resources={
-        "finrag": FinragResource(),
-        "embedder": EmbedderResource(),
-        "dbt": marts_assets.dbt_resource,
-    },
+    resources={**code_location_resources(), "dbt": marts_assets.dbt_resource},
 )

@@ -190,6 +190,18 @@ def test_eval_bm25_at_5_json(env):
         (A22, "corpus"), (A22, "filing"), (A24, "corpus"), (A24, "filing")]
     n_results = _count(wh, "SELECT count(*) FROM eval.retrieval_results")
     assert n_results == 2 * _count(wh, "SELECT count(*) FROM qa.items WHERE status IN ('accepted', 'edited')")
+    # each filing was one run of the code location's evaluate_filing job, tagged as started by the CLI
+    import dagster as dg
+
+    from finrag_pipeline.defs.local_runs import get_instance
+    instance = get_instance(env["paths"])
+    dagster_runs = wh.query_df("SELECT DISTINCT filing_id, dagster_run_id FROM eval.runs WHERE config_name = 'bm25@5'")
+    assert len(dagster_runs) == 2
+    for fid, run_id in zip(dagster_runs["filing_id"], dagster_runs["dagster_run_id"], strict=True):
+        run = instance.get_run_by_id(run_id)
+        assert run.job_name == "evaluate_filing" and run.tags["finrag/trigger"] == "cli"
+        assert run.tags["dagster/partition"] == fid
+        assert fid in instance.get_materialized_partitions(dg.AssetKey("retrieval_eval"))
     cli("eval", "--config", "bm25", "--k", "5", "--scope", "filing", "--filing", A22, "--json")
     assert _count(wh, "SELECT count(*) FROM eval.retrieval_results") == n_results
     assert _count(wh, "SELECT count(*) FROM eval.runs") == 4

@@ -71,3 +71,22 @@ def test_an_inbox_tick_summary_names_every_outcome():
         "2 registered (a.pdf -> AAPL-2025-10K, b.htm -> MSFT-2024-10K); 1 duplicate(s) (c.pdf); "
         "2 quarantined: menu.html [not_a_filing: no 10-K cover]; scan.pdf [scanned: no text layer]")
     assert tick_summary([]) == "0 registered; 0 duplicate(s); 0 quarantined"
+
+
+def test_a_qa_set_change_is_a_runless_materialization_of_its_partitions():
+    from finrag_pipeline.defs.local_runs import QA_SET_ASSET, report_qa_sets_changed
+    from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, ["AAPL-2022-10K", "MSFT-2022-10K"])
+        reported = report_qa_sets_changed(instance, ["MSFT-2022-10K", "AAPL-2022-10K", "MSFT-2022-10K",
+                                                     "NFLX-2022-10K"], change="finrag qa import fb.jsonl")
+        assert reported == ["AAPL-2022-10K", "MSFT-2022-10K"]   # once each; not a partition: skipped
+        assert instance.get_materialized_partitions(QA_SET_ASSET) == {"AAPL-2022-10K", "MSFT-2022-10K"}
+        record = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=QA_SET_ASSET, asset_partitions=["MSFT-2022-10K"]), limit=1).records[0]
+        assert record.run_id == ""
+        assert record.asset_materialization.metadata["change"].value == "finrag qa import fb.jsonl"
+        assert record.asset_materialization.metadata["finrag/trigger"].value == "cli"
+        with pytest.raises(ValueError, match="unknown trigger"):
+            report_qa_sets_changed(instance, ["AAPL-2022-10K"], change="x", trigger="manual")

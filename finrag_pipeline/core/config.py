@@ -6,9 +6,11 @@ knows how to find a file, apply overrides from the CLI or the Dagster launchpad,
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,21 +38,49 @@ def unknown_names_error(kind: str, unknown: Iterable[str], valid: Iterable[str])
     return ConfigError(f"unknown {kind}{plural} {names}; valid: {', '.join(sorted(map(str, valid))) or '(none)'}")
 
 
+# A configuration directory given explicitly (a session's, from the Dagster FinragResource.config_dir),
+# in force while `using_config_dir` is entered. A context variable, not os.environ: two sessions of one
+# process (or two threads) keep their own directories.
+_EXPLICIT_CONFIG_DIR: ContextVar[Path | None] = ContextVar("finrag_config_dir", default=None)
+
+
+@contextlib.contextmanager
+def using_config_dir(directory: str | os.PathLike | None) -> Iterator[None]:
+    """Resolve configuration files in ``directory`` first while the block runs (None: no change).
+    It acts as FINRAG_CONFIG_DIR for this context: files it lacks keep their defaults."""
+    if not directory:
+        yield
+        return
+    path = Path(directory)
+    if not path.is_dir():
+        raise ConfigError(f"configuration directory {path} does not exist")
+    token = _EXPLICIT_CONFIG_DIR.set(path)
+    try:
+        yield
+    finally:
+        _EXPLICIT_CONFIG_DIR.reset(token)
+
+
 def config_dir() -> Path:
-    """``FINRAG_CONFIG_DIR`` lets a deployment keep its YAML elsewhere; default is the repo's assets_config/."""
-    return Path(os.environ.get("FINRAG_CONFIG_DIR") or ASSETS_CONFIG_DIR)
+    """The explicit directory in force (`using_config_dir`), else ``FINRAG_CONFIG_DIR`` (a deployment
+    keeps its YAML elsewhere), else the repo's assets_config/."""
+    return _EXPLICIT_CONFIG_DIR.get() or Path(os.environ.get("FINRAG_CONFIG_DIR") or ASSETS_CONFIG_DIR)
 
 
 def config_path(name: str) -> Path:
     """The one resolver for every YAML under assets_config/ ("retrievers.yaml", "models.yaml", ...).
 
-    Order: the per-file variable ``FINRAG_<STEM>_YAML`` (``FINRAG_RETRIEVERS_YAML``), then
-    ``FINRAG_CONFIG_DIR/<name>``, then the repo's assets_config/<name>. A FINRAG_CONFIG_DIR that holds
-    only some files overrides those; the others keep the defaults.
+    Order: the per-file variable ``FINRAG_<STEM>_YAML`` (``FINRAG_RETRIEVERS_YAML``), then the explicit
+    directory of `using_config_dir`, then ``FINRAG_CONFIG_DIR/<name>``, then the repo's
+    assets_config/<name>. A directory that holds only some files overrides those; the others keep the
+    defaults.
     """
     per_file = os.environ.get(f"FINRAG_{Path(name).stem.upper()}_YAML")
     if per_file:
         return Path(per_file)
+    explicit = _EXPLICIT_CONFIG_DIR.get()
+    if explicit is not None and (explicit / name).exists():
+        return explicit / name
     custom = os.environ.get("FINRAG_CONFIG_DIR")
     if custom and (Path(custom) / name).exists():
         return Path(custom) / name

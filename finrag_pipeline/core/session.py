@@ -2,16 +2,24 @@
 
 A :class:`FinragSession` over a FINRAG_HOME opens the indexes, the embedder and the chunk store once
 (lazily) and builds named retrievers from assets_config/retrievers.yaml with overrides.
+
+Two ways in: ``FinragSession.open(home)`` takes every part from the environment (FINRAG_HOME, the
+default embedder of embedder.yaml, FINRAG_CONFIG_DIR); ``FinragSession.from_parts(paths, embedder,
+config_dir)`` takes them explicitly. The Dagster assets and the CLI's writing commands build it from
+the Dagster resources (``defs/resources.session_from_resources``), so the embedder the vector index was
+built with is the one evaluation searches with, and the configured config directory is the one read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from finrag_pipeline.core.config import using_config_dir
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 
@@ -34,10 +42,32 @@ class FinragSession:
     # Where evaluation rows go: None = the warehouse; distributed mode passes a writer with the same
     # replace_rows (core/storage/results.PartitionResults) whose rows a publisher loads later.
     result_writer: Any = None
+    # Explicit parts (None: from the environment). ``embedder``: an Embedder or a zero-argument factory;
+    # ``tantivy`` / ``lance``: opened indexes or factories; ``config_dir``: the assets_config directory
+    # read while this session builds retrievers and evaluates (files it lacks keep their defaults).
+    embedder: Any = None
+    config_dir: str | None = None
+    tantivy: Any = None
+    lance: Any = None
 
     @classmethod
     def open(cls, home: str | None = None, **kwargs: Any) -> FinragSession:
         return cls(FinragPaths.from_env(home).ensure(), **kwargs)
+
+    @classmethod
+    def from_parts(cls, paths: FinragPaths, embedder: Any = None, config_dir: str | None = None, *,
+                   tantivy: Any = None, lance: Any = None,
+                   retriever_overrides: Mapping[str, Any] | None = None,
+                   result_writer: Any = None) -> FinragSession:
+        """A session over explicit parts: the layout, the embedder, the config directory and optionally
+        opened indexes (a LanceIndex must use the same embedder). What the Dagster layer builds."""
+        return cls(paths, retriever_overrides=dict(retriever_overrides or {}), embedder=embedder,
+                   config_dir=str(config_dir) if config_dir else None, tantivy=tantivy, lance=lance,
+                   result_writer=result_writer)
+
+    def configured(self) -> contextlib.AbstractContextManager[None]:
+        """The block reads configuration from this session's config directory (if it has one)."""
+        return using_config_dir(self.config_dir)
 
     @cached_property
     def warehouse(self) -> Warehouse:
@@ -47,9 +77,11 @@ class FinragSession:
     def resources(self):
         from finrag_pipeline.core.retrieval.resources import RetrievalResources
 
+        parts = {name: value for name, value in (("embedder", self.embedder), ("tantivy", self.tantivy),
+                                                 ("lance", self.lance)) if value is not None}
         # Evaluation runs the same dense search for several retrievers of a question: run it once
         # (latencies still count it, see RetrievalResources.shared_search).
-        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse, search_memo_size=8192)
+        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse, search_memo_size=8192, **parts)
 
     @cached_property
     def _retrievers(self) -> dict[str, Any]:
@@ -60,9 +92,19 @@ class FinragSession:
         if name not in self._retrievers:
             from finrag_pipeline.core.retrieval.registry import build_named_retrievers
 
-            self._retrievers[name] = build_named_retrievers(self.resources, [name],
-                                                            overrides=self.retriever_overrides)[name]
+            with self.configured():
+                self._retrievers[name] = build_named_retrievers(self.resources, [name],
+                                                                overrides=self.retriever_overrides)[name]
         return self._retrievers[name]
+
+    def eval_matrix(self, **narrowed: Any) -> Any:
+        """eval_matrix.yaml of this session's config directory, narrowed (``retrievers=[...]``, ...)."""
+        from finrag_pipeline.core.evaluation.runner import EvalMatrix
+
+        with self.configured():
+            matrix = EvalMatrix.load()
+        narrowed = {k: v for k, v in narrowed.items() if v}
+        return matrix.narrow(**narrowed) if narrowed else matrix
 
     @cached_property
     def variants(self):
@@ -80,7 +122,8 @@ class FinragSession:
 
         if is_default_chunking(chunking):
             return self.retriever(name)
-        return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
+        with self.configured():
+            return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
 
     def corpus_state(self) -> CorpusState:
         df = self.warehouse.query_df(
@@ -99,9 +142,10 @@ class FinragSession:
         from finrag_pipeline.core.records import load_qa_items
 
         state = self.corpus_state()
-        runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
-                                        matrix or EvalMatrix.load(), scope, filing_id, state.corpus_state,
-                                        n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+        with self.configured():
+            runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
+                                            matrix or EvalMatrix.load(), scope, filing_id, state.corpus_state,
+                                            n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
         self._replace_runs(runs, "eval.retrieval_results", rows)
         return runs, rows
 
@@ -110,12 +154,13 @@ class FinragSession:
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge, run_answer_eval
         from finrag_pipeline.core.records import load_qa_items
 
-        matrix = matrix or EvalMatrix.load()
         state = self.corpus_state()
-        runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
-                                     filing_id, state.corpus_state, judge=build_judge(matrix),
-                                     answerer_factory=self.answerer_factory,
-                                     n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+        with self.configured():
+            matrix = matrix or EvalMatrix.load()
+            runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
+                                         filing_id, state.corpus_state, judge=build_judge(matrix),
+                                         answerer_factory=self.answerer_factory,
+                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
 
@@ -127,7 +172,8 @@ class FinragSession:
 
         key = (cfg.name, self.corpus_state().corpus_state)
         if key not in self._answerers:
-            self._answerers[key] = default_answerer_factory(cfg, warehouse=self.warehouse)
+            with self.configured():
+                self._answerers[key] = default_answerer_factory(cfg, warehouse=self.warehouse)
         return self._answerers[key]
 
     @cached_property

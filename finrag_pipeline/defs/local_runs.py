@@ -106,6 +106,45 @@ def _runs_created_with_origin(instance: dg.DagsterInstance, origin) -> Iterator[
         del instance.create_run_for_job  # back to the class's method
 
 
+QA_SET_ASSET = dg.AssetKey("qa_set")
+
+
+def report_qa_sets_changed(instance: dg.DagsterInstance, filing_ids: Iterable[str], *, change: str,
+                           trigger: str = "cli") -> list[str]:
+    """Tell Dagster that these filings' QA sets changed outside a run (`finrag qa import`, `finrag qa
+    review`): one runless materialization of each ``qa_set`` partition, so the automation conditions
+    (EVALUATE_WHEN_INPUTS_CHANGE) see the update and re-evaluate those filings. Filings that are not
+    partitions of the instance (never ingested through it) are skipped; returns the ones reported."""
+    run_tags(trigger)  # refuses an unknown trigger
+    reported = []
+    for fid in sorted(set(filing_ids)):
+        if not instance.has_dynamic_partition(FILINGS_PARTITIONS_NAME, fid):
+            continue
+        instance.report_runless_asset_event(dg.AssetMaterialization(
+            asset_key=QA_SET_ASSET, partition=fid, description=f"QA set changed by {change}",
+            metadata={"change": change, TRIGGER_TAG: trigger}))
+        reported.append(fid)
+    return reported
+
+
+def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_ids: Iterable[str], *,
+                     trigger: str, narrowed: Mapping[str, list] | None = None, answers: bool = True,
+                     log_level: str = "WARNING") -> dict[str, dg.ExecuteInProcessResult]:
+    """Run the ``evaluate_filing`` job once per filing (retrieval_eval, and answer_eval when ``answers``),
+    its matrix narrowed by ``narrowed`` (EvalRunConfig fields: retrievers, top_k, scopes, ...). Filings
+    of the warehouse that are not partitions yet are added first."""
+    fids = list(dict.fromkeys(filing_ids))
+    known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
+    instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, [f for f in fids if f not in known])
+    assets = ["retrieval_eval", *(["answer_eval"] if answers else [])]
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
+                  "ops": {a: {"config": dict(narrowed or {})} for a in assets}}
+    return {fid: execute_job(defs, "evaluate_filing", instance, trigger=trigger, partition_key=fid,
+                             asset_selection=[dg.AssetKey(a) for a in assets], run_config=run_config,
+                             tags={PID_TAG: process_token()})
+            for fid in fids}
+
+
 @dataclass
 class PipelineReport:
     registrations: list[Registration] = field(default_factory=list)
@@ -229,6 +268,8 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         t0 = time.perf_counter()
         for path, fmt in external_sets:
             imported = import_external_set(wh, path, fmt)
+            report_qa_sets_changed(instance, imported.changed_filings, change=f"import of {Path(path).name}",
+                                   trigger=trigger)
             skipped = ", ".join(f"{e['reason']} {e['count']}" for e in imported.log if e["reason"] != "imported")
             progress(f"external QA set {Path(path).name}: {len(imported.items)} questions imported"
                      + (f" ({skipped})" if skipped else ""))
@@ -252,11 +293,14 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     return report
 
 
-def _first_error(result: dg.ExecuteInProcessResult) -> str:
+def first_error(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
     return "run failed"
+
+
+_first_error = first_error  # the name other modules used before it was public
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 Opened indexes and loaded models are cached per process, so the assets of one run share them.
 """
 
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 import dagster as dg
 from pydantic import Field
 
 from finrag_pipeline.core.paths import FinragPaths
+from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.core.warehouse import Warehouse
 
 
@@ -19,8 +22,9 @@ class EmbedderResource(dg.ConfigurableResource):
     model_path: str = Field(default="", description="override: a local sentence-transformers / FlagEmbedding model folder")
     kind: str = Field(default="", description="override: sentence_transformers | flag_embedding")
 
-    def get(self):
-        return _embedder(self.name, self.model_path, self.kind)
+    def get(self, config_dir: str = ""):
+        """The embedder; ``config_dir`` (FinragResource.config_dir) is where embedder.yaml is read."""
+        return _embedder(self.name, self.model_path, self.kind, config_dir)
 
 
 class FinragResource(dg.ConfigurableResource):
@@ -49,6 +53,12 @@ class FinragResource(dg.ConfigurableResource):
         storage = self.storage()
         return self.warehouse if storage is None else storage.partition_warehouse(filing_id)
 
+    def configured(self):
+        """A context in which assets_config files are read from ``config_dir`` first (empty: no change)."""
+        from finrag_pipeline.core.config import using_config_dir
+
+        return using_config_dir(self.config_dir or None)
+
     def tantivy(self):
         storage = self.storage()
         if storage is not None:  # the published BM25 snapshot (workers write shards: defs/index)
@@ -75,11 +85,36 @@ class FinragResource(dg.ConfigurableResource):
                                                                                   meta.content_sha256))
 
 
+def code_location_resources(home: str | None = None) -> dict[str, dg.ConfigurableResource]:
+    """The finrag and embedder resources of the code location (definitions.py); the CLI builds the same
+    (with its --home), so a command and an asset run see one FINRAG_HOME, config directory and embedder."""
+    return {"finrag": FinragResource(home=str(home) if home else ""), "embedder": EmbedderResource()}
+
+
+def session_from_resources(finrag: FinragResource, embedder: EmbedderResource,
+                           retriever_overrides: Mapping[str, Any] | None = None) -> FinragSession:
+    """The one wiring of a FinragSession in the Dagster layer (and in the CLI, which builds the same
+    resources): FINRAG_HOME and the config directory of ``finrag``, the embedder of ``embedder`` (the
+    one the vector index was built with; loaded only when a retriever embeds a query)."""
+    config_dir = finrag.config_dir or None
+
+    def embed():
+        return embedder.get(finrag.config_dir)
+
+    storage = finrag.storage()
+    # distributed: result rows go to the object store for the single publisher (publish_distributed_results);
+    # the retrieval resources open the published BM25 snapshot and LanceDB on s3:// themselves
+    return FinragSession.from_parts(finrag.paths, embed, config_dir, retriever_overrides=retriever_overrides,
+                                    result_writer=storage.results() if storage is not None else None)
+
+
 @cache
-def _embedder(name: str, model_path: str, kind: str):
+def _embedder(name: str, model_path: str, kind: str, config_dir: str = ""):
+    from finrag_pipeline.core.config import using_config_dir
     from finrag_pipeline.core.indexing.embedder import EmbedderConfig, load_embedder_config
 
-    config = load_embedder_config(name or None)
+    with using_config_dir(config_dir or None):
+        config = load_embedder_config(name or None)
     overrides = {k: v for k, v in (("model_path", model_path), ("kind", kind)) if v}
     return EmbedderConfig(**{**config.model_dump(), **overrides}).build() if overrides else config.build()
 

@@ -282,11 +282,18 @@ class ExtractiveAnswerer:
         return AnswerResult("; ".join(parts) + ".", citations, "answered", latency_ms=_ms(t0))
 
 
-@functools.lru_cache(maxsize=1)
 def _lexicon():
+    """lexicon.yaml as resolved now (a session's config directory may differ), loaded once per file."""
+    from finrag_pipeline.core.config import config_path
+
+    return _lexicon_at(str(config_path("lexicon.yaml")))
+
+
+@functools.lru_cache(maxsize=4)
+def _lexicon_at(path: str):
     from finrag_pipeline.core.retrieval.lexicon import Lexicon
 
-    return Lexicon.load_default()
+    return Lexicon.load(path)
 
 
 def _ms(t0: float) -> float:

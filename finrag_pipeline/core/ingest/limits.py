@@ -8,10 +8,12 @@ a filing over ``max_leaf_chunks`` (what is embedded) is rejected as ``too_large`
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag_pipeline.core.config import config_dir, load_yaml
+from finrag_pipeline.core.config import config_path
 
 
 class IngestLimits(BaseModel):
@@ -24,9 +26,14 @@ class IngestLimits(BaseModel):
 
 
 def load_ingest_limits(directory: str | None = None) -> IngestLimits:
-    return _load(str(directory or config_dir()))
+    """``limits:`` of ``directory``/ingest.yaml, or of ingest.yaml as resolved now (config_path)."""
+    path = Path(directory) / "ingest.yaml" if directory else config_path("ingest.yaml")
+    return _load(str(path))
 
 
 @cache
-def _load(directory: str) -> IngestLimits:
-    return IngestLimits.model_validate(load_yaml("ingest.yaml", directory).get("limits") or {})
+def _load(path: str) -> IngestLimits:
+    if not Path(path).exists():
+        raise FileNotFoundError(f"configuration file {path} does not exist")
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return IngestLimits.model_validate(data.get("limits") or {})

@@ -53,6 +53,9 @@ class FilingContext:
 class ImportResult:
     items: list[QAItem]
     log: list[dict[str, Any]] = field(default_factory=list)
+    # filings whose qa.items rows this import wrote or removed (import_external_set fills it): their
+    # QA sets changed, so the caller reports them to Dagster and their evaluations re-run
+    changed_filings: list[str] = field(default_factory=list)
 
 
 def _tokens(text: str) -> set[str]:
@@ -269,4 +272,5 @@ def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: st
                  if i.source == fmt and (i.metadata or {}).get("external_set", name) == name}
         if items or stale:
             warehouse.replace_rows("qa.items", rows_of(items), where={"qa_id": sorted(stale | {i.qa_id for i in items})})
+            result.changed_filings.append(fid)
     return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -44,12 +45,15 @@ class PhrasingVocabulary(BaseModel):
 
 
 @functools.lru_cache(maxsize=4)
-def _load(directory: str | None) -> PhrasingVocabulary:
+def _load(path: str) -> PhrasingVocabulary:
     from finrag_pipeline.core.config import load_model
 
-    return load_model(PhrasingVocabulary, "phrasing.yaml", None, directory)
+    return load_model(PhrasingVocabulary, Path(path).name, None, Path(path).parent)
 
 
 def load_phrasing(directory: str | os.PathLike | None = None) -> PhrasingVocabulary:
-    """assets_config/phrasing.yaml (or ``directory``/phrasing.yaml), validated; cached per directory."""
-    return _load(str(directory) if directory else None)
+    """assets_config/phrasing.yaml (or ``directory``/phrasing.yaml), validated; cached per file (without
+    ``directory``, the file config_path resolves now: a session's config directory may differ)."""
+    from finrag_pipeline.core.config import config_path
+
+    return _load(str(Path(directory) / "phrasing.yaml" if directory else config_path("phrasing.yaml")))

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from finrag_pipeline.core.config import ConfigError, config_path, deep_merge, unknown_names_error
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
+from finrag_pipeline.core.retrieval.page_scores import PageRankingConfig
 from finrag_pipeline.core.retrieval.plugins import (
     RETRIEVER_CONFIGS,
     RETRIEVERS,
@@ -37,7 +38,6 @@ from finrag_pipeline.core.retrieval.plugins import (
     import_type,
     is_import_path,
 )
-from finrag_pipeline.core.retrieval.page_scores import PageRankingConfig
 
 DEFAULT_RETRIEVERS_PATH = ASSETS_CONFIG_DIR / "retrievers.yaml"
 

@@ -77,6 +77,11 @@ class AnalystVocabulary:
         return f"{text} {' '.join(extra)}" if extra else text
 
 
-@lru_cache(maxsize=4)
 def default_vocabulary(path: str | None = None) -> AnalystVocabulary:
+    """The vocabulary at ``path`` (default: analyst_vocabulary.yaml as resolved now), loaded once per file."""
+    return _vocabulary_at(str(path or config_path("analyst_vocabulary.yaml")))
+
+
+@lru_cache(maxsize=4)
+def _vocabulary_at(path: str) -> AnalystVocabulary:
     return AnalystVocabulary.load(path)

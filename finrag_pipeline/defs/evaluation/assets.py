@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 from pydantic import Field
 
-from finrag_pipeline.core.config import config_fingerprint, parse_overrides
+from finrag_pipeline.core.config import config_fingerprint, parse_overrides, using_config_dir
 from finrag_pipeline.core.evaluation.agreement import agreement_markdown, build_external_agreement
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
@@ -16,7 +16,7 @@ from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
 from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
-from finrag_pipeline.defs.resources import FinragResource
+from finrag_pipeline.defs.resources import EmbedderResource, FinragResource, session_from_resources
 
 GROUP = "evaluation"
 
@@ -32,14 +32,12 @@ class EvalRunConfig(dg.Config):
     retriever_overrides: list[str] = Field(
         default=[], description='Override any retriever field, e.g. "hybrid_rrf.rrf_k=30" (as `finrag --set`).')
 
-    def matrix(self) -> EvalMatrix:
-        narrowed = {k: v for k, v in self.model_dump(exclude={"retriever_overrides"}).items() if v}
-        return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
+    def session(self, finrag: FinragResource, embedder: EmbedderResource) -> FinragSession:
+        return session_from_resources(finrag, embedder, parse_overrides(self.retriever_overrides))
 
-    def session(self, finrag: FinragResource) -> FinragSession:
-        storage = finrag.storage()  # distributed: result rows go to the object store (publish_results loads them)
-        return FinragSession(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides),
-                             result_writer=storage.results() if storage is not None else None)
+    def matrix(self, session: FinragSession) -> EvalMatrix:
+        """The session's eval_matrix.yaml (its config directory), narrowed by the launchpad fields."""
+        return session.eval_matrix(**self.model_dump(exclude={"retriever_overrides"}))
 
 
 @dg.asset(
@@ -49,13 +47,13 @@ class EvalRunConfig(dg.Config):
     description="Retrieval metrics (hit, MRR, precision, recall, AP, nDCG at chunk and page level, "
                 "all-evidence hit) per question x retriever x k x scope. Tables eval.retrieval_results, eval.runs.",
 )
-def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
-                   finrag: FinragResource) -> dg.MaterializeResult:
+def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: FinragResource,
+                   embedder: EmbedderResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    session = config.session(finrag)
+    session = config.session(finrag, embedder)
     state = session.corpus_state()
     t0 = time.perf_counter()
-    run_rows, rows = session.evaluate_retrieval(fid, config.matrix(), dagster_run_id=context.run_id)
+    run_rows, rows = session.evaluate_retrieval(fid, config.matrix(session), dagster_run_id=context.run_id)
     table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
     return dg.MaterializeResult(metadata={
         **row_counts(finrag.warehouse, "eval.retrieval_results", fid),
@@ -76,12 +74,12 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                 "grounding, period check, page and block citations "
                 "and, when a judge is configured, faithfulness and relevancy. Table eval.answer_results.",
 )
-def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
-                finrag: FinragResource) -> dg.MaterializeResult:
+def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: FinragResource,
+                embedder: EmbedderResource) -> dg.MaterializeResult:
     fid = context.partition_key
-    session = config.session(finrag)
+    session = config.session(finrag, embedder)
     t0 = time.perf_counter()
-    _run_rows, rows = session.evaluate_answers(fid, config.matrix(), dagster_run_id=context.run_id)
+    _run_rows, rows = session.evaluate_answers(fid, config.matrix(session), dagster_run_id=context.run_id)
     states = pd.Series([r["response_state"] for r in rows]).value_counts().to_dict() if rows else {}
     return dg.MaterializeResult(metadata={
         **row_counts(finrag.warehouse, "eval.answer_results", fid),
@@ -103,7 +101,8 @@ def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig,
                 "eval.external_agreement_configs.",
 )
 def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
-    matrix = EvalMatrix.load(directory=finrag.config_dir or None)
+    with using_config_dir(finrag.config_dir or None):  # files it lacks keep their defaults
+        matrix = EvalMatrix.load()
     stats = matrix.stats
     t0 = time.perf_counter()
     finrag.publish_distributed_results()

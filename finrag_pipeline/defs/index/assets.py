@@ -50,7 +50,7 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     fid = context.partition_key
     leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
-    index = finrag.lance(embedder.get())
+    index = finrag.lance(embedder.get(finrag.config_dir))
     n = index.upsert_filing(fid, leaves, show_progress=False)
     seconds = time.perf_counter() - t0
     return dg.MaterializeResult(metadata={
@@ -75,7 +75,7 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
     active = set(active_filings(wh))
     storage = finrag.storage()
     if storage is not None:  # distributed: the single BM25 publisher, after dropping removed filings' shards
-        vectors = finrag.lance(embedder.get())
+        vectors = finrag.lance(embedder.get(finrag.config_dir))
         for stale in sorted((set(storage.bm25_filing_ids()) | set(vectors.filing_ids())) - active):
             context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
             storage.remove_bm25_shard(stale)
@@ -85,7 +85,7 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
                          f"{published.n_docs} documents ({'published' if published.changed else 'unchanged'})")
         bm25 = storage.open_bm25()
     else:
-        bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get())
+        bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get(finrag.config_dir))
         for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
             context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
             bm25.delete_filing(stale)

@@ -126,11 +126,12 @@ def chunks(context: dg.AssetExecutionContext, config: ChunkingRunConfig,
     fid = context.partition_key
     wh = finrag.partition_warehouse(fid)
     overrides = {k: v for k, v in (("chunk_size", config.chunk_size), ("overlap", config.overlap)) if v is not None}
-    chunking = load_chunking_config(config.variant, **overrides)
+    with finrag.configured():  # ingest.yaml of the resource's config dir
+        chunking = load_chunking_config(config.variant, **overrides)
+        limit = load_ingest_limits().max_leaf_chunks
     t0 = time.perf_counter()
     meta = load_filing(wh, fid)
     out = chunk_filing(meta, load_pages(wh, fid), load_table_rows(wh, fid), chunking)
-    limit = load_ingest_limits().max_leaf_chunks
     n_leaves = sum(c.is_leaf for c in out)
     if n_leaves > limit:
         message = f"{n_leaves:,} leaf chunks, over limits.max_leaf_chunks {limit:,} (assets_config/ingest.yaml)"

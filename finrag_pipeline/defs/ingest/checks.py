@@ -135,7 +135,7 @@ def _index_count_check(asset: str, count_fn_name: str):
         if storage is not None and count_fn_name == "tantivy":
             actual = storage.bm25_counts([fid])[fid]  # the filing's shard; corpus_state publishes the snapshot
         else:
-            index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get())
+            index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get(finrag.config_dir))
             actual = index.count(fid)
         return dg.AssetCheckResult(passed=actual == expected,
                                    metadata=_per_filing({"index_rows": actual, "leaf_chunks": expected}))

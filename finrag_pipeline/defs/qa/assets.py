@@ -41,14 +41,15 @@ def qa_set(context: dg.AssetExecutionContext, config: QARunConfig, finrag: Finra
     fid = context.partition_key
     wh = finrag.partition_warehouse(fid)
     overrides = {k: v for k, v in (("generators", config.generators), ("seed", config.seed)) if v is not None}
-    qa_config = load_qa_config(overrides)
     t0 = time.perf_counter()
     pages, chunks = load_pages(wh, fid), load_chunks(wh, fid)
-    result = generate_qa_set(load_filing(wh, fid), pages, load_table_rows(wh, fid),
-                             load_facts(wh, fid), chunks, qa_config, embedder=embedder.get().encode)
     reviews = wh.query_df("SELECT qa_id, decision, after FROM qa.reviews ORDER BY reviewed_at").to_dict("records")
-    items = annotate_leakage(apply_recorded_reviews(result.items, reviews), chunks, pages,
-                             settings=qa_config.leakage)
+    with finrag.configured():  # qa.yaml, lexicon.yaml, phrasing.yaml of the resource's config dir
+        qa_config = load_qa_config(overrides)
+        result = generate_qa_set(load_filing(wh, fid), pages, load_table_rows(wh, fid), load_facts(wh, fid),
+                                 chunks, qa_config, embedder=embedder.get(finrag.config_dir).encode)
+        items = annotate_leakage(apply_recorded_reviews(result.items, reviews), chunks, pages,
+                                 settings=qa_config.leakage)
     # Imported sets (FinanceBench, JSONL, CSV) share the table: replace only what generators wrote.
     wh.replace_rows("qa.items", rows_of(items), where={"filing_id": fid, "source": "generated"})
     wh.replace_rows("qa.generation_log", result.log_rows(fid), where={"filing_id": fid})
