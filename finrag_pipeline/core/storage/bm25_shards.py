@@ -18,9 +18,9 @@ cache folder named by its id (extracted to a temp folder, then renamed), and ope
 :class:`TantivyIndex`. Whatever workers write meanwhile, the searcher sees one published state: a
 half-written filing is never in a snapshot, because a snapshot is built from complete shards only.
 
-The publisher builds each snapshot from scratch, filing by filing in sorted order, with the same
-``TantivyIndex.upsert_filing`` a local run uses: the index holds no deleted documents, and its BM25
-scores equal a local index built from the same documents.
+The publisher builds each snapshot from scratch, filings in sorted order, with the documents
+``TantivyIndex.upsert_filing`` builds in a local run, in one commit (``upsert_filings``): the index holds
+no deleted documents, and its BM25 scores equal a local index built from the same documents.
 """
 
 from __future__ import annotations
@@ -139,11 +139,13 @@ def build_index_from_shards(store: ObjectStore, heads: dict[str, ShardRef], inde
                             shard_cache: Path) -> int:
     """A fresh tantivy index at ``index_dir`` holding every head's shard; returns the document count."""
     index = TantivyIndex(index_dir)
-    n_docs = 0
-    for filing_id in sorted(heads):
-        local = store.fetch_cached(heads[filing_id].shard_key, shard_cache)  # immutable: download once
-        n_docs += index.upsert_filing(filing_id, _chunks_of(pq.read_table(local)))
-    return n_docs
+
+    def documents():
+        for filing_id in sorted(heads):
+            local = store.fetch_cached(heads[filing_id].shard_key, shard_cache)  # immutable: download once
+            yield filing_id, _chunks_of(pq.read_table(local))
+
+    return index.upsert_filings(documents())  # one commit for the whole snapshot
 
 
 def publish_bm25_snapshot(store: ObjectStore, work_dir: str | os.PathLike, *,
