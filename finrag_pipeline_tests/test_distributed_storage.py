@@ -143,3 +143,35 @@ def test_concurrent_lance_writers_on_the_store_lose_nothing(store: ObjectStore, 
         assert list(pool.map(work, range(4))) == [4, 4, 4, 4]
     reader = storage_for(store, tmp_path / "reader").open_lance(HashEmbedder())
     assert reader.filing_ids() == fids and all(reader.count(f) == 4 for f in fids)
+
+
+def test_registration_with_the_store_down_fails_loudly_and_quarantines_nothing(tmp_path, monkeypatch):
+    """Object store unreachable, or the deployment misconfigured: registration raises a clear error and
+    records no failure for the file (it is not the file's fault; the next attempt registers it)."""
+    from finrag_pipeline.core.catalog import register_file
+    from finrag_pipeline.core.storage.errors import ObjectStoreUnavailable
+    from finrag_pipeline.core.storage.mode import DeploymentConfigError
+    from finrag_pipeline.core.warehouse import Warehouse
+    from finrag_pipeline_tests._object_store import free_port
+
+    paths = FinragPaths.from_env(tmp_path / "home").ensure()
+    wh = Warehouse(paths.warehouse)
+    deployment = tmp_path / "deployment.yaml"
+    monkeypatch.setenv("FINRAG_DEPLOYMENT_YAML", str(deployment))
+    monkeypatch.setenv("FINRAG_DEPLOYMENT", "distributed")
+    monkeypatch.setenv("FINRAG_POSTGRES_URL", "postgresql://u:p@127.0.0.1:5432/dagster")
+    monkeypatch.setenv("FINRAG_BROKER_URL", "redis://127.0.0.1:6379/0")
+    monkeypatch.setenv("FINRAG_TEST_S3_KEY", "k")
+    monkeypatch.setenv("FINRAG_TEST_S3_SECRET", "s")
+    store_yaml = ("mode: local\ndistributed:\n  object_store:\n    endpoint_url: http://127.0.0.1:{port}\n"
+                  "    bucket: finrag\n    access_key_env: FINRAG_TEST_S3_KEY\n    secret_key_env: FINRAG_TEST_S3_SECRET\n")
+    deployment.write_text(store_yaml.format(port=free_port()))  # plain http without allow_http
+    with pytest.raises(DeploymentConfigError, match="allow_http"):
+        register_file(DATA / "apple_2022_excerpt.pdf", paths, wh)
+    deployment.write_text(store_yaml.format(port=free_port()) + "    allow_http: true\n")  # nothing listens
+    with pytest.raises(ObjectStoreUnavailable, match="unreachable"):
+        register_file(DATA / "apple_2022_excerpt.pdf", paths, wh)
+    assert wh.query_df("SELECT count(*) AS n FROM core.ingest_failures")["n"][0] == 0
+    assert wh.query_df("SELECT count(*) AS n FROM core.filings")["n"][0] == 0
+    monkeypatch.setenv("FINRAG_DEPLOYMENT", "local")  # the same file registers once storage is reachable
+    assert register_file(DATA / "apple_2022_excerpt.pdf", paths, wh).status == "registered"

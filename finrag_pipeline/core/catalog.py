@@ -30,6 +30,7 @@ from finrag_pipeline.core.paths import FinragPaths, PathEscape, contained
 from finrag_pipeline.core.records import from_row
 from finrag_pipeline.core.storage.config import ObjectStoreCredentialsMissing
 from finrag_pipeline.core.storage.errors import ObjectStoreError
+from finrag_pipeline.core.storage.mode import DeploymentConfigError
 from finrag_pipeline.core.warehouse import Warehouse, WarehouseBusy, register_tables
 
 register_tables({
@@ -44,7 +45,7 @@ OK_STATUSES = ("registered", "updated")
 # Failures of the machine (a warehouse held too long by another process, memory), not of a file.
 # The object store (distributed mode) unreachable or refusing credentials is the machine's fault too.
 ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (WarehouseBusy, duckdb.Error, MemoryError, ObjectStoreError,
-                                                       ObjectStoreCredentialsMissing)
+                                                       ObjectStoreCredentialsMissing, DeploymentConfigError)
 
 
 @dataclass

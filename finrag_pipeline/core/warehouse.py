@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from finrag_pipeline.core.evaluation.metric_registry import (
     ANSWER_METRIC_SPECS,
@@ -242,16 +243,19 @@ class Warehouse:
             con.execute(sql, params or [])
 
 
-def replace_rows_in(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame, where: Mapping[str, Any]) -> None:
-    """DELETE ``table``'s rows matching ``where`` and INSERT ``df``, inside the caller's transaction."""
+def replace_rows_in(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame | pa.Table,
+                    where: Mapping[str, Any]) -> None:
+    """DELETE ``table``'s rows matching ``where`` and INSERT ``df`` (pandas or Arrow), inside the caller's
+    transaction."""
     _delete_where(con, table, where)
     if len(df):
+        names = df.column_names if isinstance(df, pa.Table) else list(df.columns)
         cols = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
-        missing = [c for c in df.columns if c not in cols]
+        missing = [c for c in names if c not in cols]
         if missing:
             raise ValueError(f"{table} has no columns {missing}")
         con.register("_incoming", df)
-        col_list = ", ".join(df.columns)
+        col_list = ", ".join(names)
         con.execute(f"INSERT INTO {table} ({col_list}) SELECT {col_list} FROM _incoming")
         con.unregister("_incoming")
 

@@ -124,6 +124,25 @@ class TantivyIndex:
         self._write(replace)
         return len(docs)
 
+    def upsert_filings(self, filings: Iterable[tuple[str, Iterable[Chunk]]]) -> int:
+        """:meth:`upsert_filing` for many filings in ONE commit (a commit costs ~0.3 s: bulk builds use this)."""
+        prepared = []
+        for filing_id, chunks in filings:
+            docs = [self._document(c) for c in chunks if c.is_leaf]
+            foreign = {d.get_first("filing_id") for d in docs} - {filing_id}
+            if foreign:
+                raise ValueError(f"upsert_filings: {filing_id!r} got chunks of other filings: {sorted(foreign)}")
+            prepared.append((filing_id, docs))
+
+        def replace(writer: tantivy.IndexWriter) -> None:
+            for filing_id, docs in prepared:
+                writer.delete_documents_by_term("filing_id", filing_id)
+                for doc in docs:
+                    writer.add_document(doc)
+
+        self._write(replace)
+        return sum(len(docs) for _, docs in prepared)
+
     def delete_filing(self, filing_id: str) -> None:
         """Remove every document of ``filing_id`` (one commit)."""
         self._write(lambda w: w.delete_documents_by_term("filing_id", filing_id))

@@ -20,7 +20,7 @@ from finrag_pipeline.core.storage.config import ObjectStoreConfig
 MODES = ("local", "distributed")
 
 
-class DeploymentConfigError(ValueError):
+class DeploymentConfigError(RuntimeError):
     """The deployment mode or the object store configuration is invalid."""
 
 
@@ -31,7 +31,10 @@ def object_store_config(config_dir: str | os.PathLike | None = None) -> ObjectSt
     except ImportError:
         load_deployment = None
     if load_deployment is not None:
-        cfg = load_deployment(config_dir)
+        try:
+            cfg = load_deployment(config_dir)
+        except Exception as exc:  # one type for callers: a configuration problem, never a file's fault
+            raise DeploymentConfigError(f"deployment configuration: {exc}") from exc
         if cfg.mode != "distributed" or cfg.object_store is None:
             return None
         return ObjectStoreConfig.model_validate(cfg.object_store.model_dump())
