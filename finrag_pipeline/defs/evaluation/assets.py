@@ -37,7 +37,8 @@ class EvalRunConfig(dg.Config):
         return EvalMatrix.load().narrow(**narrowed) if narrowed else EvalMatrix.load()
 
     def session(self, finrag: FinragResource) -> FinragSession:
-        return FinragSession(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides))
+        # shared by the evaluation runs of one process while the corpus and config are unchanged
+        return FinragSession.shared(finrag.paths, retriever_overrides=parse_overrides(self.retriever_overrides))
 
 
 @dg.asset(
