@@ -10,6 +10,10 @@ shared machine's load hits both alike):
     # (FinragSession.shared, after), on a copy of a finished demo home; result rows must be identical
     python benchmarks/demo_speed.py eval --home /tmp/copy-of-demo-home [--filings 4]
 
+    # sanity_random (pool per question vs pool per scope) and the feature reranker (question parsed per
+    # hit vs once), over every filing's questions in both scopes, on a finished demo home
+    python benchmarks/demo_speed.py retrievers --home /tmp/some-demo-home
+
 The whole `make demo` is timed by the integrator on an idle machine (docs/BENCHMARKS.md).
 """
 
@@ -92,6 +96,74 @@ def evaluation(home: Path, n_filings: int | None) -> None:
           f"| **{totals['new_wall']:.1f} / {totals['new_cpu']:.1f}** | |")
 
 
+def retrievers(home: Path) -> None:
+    """CPU seconds of the two retriever levers, old and new code on the same questions and hits."""
+    import hashlib
+    import random
+
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.evaluation.runner import scope_filters
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.core.records import load_qa_items
+    from finrag_pipeline.core.retrieval import rerank
+    from finrag_pipeline.core.retrieval.base import filters_match
+    from finrag_pipeline.core.session import FinragSession
+
+    os.environ["FINRAG_HOME"] = str(home)
+    session = FinragSession(FinragPaths.from_env(str(home)).ensure())
+    store = session.resources.get("chunk_store")
+    searches = [(item.question, scope_filters(scope, fid))
+                for fid in active_filings(session.warehouse)
+                for item in load_qa_items(session.warehouse, fid) for scope in ("filing", "corpus")]
+
+    def old_random(query, scope, k=10):  # the code before: every leaf filtered on every question
+        pool = sorted((c for c in store.leaves() if filters_match(scope, filing_id=c.filing_id, ticker=c.ticker,
+                                                               fiscal_year=c.fiscal_year, chunk_type=c.chunk_type)),
+                      key=lambda c: c.chunk_id)
+        key = hashlib.sha256(f"0\x1f{query}\x1f{scope}".encode()).hexdigest()
+        return [c.chunk_id for c in random.Random(key).sample(pool, min(k, len(pool)))]
+
+    new = session.retriever("sanity_random")
+    c0 = time.process_time()
+    old_ids = [old_random(q, f) for q, f in searches]
+    c1 = time.process_time()
+    new_ids = [[h.chunk_id for h in new.search(q, 10, f)] for q, f in searches]
+    c2 = time.process_time()
+    print(f"| sanity_random, {len(searches)} searches | {c1 - c0:.2f} | {c2 - c1:.2f} | "
+          f"{'yes' if old_ids == new_ids else 'NO'} |")
+
+    # feature reranker: the hits of hybrid_rrf (its base) for each search, scored old and new
+    reranker = rerank.FeatureReranker(session.resources.get("lexicon"))
+    base = session.retriever("hybrid_rrf")
+    hit_lists = [(q, base.search(q, 50, f)) for q, f in searches[::2]]
+
+    def clear():
+        rerank._figures.cache_clear()
+        rerank._asked_years.cache_clear()
+
+    c0 = time.process_time()
+    old_scores = []
+    for q, hits in hit_lists:
+        line_items = reranker.lexicon.line_items_for(q)
+        quantitative = bool(line_items or rerank.figures_in(q) or rerank.QUANT_WORDS.search(q))
+        row = []
+        for h in hits:
+            clear()  # no memo: each hit re-reads the question's years and figures and its own text, as before
+            row.append(reranker.features(q, h, line_items, quantitative))
+        old_scores.append(row)
+    c1 = time.process_time()
+    clear()
+    new_scores = []
+    for q, hits in hit_lists:
+        line_items = reranker.lexicon.line_items_for(q)
+        quantitative = bool(line_items or rerank.figures_in(q) or rerank.QUANT_WORDS.search(q))
+        new_scores.append([reranker.features(q, h, line_items, quantitative) for h in hits])
+    c2 = time.process_time()
+    n = sum(len(h) for _q, h in hit_lists)
+    print(f"| feature reranker features, {n} (question, hit) pairs | {c1 - c0:.2f} | {c2 - c1:.2f} | "
+          f"{'yes' if old_scores == new_scores else 'NO'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -100,8 +172,13 @@ def main() -> None:
     p = sub.add_parser("eval")
     p.add_argument("--home", type=Path, required=True)
     p.add_argument("--filings", type=int, default=None)
+    p = sub.add_parser("retrievers")
+    p.add_argument("--home", type=Path, required=True)
     args = parser.parse_args()
-    if args.command == "steps":
+    if args.command == "retrievers":
+        print("| lever | old CPU s | new CPU s | same results |\n|---|---|---|---|")
+        retrievers(args.home)
+    elif args.command == "steps":
         steps(args.home)
     elif args.command == "eval":
         evaluation(args.home, args.filings)
