@@ -164,6 +164,24 @@ def retrievers(home: Path) -> None:
           f"{'yes' if old_scores == new_scores else 'NO'} |")
 
 
+def marts_row_counts(home: Path) -> None:
+    """The dbt step's row counts: one connection per model (before) vs one query (after)."""
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    wh = Warehouse(home / "warehouse.duckdb")
+    relations = [tuple(r) for r in wh.query_df(
+        "SELECT table_schema, table_name FROM information_schema.tables "
+        "WHERE table_schema IN ('staging', 'marts') ORDER BY 1, 2").itertuples(index=False)]
+    w0, c0 = time.perf_counter(), time.process_time()
+    old = {r: int(wh.query_df(f'SELECT count(*) AS n FROM "{r[0]}"."{r[1]}"').iloc[0, 0]) for r in relations}
+    w1, c1 = time.perf_counter(), time.process_time()
+    sql = " UNION ALL ".join(f'SELECT {i} AS i, count(*) AS n FROM "{s}"."{t}"' for i, (s, t) in enumerate(relations))
+    new = {relations[int(i)]: int(n) for i, n in wh.query_df(sql).itertuples(index=False)}
+    w2, c2 = time.perf_counter(), time.process_time()
+    print(f"| dbt step row counts, {len(relations)} relations (wall s) | {w1 - w0:.2f} ({c1 - c0:.2f} CPU) "
+          f"| {w2 - w1:.2f} ({c2 - c1:.2f} CPU) | {'yes' if old == new else 'NO'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -178,6 +196,7 @@ def main() -> None:
     if args.command == "retrievers":
         print("| lever | old CPU s | new CPU s | same results |\n|---|---|---|---|")
         retrievers(args.home)
+        marts_row_counts(args.home)
     elif args.command == "steps":
         steps(args.home)
     elif args.command == "eval":
