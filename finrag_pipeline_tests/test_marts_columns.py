@@ -30,3 +30,36 @@ def test_schema_keeps_table_order_types_and_prefers_the_yml():
         ("scope", "VARCHAR", "from the yml"),
         ("ndcg_page_mean", "DOUBLE", describe_column("ndcg_page_mean")),
         ("odd", "INTEGER", None)]
+
+
+def test_each_model_output_gets_its_own_row_count_and_schema(tmp_path):
+    import dagster as dg
+
+    from finrag_pipeline.core.warehouse import Warehouse
+    from finrag_pipeline.defs.marts.assets import with_schemas_and_row_counts
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.connect() as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS marts")
+        con.execute("CREATE SCHEMA IF NOT EXISTS staging")
+        con.execute("CREATE TABLE marts.board AS SELECT range AS k, 'bm25' AS config_name FROM range(3)")
+        con.execute("CREATE TABLE marts.empty_mart (scope VARCHAR)")
+        con.execute("CREATE VIEW staging.stg AS SELECT range AS k FROM range(7)")
+    manifest = {"nodes": {
+        "model.p.board": {"schema": "marts", "name": "board", "columns": {"k": {"description": "the k"}}},
+        "model.p.empty": {"schema": "marts", "name": "x", "alias": "empty_mart", "columns": {}},
+        "model.p.stg": {"schema": "staging", "name": "stg", "columns": {}},
+        "model.p.gone": {"schema": "marts", "name": "not_built", "columns": {}},
+    }}
+    events = [dg.Output(None, output_name=n, metadata={"unique_id": f"model.p.{n}"})
+              for n in ("board", "empty", "stg", "gone")]
+    events.append(dg.AssetObservation(asset_key="board", metadata={"unique_id": "test.p.t"}))
+    out = list(with_schemas_and_row_counts(events, manifest, wh))
+
+    assert len(out) == len(events)
+    counts = {e.output_name: e.metadata["dagster/row_count"].value for e in out[:3]}
+    assert counts == {"board": 3, "empty": 0, "stg": 7}
+    board_schema = out[0].metadata["dagster/column_schema"].schema
+    assert [(c.name, c.type, c.description) for c in board_schema.columns][0] == ("k", "BIGINT", "the k")
+    # a model whose relation is not in the warehouse, and non-model events, pass through unchanged
+    assert "dagster/row_count" not in out[3].metadata and out[4] is events[4]

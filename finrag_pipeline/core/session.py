@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,6 +34,17 @@ class CorpusState:
     @classmethod
     def empty(cls) -> CorpusState:
         return cls("empty", [], 0)
+
+
+_SHARED_SESSIONS: dict[tuple[str, ...], tuple[tuple[str, str], FinragSession]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _eval_config_fingerprint() -> str:
+    from finrag_pipeline.core.config import config_fingerprint
+
+    return config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "lexicon.yaml", "models.yaml",
+                              "embedder.yaml", "analyst_vocabulary.yaml")
 
 
 @dataclass
@@ -68,6 +80,50 @@ class FinragSession:
     def configured(self) -> contextlib.AbstractContextManager[None]:
         """The block reads configuration from this session's config directory (if it has one)."""
         return using_config_dir(self.config_dir)
+
+    @classmethod
+    def shared(cls, paths: FinragPaths, embedder: Any = None, config_dir: str | None = None, *,
+               retriever_overrides: Mapping[str, Any] | None = None, embedder_key: str = "") -> FinragSession:
+        """A session kept for this process while the corpus and the configuration stay the same.
+
+        Every evaluation run of one process (``finrag demo`` runs 2 x 8 evaluation assets in-process)
+        would otherwise re-load the chunk store, re-open both indexes and rebuild each filing's fact
+        layer for the calculator. The session is reused only while :meth:`data_fingerprint` (corpus
+        state, the chunks, table rows, facts and active filings) and the retrieval/answer YAMLs are
+        unchanged: any re-ingest or config edit gets a fresh session. Pure reuse: a search's
+        results depend only on those inputs, so rows are the same as with a new session.
+
+        ``embedder`` / ``config_dir`` as for :meth:`from_parts`; ``embedder_key`` names the embedder (a
+        factory has no identity of its own), so another embedder or config directory is another session."""
+        overrides = dict(retriever_overrides or {})
+        session = cls.from_parts(paths, embedder, config_dir, retriever_overrides=overrides)
+        key = (str(paths.home), str(config_dir or ""), embedder_key,
+               json.dumps(overrides, sort_keys=True, default=str))
+        with session.configured():  # the config files of the session's directory
+            fingerprint = (session.data_fingerprint(), _eval_config_fingerprint())
+        with _SHARED_LOCK:
+            cached = _SHARED_SESSIONS.get(key)
+            if cached is not None and cached[0] == fingerprint:
+                return cached[1]
+            _SHARED_SESSIONS[key] = (fingerprint, session)  # one per home: an outdated one is dropped
+            return session
+
+    def data_fingerprint(self) -> str:
+        """A hash of what searches and answers read: corpus state, chunks, table rows, XBRL facts and
+        the active filings (one DuckDB query; milliseconds on the demo corpus)."""
+        row = self.warehouse.query_df("""
+            SELECT (SELECT coalesce(max(corpus_state), '') FROM core.corpus_versions
+                    WHERE created_at = (SELECT max(created_at) FROM core.corpus_versions)) AS state,
+                   (SELECT count(*) || ':' || coalesce(sum(hash(chunk_id, text, metadata, page_start, page_end,
+                           is_leaf, parent_id)), 0) FROM core.chunks) AS chunks,
+                   (SELECT count(*) || ':' || coalesce(sum(hash(filing_id, table_id, row_index, page_number,
+                           headers, cells, row_path, unit, unit_text, statement_type)), 0)
+                    FROM core.table_rows) AS table_rows,
+                   (SELECT count(*) || ':' || coalesce(sum(hash(filing_id, fact_id, concept, value, unit,
+                           period_start, period_end, dimensions, scale)), 0) FROM core.xbrl_facts) AS facts,
+                   (SELECT coalesce(string_agg(filing_id || '=' || content_sha256, ',' ORDER BY filing_id), '')
+                    FROM core.filings WHERE NOT coalesce(removed, FALSE)) AS filings""").iloc[0]
+        return "|".join(str(v) for v in row.tolist())
 
     @cached_property
     def warehouse(self) -> Warehouse:

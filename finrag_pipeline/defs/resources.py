@@ -102,6 +102,10 @@ def session_from_resources(finrag: FinragResource, embedder: EmbedderResource,
         return embedder.get(finrag.config_dir)
 
     storage = finrag.storage()
+    if storage is None:
+        # shared by the evaluation runs of one process while the corpus and config are unchanged
+        return FinragSession.shared(finrag.paths, embed, config_dir, retriever_overrides=retriever_overrides,
+                                    embedder_key=embedder.model_dump_json())
     # distributed: result rows go to the object store for the single publisher (publish_distributed_results);
     # the retrieval resources open the published BM25 snapshot and LanceDB on s3:// themselves
     return FinragSession.from_parts(finrag.paths, embed, config_dir, retriever_overrides=retriever_overrides,

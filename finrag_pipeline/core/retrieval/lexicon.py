@@ -7,6 +7,7 @@ multi-query expansion and for the line-item feature of the features reranker.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -67,6 +68,20 @@ def normalize_text(text: str) -> str:
     return text.lower().replace("'", "").replace("\u2019", "")
 
 
+def _parsed_yaml(path: Path) -> dict:
+    """The file's YAML, parsed once per version of the file (path, size, mtime) in this process: every
+    QA set, evaluation session and answerer loads the lexicon, and parsing it is most of that cost.
+    A deep copy is returned, so a caller can never change what the next one reads."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _YAML_CACHE:
+        _YAML_CACHE[key] = yaml.safe_load(path.read_text()) or {}
+    return copy.deepcopy(_YAML_CACHE[key])
+
+
+_YAML_CACHE: dict[tuple[str, int, int], dict] = {}
+
+
 class Lexicon:
     def __init__(self, concepts: Iterable[Concept] = ()):
         self.concepts: dict[str, Concept] = {}
@@ -117,7 +132,7 @@ class Lexicon:
         """Load and merge lexicon files, later files extending earlier ones."""
         lex = cls()
         for p in paths:
-            for concept in cls.from_mapping(yaml.safe_load(Path(p).read_text()) or {}).concepts.values():
+            for concept in cls.from_mapping(_parsed_yaml(Path(p))).concepts.values():
                 lex.add(concept)
         return lex
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -75,28 +76,40 @@ DEFAULT_FEATURE_WEIGHTS = {"figure": 0.8, "period": 0.3, "line_item": 0.4, "tabl
 
 def figures_in(text: str) -> list[str]:
     """Digit strings of the figures in a text, normalised ("$394,328" -> "394328"; "4.2" stays)."""
+    return list(_figures(text))
+
+
+# Pure functions of a string, memoised: the feature reranker scores ~50 hits per question, the
+# same question against each hit, and the same chunks come back for many questions.
+@functools.lru_cache(maxsize=65536)
+def _figures(text: str) -> tuple[str, ...]:
     out = []
     for m in RE_FIGURE.finditer(text):
         digits = re.sub(r"[^\d.]", "", m.group(0)).strip(".")
         if not digits or RE_YEARLIKE.match(digits) or len(digits.replace(".", "")) < 2:
             continue
         out.append(digits)
-    return out
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _asked_years(query: str) -> tuple[int, ...]:
+    return tuple(p.year for p in parse_periods(query))
 
 
 def figure_match(query: str, passage: str) -> float:
     """Fraction of the question's figures that appear in the passage (0 when it names none)."""
-    wanted = set(figures_in(query))
+    wanted = set(_figures(query))
     if not wanted:
         return 0.0
-    have = set(figures_in(passage))
+    have = set(_figures(passage))
     return len(wanted & have) / len(wanted)
 
 
 def period_match(query: str, hit: Hit, fiscal_years: Sequence[int] | None = None) -> float:
     """Half for the chunk's filing year being one the question asks about, half for the passage
     naming those years (a FY2022 10-K also prints 2021 and 2020 columns)."""
-    years = sorted(set(fiscal_years or [p.year for p in parse_periods(query)]))
+    years = sorted(set(fiscal_years or _asked_years(query)))
     if not years:
         return 0.0
     in_filing = 1.0 if hit.fiscal_year in years else 0.0

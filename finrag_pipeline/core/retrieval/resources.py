@@ -34,11 +34,13 @@ class ChunkStore:
         self._children: dict[str, list[str]] = defaultdict(list)
         self._by_filing: dict[str, list[Chunk]] = defaultdict(list)
         self._by_page: dict[tuple[str, int], list[Chunk]] = defaultdict(list)
+        self.version = 0  # bumped on every change, so derived caches (sanity_random's pools) know
         self.add(chunks)
 
     def add(self, chunks: Iterable[Chunk]) -> None:
         for c in chunks:
             self._by_id[c.chunk_id] = c
+        self.version += 1
         self._reindex()
 
     def _reindex(self) -> None:

@@ -36,6 +36,9 @@ class RandomRetriever(Retriever):
         self.chunk_store = chunk_store
         self.filters = filters
         self.seed = seed
+        # scope -> (chunk store version, candidate pool): the pool depends only on the scope, and an
+        # evaluation asks ~50 questions per scope (filtering every leaf per question was ~10% of it)
+        self._pools: dict[SearchFilters | None, tuple[Any, list[Any]]] = {}
 
     @classmethod
     def from_config(cls, config, resources, builder=None) -> RandomRetriever:
@@ -46,14 +49,27 @@ class RandomRetriever(Retriever):
                   info: dict[str, Any]) -> list[Hit]:
         with timings.stage(self.stage_name):
             scope = merge_filters(self.filters, filters)
-            pool = sorted((c for c in self.chunk_store.leaves()
-                           if filters_match(scope, filing_id=c.filing_id, ticker=c.ticker,
-                                            fiscal_year=c.fiscal_year, chunk_type=c.chunk_type)),
-                          key=lambda c: c.chunk_id)
+            pool = self._pool(scope)
             key = hashlib.sha256(f"{self.seed}\x1f{query}\x1f{scope}".encode()).hexdigest()
             drawn = random.Random(key).sample(pool, min(k, len(pool)))
         info["pool_size"] = len(pool)
         return [hit_from_chunk(c, 1.0 / (i + 1), self.stage_name) for i, c in enumerate(drawn)]
+
+
+    def _pool(self, scope: SearchFilters | None) -> list[Any]:
+        """The leaves in ``scope`` ordered by chunk id (the draw's population), kept per scope while
+        the chunk store is unchanged (a store without a ``version`` is filtered on every call)."""
+        version = getattr(self.chunk_store, "version", None)
+        cached = self._pools.get(scope)
+        if version is not None and cached is not None and cached[0] == version:
+            return cached[1]
+        pool = sorted((c for c in self.chunk_store.leaves()
+                       if filters_match(scope, filing_id=c.filing_id, ticker=c.ticker,
+                                        fiscal_year=c.fiscal_year, chunk_type=c.chunk_type)),
+                      key=lambda c: c.chunk_id)
+        if version is not None:
+            self._pools[scope] = (version, pool)
+        return pool
 
 
 def chance_hit_rate(n_candidates: int, n_relevant: int, k: int) -> float:

@@ -89,18 +89,27 @@ def with_schemas_and_row_counts(events: list, manifest: Mapping[str, Any], wh) -
     ).itertuples(index=False):
         catalog.setdefault((schema, table), []).append((column, dtype))
     nodes = manifest.get("nodes", {})
+    located = []
     for event in events:
         unique_id = event.metadata.get("unique_id") if isinstance(event, dg.Output) else None
         node = nodes.get(getattr(unique_id, "value", unique_id)) if unique_id is not None else None
         relation = (node["schema"], node.get("alias") or node["name"]) if node else None
-        if relation not in catalog:
+        located.append((event, node, relation if relation in catalog else None))
+    # Every model's row count in one query (one connection), not one connection per model.
+    relations = list(dict.fromkeys(r for _e, _n, r in located if r is not None))
+    counts: dict[tuple[str, str], int] = {}
+    if relations:
+        sql = " UNION ALL ".join(f"SELECT {i} AS i, count(*) AS n FROM \"{s}\".\"{t}\""
+                                 for i, (s, t) in enumerate(relations))
+        counts = {relations[int(i)]: int(n) for i, n in wh.query_df(sql).itertuples(index=False)}
+    for event, node, relation in located:
+        if relation is None:
             yield event
             continue
-        n_rows = int(wh.query_df(f'SELECT count(*) AS n FROM "{relation[0]}"."{relation[1]}"').iloc[0, 0])
         yield event.with_metadata({
             **event.metadata,
             "dagster/column_schema": column_schema(catalog[relation], node.get("columns", {})),
-            "dagster/row_count": dg.MetadataValue.int(n_rows),
+            "dagster/row_count": dg.MetadataValue.int(counts[relation]),
         })
 
 

@@ -1,0 +1,42 @@
+"""The lexicon YAML is parsed once per version of the file: an edited file is read again, and no
+caller can change what the next load returns."""
+
+import os
+import time
+
+from finrag_pipeline.core.retrieval import lexicon as lexicon_module
+from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+YAML = """concepts:
+  revenue:
+    aliases: [revenue, net sales]
+    line_items: [Total net sales]
+"""
+
+
+def test_an_edited_lexicon_file_is_read_again(tmp_path):
+    path = tmp_path / "lexicon.yaml"
+    path.write_text(YAML)
+    first = Lexicon.load(path)
+    assert set(first.concepts) == {"revenue"}
+    assert Lexicon.load(path).concepts["revenue"].aliases == ["revenue", "net sales"]
+    path.write_text(YAML + "  capex:\n    aliases: [capital expenditures]\n")
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 1_000_000))
+    assert set(Lexicon.load(path).concepts) == {"revenue", "capex"}
+
+
+def test_a_loaded_lexicon_cannot_change_the_next_load(tmp_path):
+    path = tmp_path / "lexicon.yaml"
+    path.write_text(YAML)
+    lexicon_module._parsed_yaml(path)["concepts"]["revenue"]["aliases"].append("turnover")
+    first = Lexicon.load(path)
+    first.concepts["revenue"].aliases.append("top line")
+    assert Lexicon.load(path).concepts["revenue"].aliases == ["revenue", "net sales"]
+
+
+def test_the_default_lexicon_is_the_same_with_and_without_the_cache():
+    cached = Lexicon.load_default()
+    lexicon_module._YAML_CACHE.clear()
+    fresh = Lexicon.load_default()
+    assert len(cached.concepts) > 10
+    assert {k: vars(c) for k, c in cached.concepts.items()} == {k: vars(c) for k, c in fresh.concepts.items()}
