@@ -127,7 +127,12 @@ def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
     """The persistent instance under FINRAG_HOME/dagster_home (the one `make ui` opens)."""
     from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
 
+    from finrag_pipeline.core.deployment import load_deployment, write_instance_yaml
+
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
+    # dagster.yaml for the deployment mode (local: SQLite, as FinragPaths.ensure writes it; distributed:
+    # Postgres, run queue); a hand-written file is kept
+    write_instance_yaml(paths.dagster_home, load_deployment())
     instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
     # The UI's "Auto-materialize off" badge reads the asset daemon's pre-sensor pause switch, which a fresh
     # instance has on. Automation runs through the finrag_automation sensor, which that switch does not
