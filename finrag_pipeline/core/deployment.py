@@ -179,8 +179,10 @@ def celery_executor_config(cfg: DeploymentConfig) -> dict:
     """The dagster-celery executor config (also the workers' ``-y`` file under ``execution.config``).
 
     URLs are referenced by environment variable, so neither run config nor worker files hold secrets.
-    Early acknowledgement: a step whose worker dies fails (WorkerLostError) and the run retry re-executes
-    it from that step, instead of Redis redelivering it only after the visibility timeout.
+    Late acknowledgement: a step is acknowledged when it finished, so the step of a worker that vanished
+    (machine lost, ``kill -9`` of the whole worker) is handed to another worker once the broker's visibility
+    timeout passed. A step whose process died under a live worker (OOM kill) fails with WorkerLostError
+    (not redelivered: a step that kills its process would loop) and the run retry re-executes the run from it.
     """
     s = cfg.settings
     return {
@@ -189,6 +191,8 @@ def celery_executor_config(cfg: DeploymentConfig) -> dict:
         "include": ["finrag_pipeline.definitions"],
         "config_source": {
             "broker_connection_retry_on_startup": True,
+            "task_acks_late": True,
+            "task_reject_on_worker_lost": False,
             "broker_transport_options": {"visibility_timeout": s.celery.visibility_timeout_seconds},
             "result_backend_transport_options": {"visibility_timeout": s.celery.visibility_timeout_seconds},
             "worker_prefetch_multiplier": 1,
