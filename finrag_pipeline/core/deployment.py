@@ -141,7 +141,8 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
     broker = required(settings.broker_url_env, "redis://localhost:6379/0")
     return DeploymentConfig(
         mode="distributed",
-        postgres_url=required(settings.postgres_url_env, "postgresql://dagster:secret@localhost:5432/dagster"),
+        postgres_url=required(settings.postgres_url_env,
+                              "postgresql+psycopg2://dagster:secret@localhost:5432/dagster"),
         broker_url=broker,
         result_backend_url=(required(settings.result_backend_env, "redis://localhost:6379/1")
                             if settings.result_backend_env else broker),
@@ -230,8 +231,9 @@ def _redact(url: str) -> str:
 def check_postgres(url: str, timeout: float = 3.0) -> ServiceStatus:
     import psycopg2
 
-    try:
-        psycopg2.connect(url, connect_timeout=max(1, int(timeout))).close()
+    try:  # libpq does not know SQLAlchemy's "+driver" suffix (postgresql+psycopg2://)
+        libpq_url = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgresql+") else url
+        psycopg2.connect(libpq_url, connect_timeout=max(1, int(timeout))).close()
     except Exception as exc:  # noqa: BLE001 - any failure is reported, with the driver's words
         return ServiceStatus("postgres", False, f"cannot connect to {_redact(url)}: {_one_line(exc)}. Start "
                              "PostgreSQL, create the database and user, or fix the URL in the environment "

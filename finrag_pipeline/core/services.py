@@ -174,7 +174,8 @@ def _start_postgres(svc: LocalServices) -> None:
     with conn.cursor() as cur:
         cur.execute(f"CREATE DATABASE {DATABASE}")
     conn.close()
-    svc.postgres_url = f"postgresql://postgres@127.0.0.1:{port}/{DATABASE}"
+    # the driver named: SQLAlchemy 2.1 (dagster-postgres) would otherwise pick psycopg 3
+    svc.postgres_url = f"postgresql+psycopg2://postgres@127.0.0.1:{port}/{DATABASE}"
 
 
 def _start_redis(svc: LocalServices) -> None:
