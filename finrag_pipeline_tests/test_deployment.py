@@ -128,3 +128,28 @@ def test_executor_follows_the_mode(monkeypatch):
     executor = deployment_executor(load_deployment(env=DIST_ENV))
     assert executor.name == "finrag_celery"
     assert executor.config_schema is not None
+
+
+@pytest.mark.distributed
+def test_services_start_answer_and_stop_without_leftovers():
+    import shutil as sh
+
+    from finrag_pipeline.core.services import PG_BIN, start_services
+
+    if not (PG_BIN / "initdb").exists() or sh.which("redis-server") is None:
+        pytest.skip("PostgreSQL 15 / redis-server not installed (make test installs them)")
+    svc = start_services()
+    try:
+        env = {**svc.env, "FINRAG_DEPLOYMENT": "distributed"}
+        statuses = check_services(load_deployment(env=env), env=env)
+        assert [(s.service, s.ok) for s in statuses] == [("postgres", True), ("redis", True)]
+        store = ObjectStoreConfig(endpoint_url=svc.s3_endpoint, bucket="finrag", access_key_env="FINRAG_S3_ACCESS_KEY_ID",
+                                  secret_key_env="FINRAG_S3_SECRET_ACCESS_KEY", allow_http=True)
+        assert check_object_store(store, env=env).ok
+        pg_data, root = svc._pgdata, svc.root
+    finally:
+        svc.close()
+    # everything it started is gone: the ports refuse, the folders are removed
+    assert not check_postgres(statuses[0].detail.split()[-1], timeout=1).ok
+    assert not check_redis(env["FINRAG_BROKER_URL"], timeout=1).ok
+    assert not pg_data.exists() and not root.exists()
