@@ -37,11 +37,17 @@ class FinragResource(dg.ConfigurableResource):
     def warehouse(self) -> Warehouse:
         return Warehouse(self.paths.warehouse)
 
+    # The opened index is cached per process; another process (a Celery worker in distributed mode, the
+    # CLI) may have committed since, so each request first moves it to the latest commit.
     def tantivy(self):
-        return _tantivy(str(self.paths.tantivy_dir))
+        index = _tantivy(str(self.paths.tantivy_dir))
+        index.index.reload()
+        return index
 
     def lance(self, embedder):
-        return _lance(str(self.paths.lancedb_dir), embedder)
+        index = _lance(str(self.paths.lancedb_dir), embedder)
+        index.table.checkout_latest()
+        return index
 
 
 @cache
