@@ -3,6 +3,7 @@ and automation (ingest, corpus state, evaluations, marts), once in local mode an
 (Postgres instance, Redis broker, two Celery workers, all started here), printed side by side.
 
     python benchmarks/distributed.py [--workers 2]
+    python benchmarks/distributed.py --worker-logs worker-w1.log worker-w2.log   # per-step overhead only
 
 Both runs read the same embedding cache (the tests' cache, warm after the distributed test ran), so the
 difference is coordination (step dispatch through the broker, step setup in the worker, events in Postgres),
@@ -13,7 +14,9 @@ an idle machine when you can (the figure moves with load).
 import argparse
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,10 +42,45 @@ def run_driver(env: dict[str, str], log: Path) -> tuple[dict, float]:
     return json.loads([line for line in out.splitlines() if line.startswith("{")][-1]), wall
 
 
+TASK_DONE = re.compile(r"Task execute_plan\[(?P<task>[^\]]+)\] succeeded in (?P<seconds>[0-9.]+)s")
+STEP_DONE = re.compile(r'STEP_SUCCESS - Finished execution of step "(?P<step>[^"]+)" in (?P<value>[0-9.]+)(?P<unit>ms|s)')
+
+
+def worker_step_overheads(log_texts: list[str]) -> list[tuple[str, float, float]]:
+    """(step, Celery task seconds, the step's own seconds) per executed step, from worker logs: the task
+    time minus the step time is what the worker adds (loading the plan, the instance, resources, events)."""
+    rows = []
+    for text in log_texts:
+        step = None
+        for line in text.splitlines():
+            if (m := STEP_DONE.search(line)) is not None:
+                step = (m["step"], float(m["value"]) / (1000 if m["unit"] == "ms" else 1))
+            elif (m := TASK_DONE.search(line)) is not None and step is not None:
+                rows.append((step[0], float(m["seconds"]), step[1]))
+                step = None
+    return rows
+
+
+def print_worker_overheads(paths: list[Path]) -> None:
+    rows = worker_step_overheads([p.read_text(errors="replace") for p in paths])
+    if not rows:
+        raise SystemExit("no executed steps found in the worker logs")
+    extra = sorted(task - own for _step, task, own in rows)
+    ingest = [r for r in rows if not r[0].endswith(("_eval", "statistics")) and "mart" not in r[0]]
+    print(f"{len(rows)} steps; worker-side overhead per step (task s - step s): median {statistics.median(extra):.2f}, "
+          f"p90 {extra[int(0.9 * (len(extra) - 1))]:.2f}, mean {statistics.fmean(extra):.2f}")
+    print(f"ingest steps: {len(ingest)}; mean overhead {statistics.fmean(t - o for _s, t, o in ingest):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--worker-logs", nargs="*", type=Path,
+                        help="only analyse these Celery worker logs (per-step overhead), run nothing")
     args = parser.parse_args()
+    if args.worker_logs:
+        print_worker_overheads(args.worker_logs)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="finrag-bench-distributed-"))
     config_dir = tmp / "config"
     shutil.copytree(ASSETS_CONFIG_DIR, config_dir)
