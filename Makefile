@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install install-local-llm demo test test-fast test-slow ui serve browser lint bench clean
+.PHONY: install install-local-llm demo test test-fast test-slow ui serve browser services lint bench clean
 
 # torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
 # `make demo` installs only what the demo runs (the project and its dev tools). The local-LLM extra
@@ -24,11 +24,11 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,distributed]'
 	touch $@
 
 $(STAMP_LLM): $(STAMP)
-	$(BIN)/pip install -q -e '.[dev,local-llm]'
+	$(BIN)/pip install -q -e '.[dev,distributed,local-llm]'
 	touch $@
 
 install-local-llm: $(STAMP_LLM)
@@ -43,13 +43,18 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { apt-get update -q && apt-get install -y -q chromium chromium-driver; }
 
-test: install-local-llm browser
+# The distributed-mode test starts Debian's PostgreSQL 15 and redis-server (never a container).
+services:
+	@test -x /usr/lib/postgresql/15/bin/initdb && command -v redis-server >/dev/null || \
+	  { apt-get update -q && apt-get install -y -q postgresql-15 redis-server; }
+
+test: install-local-llm browser services
 	$(BIN)/pytest -q -ra
 
 test-fast: install
 	$(BIN)/pytest -q -m "not slow and not local_llm"
 
-test-slow: install-local-llm browser
+test-slow: install-local-llm browser services
 	$(BIN)/pytest -q -m "slow or local_llm"
 
 ui: install

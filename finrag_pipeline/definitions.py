@@ -9,6 +9,7 @@ from finrag_pipeline.defs.automation.schedules import edgar_poller, nightly_reev
 from finrag_pipeline.defs.automation.sensors import QUARANTINE_ASSET, automation_sensor, inbox_sensor
 from finrag_pipeline.defs.catalog_metadata import with_catalog_metadata
 from finrag_pipeline.defs.evaluation import assets as evaluation_assets
+from finrag_pipeline.defs.executors import deployment_executor
 from finrag_pipeline.defs.index import assets as index_assets
 from finrag_pipeline.defs.ingest import assets as ingest_assets
 from finrag_pipeline.defs.ingest import checks as ingest_checks
@@ -38,5 +39,7 @@ defs = dg.Definitions(
     jobs=[ingest_filing_job, evaluate_filing_job, corpus_job, marts_job],
     sensors=[inbox_sensor, automation_sensor, edgar_poller],
     schedules=[nightly_reevaluation],
+    # FINRAG_DEPLOYMENT=distributed: every job's steps (the implicit asset job's too) run on Celery workers
+    executor=deployment_executor(),
     resources={**code_location_resources(), "dbt": marts_assets.dbt_resource},
 )

@@ -17,6 +17,9 @@ import pytest
 
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR, FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
+
+# imported in local mode (at collection): the jobs keep the in-process executor in both runs below
+from finrag_pipeline.definitions import defs
 from finrag_pipeline_tests import _object_store
 
 moto_endpoint = _object_store.moto_endpoint
@@ -27,7 +30,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _run(home: Path, corpus: Path, *, distributed_config: Path | None, monkeypatch) -> dict:
-    from finrag_pipeline.definitions import defs
     from finrag_pipeline.defs.evaluation.assets import retrieval_eval
     from finrag_pipeline.defs.local_runs import run_pipeline
     from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
@@ -36,6 +38,10 @@ def _run(home: Path, corpus: Path, *, distributed_config: Path | None, monkeypat
     if distributed_config is not None:
         monkeypatch.setenv("FINRAG_DEPLOYMENT", "distributed")
         monkeypatch.setenv("FINRAG_CONFIG_DIR", str(distributed_config))
+        # distributed mode names its services; this test checks the storage layer with the code
+        # location's jobs executed in process (test_distributed.py runs the Celery workers)
+        monkeypatch.setenv("FINRAG_POSTGRES_URL", "postgresql+psycopg2://unused@127.0.0.1:1/unused")
+        monkeypatch.setenv("FINRAG_BROKER_URL", "redis://127.0.0.1:1/0")
     else:
         monkeypatch.setenv("FINRAG_DEPLOYMENT", "local")
     paths = FinragPaths.from_env(str(home)).ensure()

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import dagster as dg
 import yaml
+from dagster._core.execution.execution_result import ExecutionResult
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
+from finrag_pipeline.defs.executors import is_distributed_executor
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
 from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
 
@@ -75,18 +77,55 @@ def repository_label() -> str:
     return f"{REPOSITORY_NAME}@{code_location()[0]}"
 
 
+def reconstructable_job(job_name: str):
+    """A pointer to ``job_name`` of the code location that another process (a Celery worker) can load."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    from finrag_pipeline.core.paths import REPO_ROOT
+
+    _location, module = code_location()
+    repository = ReconstructableRepository.for_module(module, "defs", working_directory=str(REPO_ROOT))
+    return repository.get_reconstructable_job(job_name)
+
+
 def execute_job(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, *, trigger: str,
                 partition_key: str | None = None, asset_selection: Iterable[dg.AssetKey] | None = None,
-                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None) -> dg.ExecuteInProcessResult:
-    """Execute a job of the code location in this process, recorded as a run of that job (with its
-    remote origin, as if launched from the UI) and tagged with its trigger and filing."""
+                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None) -> ExecutionResult:
+    """Execute a job of the code location, recorded as a run of that job (with its remote origin, as if
+    launched from the UI) and tagged with its trigger and filing. This process runs the job's executor:
+    in local mode every step runs here; in distributed mode (the Celery executor) each step is sent to the
+    workers and this process waits for them."""
     job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
            else defs.resolve_job_def(job_name))
     all_tags = {**(tags or {}), **run_tags(trigger, partition_key)}
+    if is_distributed_executor(job.executor_def):
+        partition_tags = {"dagster/partition": partition_key} if partition_key else {}
+        with _runs_created_with_origin(instance, remote_job_origin(job.name)):
+            return dg.execute_job(reconstructable_job(job.name), instance, run_config=run_config,
+                                  tags={**all_tags, **partition_tags},
+                                  asset_selection=list(asset_selection) if asset_selection else None)
     with _runs_created_with_origin(instance, remote_job_origin(job.name)):
         return job.execute_in_process(run_config=run_config, instance=instance, partition_key=partition_key,
                                       asset_selection=list(asset_selection) if asset_selection else None,
                                       tags=all_tags, raise_on_error=False)
+
+
+def retry_failed_run(defs: dg.Definitions, instance: dg.DagsterInstance, run_id: str) -> ExecutionResult:
+    """Re-execute a failed run from its failed steps, as the daemon's run retries do (instance setting
+    ``run_retries``): the steps that succeeded are not run again; the new run carries the retry tags."""
+    from dagster._core.storage.tags import RETRY_NUMBER_TAG
+
+    failed = instance.get_run_by_id(run_id)
+    if failed is None:
+        raise ValueError(f"no run {run_id}")
+    retry_number = int(failed.tags.get(RETRY_NUMBER_TAG, "0")) + 1
+    options = dg.ReexecutionOptions.from_failure(run_id, instance)
+    job_name = failed.job_name
+    job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
+           else defs.resolve_job_def(job_name))
+    with _runs_created_with_origin(instance, remote_job_origin(job.name)):
+        return dg.execute_job(reconstructable_job(job.name), instance, reexecution_options=options,
+                              tags={RETRY_NUMBER_TAG: str(retry_number)})
 
 
 @contextlib.contextmanager
@@ -166,7 +205,12 @@ def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
     """The persistent instance under FINRAG_HOME/dagster_home (the one `make ui` opens)."""
     from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
 
+    from finrag_pipeline.core.deployment import load_deployment, write_instance_yaml
+
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
+    # dagster.yaml for the deployment mode (local: SQLite, as FinragPaths.ensure writes it; distributed:
+    # Postgres, run queue); a hand-written file is kept
+    write_instance_yaml(paths.dagster_home, load_deployment())
     instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
     # The UI's "Auto-materialize off" badge reads the asset daemon's pre-sensor pause switch, which a fresh
     # instance has on. Automation runs through the finrag_automation sensor, which that switch does not
@@ -192,7 +236,7 @@ _ERRORS_ONLY_JOBS = {"build_marts"}
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
              partition_key: str | None = None, log_dir: Path | None = None,
-             trigger: str = "cli") -> dg.ExecuteInProcessResult:
+             trigger: str = "cli") -> ExecutionResult:
     # The console shows warnings and errors; every event is still in the instance for `make ui`.
     level = "ERROR" if job_name in _ERRORS_ONLY_JOBS else "WARNING"
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
@@ -293,7 +337,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     return report
 
 
-def first_error(result: dg.ExecuteInProcessResult) -> str:
+def first_error(result: ExecutionResult) -> str:
     for event in result.all_events:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
@@ -317,7 +361,7 @@ def tick_inbox_sensor(instance: dg.DagsterInstance, cursor: str | None = None) -
 
 
 def execute_sensor_result(defs: dg.Definitions, instance: dg.DagsterInstance, result: dg.SensorResult,
-                          job_name: str = "ingest_filing") -> list[dg.ExecuteInProcessResult]:
+                          job_name: str = "ingest_filing") -> list[ExecutionResult]:
     """Add the partitions a sensor asked for and run its requests in this process, as the daemon would
     (the requests carry the sensor's trigger tag)."""
     for request in result.dynamic_partitions_requests or []:

@@ -59,17 +59,22 @@ class FinragResource(dg.ConfigurableResource):
 
         return using_config_dir(self.config_dir or None)
 
+    # The opened index is cached per process; another process (a Celery worker in distributed mode, the
+    # CLI) may have committed since, so each request first moves it to the latest commit.
     def tantivy(self):
         storage = self.storage()
         if storage is not None:  # the published BM25 snapshot (workers write shards: defs/index)
             return storage.open_bm25()
-        return _tantivy(str(self.paths.tantivy_dir))
+        index = _tantivy(str(self.paths.tantivy_dir))
+        index.index.reload()
+        return index
 
     def lance(self, embedder):
         storage = self.storage()
-        if storage is not None:
-            return _remote_lance(storage, embedder)
-        return _lance(str(self.paths.lancedb_dir), embedder)
+        index = _remote_lance(storage, embedder) if storage is not None else _lance(str(self.paths.lancedb_dir),
+                                                                                    embedder)
+        index.table.checkout_latest()
+        return index
 
     def publish_distributed_results(self) -> None:
         """Distributed mode: load the result rows workers wrote to the object store into the warehouse
