@@ -110,7 +110,7 @@ def test_unreachable_services_are_named_with_a_fix():
     assert not pg.ok and pg.service == "postgres" and "secretpw" not in pg.detail and "Start PostgreSQL" in pg.detail
     rd = check_redis(f"redis://127.0.0.1:{port}/0", timeout=1)
     assert not rd.ok and "redis-server" in rd.detail
-    store = ObjectStoreConfig(endpoint_url=f"http://127.0.0.1:{port}", bucket="finrag",
+    store = ObjectStoreConfig(endpoint_url=f"http://127.0.0.1:{port}", bucket="finrag", allow_http=True,
                               access_key_env="K", secret_key_env="S")
     assert "set the environment variables K, S" in check_object_store(store, env={}).detail
     s3 = check_object_store(store, env={"K": "a", "S": "b"}, timeout=1)
