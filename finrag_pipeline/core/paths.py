@@ -8,6 +8,7 @@ from pathlib import Path
 
 # The instance the CLI and `make ui` share. Run monitoring lets the daemon fail runs whose worker died
 # (kill -9); the CLI also fails runs of its own dead processes when it starts (defs/local_runs.py).
+# dagster_instance_yaml() adds the run queue's concurrency limits (assets_config/deployment.yaml).
 DAGSTER_INSTANCE_YAML = """telemetry:
   enabled: false
 run_monitoring:
@@ -15,6 +16,44 @@ run_monitoring:
   start_timeout_seconds: 180
   max_resume_run_attempts: 0
 """
+_INSTANCE_YAML_MARKER = "# written by finrag from assets_config/deployment.yaml; edit that file, not this one\n"
+
+
+def load_run_concurrency(config_dir: str | os.PathLike | None = None) -> list[dict]:
+    """``run_concurrency`` of assets_config/deployment.yaml: [{key, value, limit}], validated.
+
+    The one reader of that key until core/deployment.py (contract 1) takes it over."""
+    import yaml
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class TagLimit(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        key: str = Field(min_length=1)
+        value: str = Field(min_length=1)
+        limit: int = Field(ge=1)
+
+    from finrag_pipeline.core.config import config_path  # imports this module: resolved at call time
+
+    path = Path(config_dir) / "deployment.yaml" if config_dir else config_path("deployment.yaml")
+    raw = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+    limits = [TagLimit.model_validate(item).model_dump() for item in raw.get("run_concurrency") or []]
+    seen = [(item["key"], item["value"]) for item in limits]
+    if len(seen) != len(set(seen)):
+        raise ValueError(f"{path}: run_concurrency lists a tag twice: {seen}")
+    return limits
+
+
+def dagster_instance_yaml(config_dir: str | os.PathLike | None = None) -> str:
+    """dagster.yaml of a local instance: DAGSTER_INSTANCE_YAML plus the queued run coordinator with the tag
+    concurrency limits of deployment.yaml (runs over a limit wait in the queue)."""
+    import yaml
+
+    limits = load_run_concurrency(config_dir)
+    coordinator = {"run_coordinator": {
+        "module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator",
+        "config": {"tag_concurrency_limits": limits}}} if limits else {}
+    return _INSTANCE_YAML_MARKER + DAGSTER_INSTANCE_YAML + (yaml.safe_dump(coordinator, sort_keys=False) if coordinator else "")
+
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILINGS_DIR = REPO_ROOT / "data" / "sample_filings"
@@ -112,6 +151,11 @@ class FinragPaths:
                   self.inbox, self.quarantine, self.filings_store, self.reports_dir):
             p.mkdir(parents=True, exist_ok=True)
         instance_yaml = self.dagster_home / "dagster.yaml"
-        if not instance_yaml.exists():  # default storage under DAGSTER_HOME; no telemetry from an offline box
-            instance_yaml.write_text(DAGSTER_INSTANCE_YAML)
+        # Default storage under DAGSTER_HOME; no telemetry from an offline box; the run queue's limits. A file
+        # finrag wrote earlier is brought up to date (deployment.yaml changed); one written by hand is kept.
+        current = instance_yaml.read_text() if instance_yaml.exists() else None
+        if current is None or current == DAGSTER_INSTANCE_YAML or current.startswith(_INSTANCE_YAML_MARKER):
+            wanted = dagster_instance_yaml()
+            if current != wanted:
+                instance_yaml.write_text(wanted)
         return self
