@@ -180,7 +180,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json", type=Path, help="write the results here as well")
     args = ap.parse_args()
-    results = [measure("this tree", REPO, args.demo_home, args.arrival, args.work, args.timeout)]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the daemon we started is stopped (finally)
+    results = [measure("this-tree", REPO, args.demo_home, args.arrival, args.work, args.timeout)]
     if args.before:
         results.append(measure("before", args.before.resolve(), args.demo_home, args.arrival, args.work, args.timeout))
     if args.json:
