@@ -59,6 +59,7 @@ test-slow: install-local-llm browser services
 
 ui: install
 	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/python -m finrag_pipeline.core.deployment $(DAGSTER_HOME)
 	$(BIN)/dagster dev -w workspace.yaml
 
 serve: install

@@ -6,7 +6,7 @@ import dagster as dg
 
 from finrag_pipeline.defs.automation.jobs import corpus_job, evaluate_filing_job, ingest_filing_job, marts_job
 from finrag_pipeline.defs.automation.schedules import edgar_poller, nightly_reevaluation
-from finrag_pipeline.defs.automation.sensors import QUARANTINE_ASSET, automation_sensor, inbox_sensor
+from finrag_pipeline.defs.automation.sensors import AUTOMATION_SENSORS, QUARANTINE_ASSET, inbox_sensor
 from finrag_pipeline.defs.catalog_metadata import with_catalog_metadata
 from finrag_pipeline.defs.evaluation import assets as evaluation_assets
 from finrag_pipeline.defs.executors import deployment_executor
@@ -37,9 +37,11 @@ defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=dg.load_asset_checks_from_modules([ingest_checks]),
     jobs=[ingest_filing_job, evaluate_filing_job, corpus_job, marts_job],
-    sensors=[inbox_sensor, automation_sensor, edgar_poller],
+    sensors=[inbox_sensor, *AUTOMATION_SENSORS, edgar_poller],
     schedules=[nightly_reevaluation],
-    # FINRAG_DEPLOYMENT=distributed: every job's steps (the implicit asset job's too) run on Celery workers
-    executor=deployment_executor(),
+    # Local: one process per run (a step subprocess per asset re-imports torch and the code location, seconds
+    # each; the run queue, not the executor, decides what runs at once). FINRAG_DEPLOYMENT=distributed: every
+    # job's steps (the implicit asset job's too) run on Celery workers.
+    executor=deployment_executor() or dg.in_process_executor,
     resources={**code_location_resources(), "dbt": marts_assets.dbt_resource},
 )

@@ -5,7 +5,8 @@ import dagster as dg
 from finrag_pipeline.definitions import defs
 
 EXPECTED_JOBS = {"ingest_filing", "evaluate_filing", "refresh_corpus_state", "build_marts"}
-EXPECTED_SENSORS = {"inbox_sensor", "finrag_automation", "edgar_poller"}
+EXPECTED_SENSORS = {"inbox_sensor", "finrag_automation", "finrag_evaluation_automation", "finrag_marts_automation",
+                    "edgar_poller"}
 
 
 def test_definitions_validate_and_resolve():

@@ -34,12 +34,15 @@ def test_local_is_the_default_and_keeps_todays_instance(monkeypatch, tmp_path):
     monkeypatch.delenv("FINRAG_DEPLOYMENT", raising=False)
     cfg = load_deployment()
     assert cfg.mode == "local" and not cfg.distributed and cfg.postgres_url is None
-    assert dagster_instance_yaml(cfg) == DAGSTER_INSTANCE_YAML
+    local_yaml = dagster_instance_yaml(cfg)
+    # today's SQLite instance, plus the run queue's limits of deployment.yaml
+    assert DAGSTER_INSTANCE_YAML in local_yaml and "postgres" not in local_yaml
+    assert "tag_concurrency_limits" in local_yaml
     from finrag_pipeline.defs.local_runs import get_instance
 
     paths = FinragPaths.from_env(tmp_path).ensure()
     get_instance(paths).dispose()
-    assert (paths.dagster_home / "dagster.yaml").read_text() == DAGSTER_INSTANCE_YAML
+    assert (paths.dagster_home / "dagster.yaml").read_text() == local_yaml
     assert check_services(cfg) == []
 
 
@@ -49,7 +52,7 @@ def test_env_switches_mode_and_urls_come_from_named_variables():
     assert cfg.postgres_url == DIST_ENV["FINRAG_POSTGRES_URL"] and cfg.broker_url == DIST_ENV["FINRAG_BROKER_URL"]
     assert cfg.result_backend_url == cfg.broker_url
     limits = {(t.key, t.value): t.limit for t in cfg.run_concurrency}
-    assert limits[("finrag/trigger", "inbox")] == 4
+    assert limits[("finrag/pool", "evaluation")] == 2
     # the env var wins over the YAML in both directions
     assert load_deployment(env={**DIST_ENV, "FINRAG_DEPLOYMENT": "local"}).mode == "local"
 
@@ -80,8 +83,7 @@ def test_distributed_instance_is_postgres_with_queue_limits_and_no_secret(monkey
     assert inst["storage"] == {"postgres": {"postgres_url": {"env": "FINRAG_POSTGRES_URL"}}}
     coord = inst["run_coordinator"]
     assert coord["class"] == "QueuedRunCoordinator"
-    assert {"key": "finrag/trigger", "value": "inbox", "limit": 4} in coord["config"]["tag_concurrency_limits"]
-    assert {"key": "dagster/backfill", "limit": 4} in coord["config"]["tag_concurrency_limits"]
+    assert {"key": "finrag/pool", "value": "evaluation", "limit": 2} in coord["config"]["tag_concurrency_limits"]
     assert inst["run_retries"]["enabled"] is True and inst["run_retries"]["max_retries"] == 2
     # Dagster accepts it as an instance config (it reads the URL from the environment)
     monkeypatch.setenv("FINRAG_POSTGRES_URL", DIST_ENV["FINRAG_POSTGRES_URL"])
@@ -94,11 +96,11 @@ def test_distributed_instance_is_postgres_with_queue_limits_and_no_secret(monkey
 def test_instance_file_follows_the_mode_but_a_hand_written_one_is_kept(tmp_path):
     local, dist = load_deployment(env={}), load_deployment(env=DIST_ENV)
     path = write_instance_yaml(tmp_path, local)
-    assert path.read_text() == DAGSTER_INSTANCE_YAML
+    assert path.read_text() == dagster_instance_yaml(local) and "postgres" not in path.read_text()
     write_instance_yaml(tmp_path, dist)
-    assert "QueuedRunCoordinator" in path.read_text()
+    assert "postgres" in path.read_text()
     write_instance_yaml(tmp_path, local)
-    assert path.read_text() == DAGSTER_INSTANCE_YAML
+    assert path.read_text() == dagster_instance_yaml(local)
     path.write_text("telemetry:\n  enabled: true\n")  # an operator's own file
     write_instance_yaml(tmp_path, dist)
     assert path.read_text() == "telemetry:\n  enabled: true\n"

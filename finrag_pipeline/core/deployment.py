@@ -40,7 +40,7 @@ class TagLimit(BaseModel):
     model_config = ConfigDict(extra="forbid")
     key: str
     value: str | None = None
-    limit: int = Field(ge=0)
+    limit: int = Field(ge=1, description="0 would hold every such run in the queue forever")
 
     def as_dagster(self) -> dict:
         return {"key": self.key, **({"value": self.value} if self.value is not None else {}), "limit": self.limit}
@@ -138,11 +138,17 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
 
 
 def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
-    """dagster.yaml for the mode. Local: today's SQLite instance, unchanged. Distributed: run, event-log and
+    """dagster.yaml for the mode. Local: the SQLite instance, with the queued run coordinator when
+    ``run_concurrency`` lists limits (runs over a limit wait in the queue). Distributed: run, event-log and
     schedule storage on Postgres (URL read from its environment variable when the instance loads, so the
     file holds no secret), the queued run coordinator with the tag limits, run monitoring and run retries."""
     if not cfg.distributed:
-        return DAGSTER_INSTANCE_YAML
+        limits = [t.as_dagster() for t in cfg.run_concurrency]
+        coordinator = {"run_coordinator": {
+            "module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator",
+            "config": {"tag_concurrency_limits": limits}}} if limits else {}
+        return (f"{GENERATED_MARKER} (mode: local)\n" + DAGSTER_INSTANCE_YAML
+                + (yaml.safe_dump(coordinator, sort_keys=False) if coordinator else ""))
     s = cfg.settings
     instance = {
         "telemetry": {"enabled": False},
@@ -282,6 +288,12 @@ def require_services(cfg: DeploymentConfig, env: Mapping[str, str] | None = None
         raise DeploymentError("distributed mode: " + "; ".join(f"{s.service}: {s.detail}" for s in failed))
 
 
+def run_concurrency_limits(config_dir: str | os.PathLike | None = None) -> list[dict]:
+    """``run_concurrency`` of deployment.yaml as Dagster's tag_concurrency_limits (either mode; no service
+    URL needed)."""
+    return [t.as_dagster() for t in DeploymentFile.model_validate(load_yaml("deployment.yaml", config_dir)).run_concurrency]
+
+
 def write_instance_yaml(dagster_home: Path, cfg: DeploymentConfig) -> Path:
     """Write dagster.yaml for the mode when it is absent or was generated for the other mode; a dagster.yaml
     written by hand (local mode's default file, or an operator's own) is left alone."""
@@ -293,3 +305,15 @@ def write_instance_yaml(dagster_home: Path, cfg: DeploymentConfig) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(wanted)
     return path
+
+
+def prepare_instance(dagster_home: str | os.PathLike) -> Path:
+    """dagster.yaml under ``dagster_home`` for the configured deployment (``python -m
+    finrag_pipeline.core.deployment DAGSTER_HOME``, run by `make ui` before `dagster dev`)."""
+    return write_instance_yaml(Path(dagster_home), load_deployment())
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(prepare_instance(sys.argv[1] if len(sys.argv) > 1 else os.environ["DAGSTER_HOME"]))

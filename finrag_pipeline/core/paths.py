@@ -8,6 +8,7 @@ from pathlib import Path
 
 # The instance the CLI and `make ui` share. Run monitoring lets the daemon fail runs whose worker died
 # (kill -9); the CLI also fails runs of its own dead processes when it starts (defs/local_runs.py).
+# core/deployment.dagster_instance_yaml() adds the run queue's limits (assets_config/deployment.yaml).
 DAGSTER_INSTANCE_YAML = """telemetry:
   enabled: false
 run_monitoring:
@@ -15,7 +16,6 @@ run_monitoring:
   start_timeout_seconds: 180
   max_resume_run_attempts: 0
 """
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILINGS_DIR = REPO_ROOT / "data" / "sample_filings"
 # Hand-written analysts' questions on the sample filings (FinanceBench format): the demo imports them.
@@ -112,6 +112,8 @@ class FinragPaths:
                   self.inbox, self.quarantine, self.filings_store, self.reports_dir):
             p.mkdir(parents=True, exist_ok=True)
         instance_yaml = self.dagster_home / "dagster.yaml"
-        if not instance_yaml.exists():  # default storage under DAGSTER_HOME; no telemetry from an offline box
+        if not instance_yaml.exists():
+            # a starting point; core/deployment.write_instance_yaml (run by get_instance, `make ui`) brings a
+            # file finrag wrote up to date with deployment.yaml: the mode and the run queue's limits
             instance_yaml.write_text(DAGSTER_INSTANCE_YAML)
         return self

@@ -27,25 +27,30 @@ GROUPS: dict[str, GroupInfo] = {
     "index": GroupInfo(
         "index",
         "bm25_index and vector_index run in the ingest_filing job after chunks. corpus_state follows by "
-        "automation (finrag_automation sensor) whenever any filing's index partition changed."),
+        "automation (finrag_automation sensor) once any filing's index partition changed and no ingest is "
+        "still writing an index; one corpus_state per arrival."),
     "qa": GroupInfo(
         "qa",
         "Runs in the ingest_filing job after the indexes; automation re-generates a filing's QA set when "
         "assets_config/qa.yaml or models.yaml changed (its code version)."),
     "evaluation": GroupInfo(
         "evaluation",
-        "Automation: a QA set updated, corpus_state changed (a filing arrived or left: every filing "
-        "re-evaluates) or the evaluation config changed -> retrieval_eval and answer_eval of that filing; any "
-        "evaluation updated -> eval_statistics. The nightly_reevaluation schedule re-runs every filing.",
+        "Automation (finrag_evaluation_automation): a QA set updated, corpus_state changed (a filing arrived "
+        "or left: every filing re-evaluates) or the evaluation config changed -> retrieval_eval and answer_eval "
+        "of that filing, one run per filing, only once corpus_state is up to date (never against the old "
+        "corpus). Runs queue by tag finrag/pool=evaluation (assets_config/deployment.yaml). eval_statistics "
+        "builds with the marts after the last evaluation. The nightly_reevaluation schedule re-runs every filing.",
         fresh_within=timedelta(days=2)),
     "staging": GroupInfo(
         "marts",
-        "dbt staging views over the eval tables, rebuilt by automation with the marts after eval_statistics "
-        "(job build_marts)."),
+        "dbt staging views over the eval tables, rebuilt by automation (finrag_marts_automation) with the "
+        "marts in the same run, after the last evaluation of a wave (job build_marts from the CLI)."),
     "marts": GroupInfo(
         "marts",
-        "Automation after eval_statistics: dbt build (staging views, marts, tests as checks) -> "
-        "analyst_snapshot -> eval_report. Also the build_marts job (`finrag demo`, `finrag ingest`).",
+        "Automation (finrag_marts_automation), once per wave: when the last evaluation is done and none is "
+        "queued, running or owed (inputs updated since it ran), one run builds eval_statistics -> dbt build "
+        "(staging views, marts, tests as checks) -> analyst_snapshot -> eval_report. Ingest-side updates alone "
+        "do not trigger it. Also the build_marts job (`finrag demo`, `finrag ingest`).",
         fresh_within=timedelta(days=2)),
 }
 

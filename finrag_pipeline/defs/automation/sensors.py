@@ -6,7 +6,8 @@ from finrag_pipeline.core.catalog import Registration, active_filings
 from finrag_pipeline.core.edgar import load_automation_config
 from finrag_pipeline.core.inbox import InboxCursor, pending_files, process_inbox_file
 from finrag_pipeline.core.warehouse import WarehouseBusy
-from finrag_pipeline.defs.automation.jobs import ingest_filing_job
+from finrag_pipeline.defs.automation.conditions import EVALUATIONS, MART_ASSETS
+from finrag_pipeline.defs.automation.jobs import POOL_TAG, ingest_filing_job, pool_tags
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import FinragResource
 from finrag_pipeline.defs.run_health import fail_dead_runs, repair_requests
@@ -23,7 +24,8 @@ MAX_FILES_PER_TICK = 10  # a tick must finish well within Dagster's sensor timeo
                 "to quarantine with its reason (observed on inbox_quarantine). Each tick says what it did: "
                 "registered, duplicates, quarantined with reasons. It also fails runs whose process died and "
                 "re-runs (once per version) a filing such a run left half-indexed. What follows is automation "
-                "(finrag_automation): corpus_state, every filing's evaluation, then the marts and the report.",
+                "(finrag_automation and its evaluation and marts siblings): corpus_state, every filing's "
+                "evaluation, then the marts and the report, once.",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, finrag: FinragResource) -> dg.SensorResult:
     paths = finrag.paths
@@ -107,13 +109,35 @@ def tick_summary(outcomes: list[tuple[str, Registration]]) -> str:
         f"{len(rejected)} quarantined" + (": " + "; ".join(rejected) if rejected else "")])
 
 
-automation_sensor = dg.AutomationConditionSensorDefinition(
-    "finrag_automation", target=dg.AssetSelection.all(), default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
-    run_tags={"finrag/trigger": "automation"},
-    description="Evaluates the named automation conditions (defs/automation/conditions.py) every 30 s and "
-                "launches what they request: a filing's index partitions updated -> corpus_state; corpus_state "
-                "or a QA set updated (or the evaluation config changed) -> retrieval_eval and answer_eval of "
-                "every filing; any evaluation updated -> eval_statistics, the dbt marts, analyst_snapshot and "
-                "eval_report. Runs it launches are tagged finrag/trigger=automation.",
-)
+# Declarative automation, split by run-concurrency pool: an AutomationConditionSensor tags every run it
+# launches alike, and the run queue limits runs by tag. The conditions do not depend on the split (see
+# conditions.py). Backfills are off: one run per filing, which the queue can hold back and which automation
+# sees as in progress while it waits.
+_AUTOMATION_INTERVAL_SECONDS = 15
+_AUTOMATION_CHAIN = ("a filing's index partitions updated -> corpus_state; corpus_state or a QA set updated (or "
+                     "the evaluation config changed) -> retrieval_eval and answer_eval of every filing, once "
+                     "corpus_state is up to date; the last evaluation of the wave done -> eval_statistics, the dbt "
+                     "marts, analyst_snapshot and eval_report, once, in one run.")
+
+
+def _automation_sensor(name: str, target: dg.AssetSelection, pool: str, what: str):
+    return dg.AutomationConditionSensorDefinition(
+        name, target=target, default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=_AUTOMATION_INTERVAL_SECONDS, emit_backfills=False,
+        run_tags={"finrag/trigger": "automation", **pool_tags(pool)},
+        description=f"Evaluates the named automation conditions (defs/automation/conditions.py) of {what} every "
+                    f"{_AUTOMATION_INTERVAL_SECONDS} s and launches what they request, tagged "
+                    f"finrag/trigger=automation and {POOL_TAG}={pool} (the run queue's limit for that pool is in "
+                    f"assets_config/deployment.yaml). The chain: {_AUTOMATION_CHAIN}",
+    )
+
+
+automation_sensor = _automation_sensor(
+    "finrag_automation", dg.AssetSelection.all() - EVALUATIONS - MART_ASSETS, "ingest",
+    "corpus_state and the QA sets")
+evaluation_automation_sensor = _automation_sensor(
+    "finrag_evaluation_automation", EVALUATIONS, "evaluation", "retrieval_eval and answer_eval")
+marts_automation_sensor = _automation_sensor(
+    "finrag_marts_automation", MART_ASSETS, "warehouse",
+    "eval_statistics, the dbt models, analyst_snapshot and eval_report")
+AUTOMATION_SENSORS = (automation_sensor, evaluation_automation_sensor, marts_automation_sensor)

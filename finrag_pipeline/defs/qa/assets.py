@@ -14,7 +14,7 @@ from finrag_pipeline.core.qa.leakage import annotate_leakage
 from finrag_pipeline.core.qa.review import apply_recorded_reviews
 from finrag_pipeline.core.records import load_chunks, load_facts, load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
-from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE
+from finrag_pipeline.defs.automation.conditions import REGENERATE_QA
 from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
@@ -31,7 +31,7 @@ class QARunConfig(dg.Config):
     partitions_def=filings_partitions, group_name="qa", kinds={"duckdb"},
     deps=["chunks", "table_rows", "xbrl_facts", "pages"],
     code_version=config_fingerprint("qa.yaml", "models.yaml"),
-    automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
+    automation_condition=REGENERATE_QA,
     description="Synthetic questions with known evidence (required groups of alternative chunk/page "
                 "places) from the filing's XBRL facts and table rows, through the filters (figures in "
                 "evidence, near-duplicates, passage-dependent, self-answering). Table qa.items.",
