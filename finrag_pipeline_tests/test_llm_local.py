@@ -55,7 +55,8 @@ def test_local_llm_generates_kept_questions_with_valid_evidence(local_ready, tmp
     config = QAConfig.model_validate({"llm": {
         "n_chunks": 4, "question_types": ["numerical", "factual"], "chunk_types": ["table_row"],
         "min_chunk_chars": 60, "max_chunk_chars": 600}, "filters": {"dedup": {"embedder": "none"}}})
-    client = LLMClient.from_registry("local-0.5b", cache_dir=tmp_path, max_tokens=200)
+    # a generous timeout: on a busy machine a call can take minutes, and a timeout is no question
+    client = LLMClient.from_registry("local-0.5b", cache_dir=tmp_path, max_tokens=200, timeout_s=900)
     result = generate_llm_set(s.meta, s.pages, s.chunks, client, config)
     log = {e["reason"]: e["count"] for e in result.log}
     assert sum(n for r, n in log.items() if r.startswith("call:")) == 4, log

@@ -10,6 +10,8 @@ Hand-read figures (physical pages of the PDFs, see _analyst_corpus.py):
       equipment (63,645) (2022) -> free cash flow 46,752 - 63,645 = -16,893
   APPLE_2022_10K p.32: Provision for income taxes 19,300; Income before provision 119,103 -> 16.2%
   MICROSOFT_2022_10K p.59 Balance Sheets: Total current assets 169,684; Total current liabilities 95,082 -> 1.78
+  AMAZON_2022_10K p.37 Cost of sales 288,831 (2022); p.39 Inventories 34,405 (2022), 32,640 (2021)
+      -> inventory turnover 288,831 / 33,522.5 = 8.62
   AMAZON_2022_10K prints no gross profit line: no gross margin question.
 """
 
@@ -79,6 +81,7 @@ def _inputs(item):
     (APPLE, "effective_tax_rate", 2022, 19300 / 119103 * 100, "16.2%", {19300, 119103}, {32}),
     (MSFT, "current_ratio", 2022, 169684 / 95082, "1.78", {169684, 95082}, {59}),
     (MSFT, "yoy_growth:revenue", 2022, (198270 - 168088) / 168088 * 100, "18.0%", {198270, 168088}, {57}),
+    (AMZN, "inventory_turnover", 2022, 288831 / ((34405 + 32640) / 2), "8.62", {288831, 34405, 32640}, {37, 39}),
 ])
 def test_hand_checked_metric_references(every_metric, name, metric, year, value, text, inputs, pages):
     item = _metric(every_metric, name, metric, year)

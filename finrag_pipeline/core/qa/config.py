@@ -36,7 +36,7 @@ class MetricSettings(BaseModel):
 
     metrics: list[str] = Field(default_factory=lambda: [
         "gross_margin_pct", "operating_margin", "net_margin", "effective_tax_rate", "capex_to_revenue",
-        "current_ratio", "asset_turnover", "fixed_asset_turnover", "free_cash_flow"])
+        "current_ratio", "asset_turnover", "fixed_asset_turnover", "inventory_turnover", "free_cash_flow"])
     growth_items: list[str] = Field(default_factory=lambda: [
         "revenue", "operating_income", "net_income", "operating_cash_flow", "research_and_development"])
     average_items: list[str] = Field(default_factory=lambda: ["total_assets", "ppe", "inventory",
