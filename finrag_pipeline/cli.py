@@ -582,7 +582,7 @@ def company_map_refresh(ctx, online) -> None:
 
 @main.group()
 def qa() -> None:
-    """External QA sets and human review."""
+    """QA sets: LLM generation, external sets and human review."""
 
 
 @qa.command("import")
@@ -606,6 +606,67 @@ def qa_import(ctx, file, fmt, filings_dir, set_name) -> None:
     for entry in result.log:
         click.echo(f"  {entry}")
     _report_qa_change(ctx, result.changed_filings, f"finrag qa import {os.path.basename(file)}")
+
+
+@qa.command("generate")
+@click.argument("filing_id", callback=lambda c, p, v: _valid_filing_ids(c, p, v))
+@click.option("--model", required=True,
+              help="A name in assets_config/models.yaml (local-0.5b, local-1.5b, gpt-4o-mini, ...) or any litellm "
+                   "model string (openai/gpt-4o, anthropic/..., ollama/...).")
+@click.option("--n", "n", type=click.IntRange(1, 1000), default=None,
+              help="Chunks to sample, one model call each (default: qa.yaml llm.n_chunks).")
+@click.option("--dry-run", is_flag=True, help="Print the kept questions without writing them.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
+    """LLM-written questions for one ingested filing, through the model-free set's filters (figures and
+    quote in the evidence, passage-dependent, answer in the question, duplicates of the filing's
+    stored questions), with phrasing leakage measured. Written to qa.items (generator "llm:<model>",
+    replacing that model's earlier questions on the filing)."""
+    from finrag_pipeline.core.catalog import load_filing
+    from finrag_pipeline.core.llm.client import LLMClient
+    from finrag_pipeline.core.qa.config import load_qa_config
+    from finrag_pipeline.core.qa.generate import generate_llm_set
+    from finrag_pipeline.core.records import load_chunks, load_pages, load_qa_items
+    from finrag_pipeline.core.warehouse import Warehouse, rows_of
+
+    paths = _paths(ctx.obj["home"])
+    wh = Warehouse(paths.warehouse)
+    try:
+        meta = load_filing(wh, filing_id)
+        client = LLMClient.from_registry(model, cache_dir=paths.llm_cache_dir)
+    except (KeyError, ValueError) as exc:
+        raise click.ClickException(str(exc).strip("'\"")) from None
+    pages, chunks = load_pages(wh, filing_id), load_chunks(wh, filing_id)
+    if not chunks:
+        raise click.ClickException(f"{filing_id} has no chunks yet (finrag ingest it first)")
+    result = generate_llm_set(meta, pages, chunks, client, load_qa_config(), n=n,
+                              existing=load_qa_items(wh, filing_id, accepted_only=False))
+    generator = f"llm:{client.name}"
+    if not dry_run:
+        wh.replace_rows("qa.items", rows_of(result.items), where={"filing_id": filing_id, "generator": generator})
+        wh.replace_rows("qa.generation_log", result.log_rows(filing_id),
+                        where={"filing_id": filing_id, "generator": generator})
+    calls = sum(e["count"] for e in result.log if e["reason"].startswith("call:"))
+    failed = sum(e["count"] for e in result.log if e["reason"].startswith("call:") and e["reason"] != "call:ok")
+    if as_json:
+        _emit({"filing_id": filing_id, "generator": generator, "written": not dry_run, "calls": calls,
+               "kept": [{"qa_id": i.qa_id, "question": i.question, "answer": i.reference_answer,
+                         "question_type": i.question_type,
+                         "evidence": [[{"chunk_id": p.chunk_id, "page": p.page} for p in g] for g in i.evidence],
+                         "leakage": (i.metadata.get("leakage") or {}).get("score")} for i in result.items],
+               "log": result.log}, True)
+    else:
+        click.echo(f"{generator} on {filing_id}: {calls} calls, {len(result.items)} questions kept"
+                   f"{' (dry run: nothing written)' if dry_run else ' -> qa.items'}")
+        for e in result.log:
+            if e["stage"] != "final":
+                click.echo(f"  {e['stage']}: {e['reason']} = {e['count']}")
+        for i in result.items:
+            click.echo(f"  [{i.question_type}] {i.question} -> {i.reference_answer} (p.{i.evidence[0][0].page})")
+    if calls and failed == calls:
+        raise click.ClickException(f"every call to {model} failed (see the log above): check the model name, "
+                                   "its API key or the local-llm extra")
 
 
 @qa.command("export")

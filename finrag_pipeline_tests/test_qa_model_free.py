@@ -11,12 +11,12 @@ from finrag_pipeline.core.qa import QAConfig, generate_qa_set
 from finrag_pipeline.core.qa.filters import source_figures
 from finrag_pipeline.core.qa.model_free import generate_model_free
 
-ALL_TYPES = {"metric", "narrative", "factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
+ALL_TYPES = {"metric", "choice", "narrative", "factual", "numerical", "comparative", "temporal", "multi-page", "unanswerable"}
 NO_DEDUP = QAConfig.model_validate({"filters": {"dedup": {"embedder": "none"}}})
 # the lookup templates' own tests: the pre-mix caps, so every template has room (the default mix of
 # qa.yaml keeps 1-2 of some types; test_qa_metric_questions.py checks the mix itself)
 TEMPLATE_CAPS = QAConfig.model_validate({"max_questions_per_type": {
-    "metric": 18, "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6,
+    "metric": 18, "choice": 5, "factual": 20, "numerical": 10, "comparative": 8, "temporal": 6, "multi-page": 6,
     "narrative": 9, "unanswerable": 6}})
 
 
@@ -130,7 +130,7 @@ def test_every_sample_filing_parsed_by_ingest(name):
     # qa.yaml's mix asks for one or two questions of the rarer lookup types: a filing without a candidate for
     # one of them says so in the log ("short:<type>") instead of filling it from another type
     short = {r["reason"].removeprefix("short:") for r in result.log if r["reason"].startswith("short:")}
-    assert {"metric", "narrative", "factual", "unanswerable"} <= set(counts), counts
+    assert {"metric", "choice", "narrative", "factual", "unanswerable"} <= set(counts), counts
     # metric questions whose inputs sit on two pages are multi-page questions too
     multi = {"multi-page"} if any(i.metadata.get("multi_page") for i in result.items) else set()
     assert set(counts) | short | multi >= ALL_TYPES, (counts, short)

@@ -251,7 +251,19 @@ def _option_pattern(option: str) -> re.Pattern[str]:
     if option.upper().startswith("FY") and len(years) == 1 or re.fullmatch(r"\d{4}(-\d\d-\d\d)?", option):
         year = next(iter(years))
         return re.compile(rf"(?<![\d,.$]){year}(?!\d|,\d)")
-    return re.compile(rf"\b{re.escape(option)}\b", re.IGNORECASE)
+    return re.compile(rf"(?<!\w){re.escape(option)}(?!\w)", re.IGNORECASE)   # "U.S." ends in a dot
+
+
+def _clauses(answer: str, keep: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """The answer split at clause marks, never inside a span of ``keep`` (an option with a comma of
+    its own: "Wearables, Home and Accessories")."""
+    out, start = [], 0
+    for m in _CLAUSE_SPLIT.finditer(answer):
+        if any(a <= m.start() < b for a, b in keep):
+            continue
+        out.append(answer[start:m.start()])
+        start = m.end()
+    return [*out, answer[start:]]
 
 
 def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[str | None, str]:
@@ -259,20 +271,32 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
 
     An answer naming one option chose it. Naming several, it must single one out in a clause with a
     comparison word ("Higher in fiscal 2022: ... vs ..."; "2021 was the highest"; "2022 was higher than
-    2021"); a comparison word of the opposite direction to the question's picks the other of two."""
+    2021"); a comparison word of the opposite direction to the question's picks the other of two (of
+    more, that clause is about the other extreme and chooses nothing). Options "higher"/"lower" are a
+    direction: :func:`direction_of`."""
+    if {str(o).lower() for o in options} == set(DIRECTION_OPTIONS):
+        chosen, why = direction_of(answer, question)
+        return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     pats = {o: _option_pattern(o) for o in options}
     answer = _YEAR_SPAN_RE.sub(" ", answer)
     named = [o for o, p in pats.items() if p.search(answer)]
     if not named:
         return None, "names none of the options"
-    q_up, q_down = bool(_UP.search(question)), bool(_DOWN.search(question))
+    q_bare = question
+    for p in pats.values():       # option names are no direction: "Greater China", "More Personal Computing"
+        q_bare = p.sub(" ", q_bare)
+    q_up, q_down = bool(_UP.search(q_bare)), bool(_DOWN.search(q_bare))
+    spans = [m.span() for p in pats.values() for m in p.finditer(answer)]
     chosen: set[str] = set()
-    for clause in _CLAUSE_SPLIT.split(answer):
-        up, down = _UP.search(clause), _DOWN.search(clause)
+    for clause in _clauses(answer, spans):
+        bare = clause
+        for p in pats.values():
+            bare = p.sub(" ", bare)
+        up, down = _UP.search(bare), _DOWN.search(bare)
         if not (up or down):
             continue
         in_clause = [o for o in named if pats[o].search(clause)]
-        than = re.search(r"\bthan\b(.*)$", clause, re.IGNORECASE)
+        than = _THAN_RE.search(clause)
         if than:
             in_clause = [o for o in in_clause if not pats[o].search(than.group(1))]
         if len(in_clause) != 1:
@@ -280,13 +304,76 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         opposite = (q_up and down and not up) or (q_down and up and not down)
         if opposite and len(options) == 2:
             chosen.add(next(o for o in options if o != in_clause[0]))
-        else:
+        elif not opposite:
             chosen.add(in_clause[0])
     if len(chosen) == 1:
         return chosen.pop(), "singles out one option"
     if len(named) == 1 and not chosen:
         return named[0], f"names only {named[0]}"
     return None, f"names {len(named)} options without singling one out"
+
+
+DIRECTION_OPTIONS = ("higher", "lower")
+# what follows names the other side of a comparison ("higher than 2021", "below Mac", "ahead of Europe")
+_THAN_RE = re.compile(r"\b(?:than|below|above|behind|ahead\s+of|followed\s+by|over)\b(.*)$", re.IGNORECASE)
+_RISE = re.compile(r"\b(higher|rose|rise[sn]?|rising|increas\w*|grew|grow[ns]?|growing|up|exceed\w*|above|larger|"
+                   r"greater|more|bigger|improv\w*|expand\w*|climb\w*|jump\w*)\b", re.IGNORECASE)
+_FALL = re.compile(r"\b(lower|fell|fall[s]?|falling|fallen|decreas\w*|declin\w*|dropp?\w*|down|below|smaller|less|"
+                   r"shr[ai]nk\w*|contract\w*|reduc\w*|slipp?\w*)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$", re.IGNORECASE)
+_SUBJECT_RE = re.compile(r"\b(?:was|were|is|did)\s+(?P<a>.+?)\s+(?:higher or lower|rise or fall)\b"
+                         r"(?:\s+than\s+(?P<b>.+?))?(?=\s+in\s+fiscal|\?|$)", re.IGNORECASE)
+_STOPWORDS = frozenset(["the", "its", "their", "a", "an", "of", "in", "for", "and", "or", "at", "than", "company's", "fiscal", "year"])
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z&]+", (text or "").lower()) if w not in _STOPWORDS and len(w) > 1
+            and not w.endswith("'s")}
+
+
+def direction_of(answer: str, question: str = "") -> tuple[str | None, str]:
+    """"higher" / "lower": the one direction the answer states, or (None, why not).
+
+    Direction words count with their synonyms ("rose", "increased" -> higher; "fell", "declined" ->
+    lower), a negation flips one ("did not rise"), and a comparison whose subject is after "than"
+    reads backwards: to "Was revenue higher or lower in fiscal 2022 than in fiscal 2021?", "2021 was
+    lower than 2022" says higher. The subject is the question's first side (the later year when it
+    compares two years; the first item's words when it compares two items). An answer stating both directions ("higher or lower", "it rose, then fell")
+    commits to none."""
+    m = _SUBJECT_RE.search(question or "")
+    q_years = sorted(years_in(question or ""))
+    if m and m.group("b"):       # item against item: the subject is the first item's words
+        subject = _content_words(m.group("a")) - _content_words(m.group("b"))
+
+        def names_subject(text: str) -> bool:
+            return bool(subject & _content_words(text))
+    else:                        # a year against another: the subject is the later year
+        later = str(q_years[-1]) if len(q_years) >= 2 else "\x00"
+
+        def names_subject(text: str) -> bool:
+            return later in text
+
+    found: set[str] = set()
+    for clause in _clauses(_YEAR_SPAN_RE.sub(" ", answer or "")):
+        than = re.search(r"\bthan\b", clause, re.IGNORECASE)
+        before, after = (clause[:than.start()], clause[than.end():]) if than else (clause, "")
+        dirs = set()
+        for pat, d in ((_RISE, 1), (_FALL, -1)):
+            for w in pat.finditer(before):
+                dirs.add(-d if _NEGATION.search(before[:w.start()][-20:]) else d)
+        if len(dirs) != 1:
+            if dirs:
+                found.update({"higher", "lower"})
+            continue
+        d = dirs.pop()
+        if than and names_subject(after) and not names_subject(before):
+            d = -d   # "2021 was lower than 2022": the subject is the object of the comparison
+        found.add("higher" if d > 0 else "lower")
+    if len(found) == 1:
+        return found.pop(), "states one direction"
+    if not found:
+        return None, "states no direction (higher/lower, rose/fell)"
+    return None, "states both directions"
 
 
 def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapping[str, Any]] = (),

@@ -3,6 +3,7 @@
 * :func:`filter_figures_in_evidence` - every source figure of an answer is stated in its evidence.
 * :func:`filter_passage_dependent` - "according to the table above" needs a passage in front of you.
 * :func:`filter_answer_in_question` - the answer figure already appears in the question.
+* :func:`filter_quote_in_evidence` - an LLM question's supporting quote (or its answer) is in its evidence.
 * :func:`filter_duplicates` - exact/normalised duplicates, then near-duplicates by MiniLM cosine.
 """
 
@@ -81,6 +82,53 @@ def filter_figures_in_evidence(items: Sequence[QAItem], pages: Sequence[Page],
             _drop(dropped, "figure_not_in_evidence")
             continue
         kept.append(item)
+    return FilterResult(kept, dropped)
+
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall((text or "").lower().replace("\u2019", "'"))
+
+
+def supported_by(text: str, evidence: str, min_share: float = 0.8) -> bool:
+    """``text`` (a quote or a short answer) is in ``evidence``: verbatim up to spacing and punctuation,
+    or, for a quote of four words or more, at least ``min_share`` of its words in one window of the
+    evidence as long as the quote (small models drop a "$" or reflow a table row)."""
+    words, ev = _tokens(text), _tokens(evidence)
+    if not words or not ev:
+        return False
+    if " ".join(words) in " ".join(ev):
+        return True
+    if len(words) < 4:
+        return False
+    need, span = set(words), len(words) + 4
+    for start in range(0, max(1, len(ev) - span + 1)):
+        window = set(ev[start:start + span])
+        if len(need & window) >= min_share * len(need):
+            return True
+    return False
+
+
+def filter_quote_in_evidence(items: Sequence[QAItem], pages: Sequence[Page], chunks: Sequence[Chunk]
+                             ) -> FilterResult:
+    """Drop LLM-written items (those recording an ``evidence_quote``) whose quote is not in their
+    evidence text and whose answer is not either: the model did not read it there. Items of the
+    model-free generators and imports record no quote and pass."""
+    page_map = {(p.filing_id, p.page_number): p for p in pages}
+    chunk_map = {c.chunk_id: c for c in chunks}
+    kept, dropped = [], {}
+    for item in items:
+        if "evidence_quote" not in (item.metadata or {}):
+            kept.append(item)
+            continue
+        joined = "\n".join(evidence_texts(item, page_map, chunk_map))
+        if supported_by(str(item.metadata.get("evidence_quote") or ""), joined) or \
+                supported_by(item.reference_answer, joined):
+            kept.append(item)
+        else:
+            _drop(dropped, "quote_not_in_evidence")
     return FilterResult(kept, dropped)
 
 
@@ -170,6 +218,7 @@ def apply_filters(items: Sequence[QAItem], pages: Sequence[Page], chunks: Sequen
         (settings.passage_dependent, filter_passage_dependent),
         (settings.answer_in_question, filter_answer_in_question),
         (settings.figures_in_evidence, lambda xs: filter_figures_in_evidence(xs, pages, chunks)),
+        (settings.quote_in_evidence, lambda xs: filter_quote_in_evidence(xs, pages, chunks)),
     ]
     for enabled, step in steps:
         if enabled:

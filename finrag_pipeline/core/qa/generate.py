@@ -1,4 +1,6 @@
-"""``generate_qa_set``: run the configured generators for one filing, then the filters."""
+"""``generate_qa_set``: run the configured generators for one filing, then the filters.
+``generate_llm_set``: LLM questions for one filing on demand (`finrag qa generate`), through the same
+filters, deduplicated against the questions the filing already has, with their leakage measured."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from finrag_pipeline.core.llm.client import LLMClient
 from finrag_pipeline.core.models import Chunk, FilingMeta, Page, QAItem, TableRow, XbrlFact
 from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
-from finrag_pipeline.core.qa.filters import Embedder, apply_filters
+from finrag_pipeline.core.qa.filters import Embedder, apply_filters, filter_duplicates, minilm_embedder
 from finrag_pipeline.core.qa.llm_generator import generate_llm
 from finrag_pipeline.core.qa.model_free import generate_model_free
 
@@ -49,3 +51,42 @@ def generate_qa_set(meta: FilingMeta, pages: list[Page], table_rows: list[TableR
     log += flog + [{"stage": "final", "reason": "kept", "count": len(kept)}]
     # every stored item carries its answer contract (an LLM item whose answer is one figure gets it too)
     return QAGenerationResult([ensure_contract(i) for i in kept], log)
+
+
+def generate_llm_set(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], client: LLMClient,
+                     config: QAConfig | None = None, existing: list[QAItem] = (), embedder: Embedder | None = None,
+                     n: int | None = None) -> QAGenerationResult:
+    """LLM questions for one filing through ``client`` (any litellm model or the local GGUF model):
+    the generator, then the filters of ``config.filters`` (figures and quote in the evidence,
+    passage-dependent, answer in the question), then duplicates among themselves AND against
+    ``existing`` (the filing's stored questions come first, so a new question repeating one is
+    dropped), then the answer contract and the phrasing leakage of every kept item.
+
+    ``n`` overrides ``config.llm.n_chunks`` (one call per sampled chunk). Never raises for LLM
+    misbehaviour: every call outcome and every drop is counted in the log."""
+    from finrag_pipeline.core.qa.leakage import annotate_leakage
+
+    config = config or QAConfig()
+    if n is not None:
+        config = config.model_copy(update={"llm": config.llm.model_copy(update={"n_chunks": int(n)})})
+    generator = f"llm:{client.name}"
+    made, log = generate_llm(meta, pages, chunks, config, client)
+    log += [{"stage": "llm_generate", "reason": "generated", "count": len(made), "generator": generator}]
+    no_dedup = config.filters.model_copy(update={"dedup": config.filters.dedup.model_copy(update={"enabled": False})})
+    kept, flog = apply_filters(made, pages, chunks, no_dedup)
+    log += flog
+    if config.filters.dedup.enabled:
+        if embedder is None and config.filters.dedup.embedder == "minilm":
+            embedder = minilm_embedder()
+        others = [i for i in existing if i.generator != generator or i.filing_id != meta.filing_id]
+        result = filter_duplicates([*others, *kept], config.filters.dedup.threshold, embedder)
+        new_ids = {i.qa_id for i in result.kept}
+        survivors = [i for i in kept if i.qa_id in new_ids]
+        # only this run's drops are counted (duplicates among the stored questions are not its business)
+        if len(kept) > len(survivors):
+            log.append({"stage": "filter", "reason": "duplicate_of_existing_or_own",
+                        "count": len(kept) - len(survivors)})
+        kept = survivors
+    items = annotate_leakage([ensure_contract(i) for i in kept], chunks, pages, settings=config.leakage)
+    log.append({"stage": "final", "reason": "kept", "count": len(items)})
+    return QAGenerationResult(items, [{**e, "generator": generator} for e in log])

@@ -18,23 +18,27 @@ from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, 
 from finrag_pipeline.core.numbers import NUM_TOKEN_RE, digits_key, is_distinctive
 from finrag_pipeline.core.qa.config import QAConfig
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"
 
-SYSTEM = ("You write exam questions about a company's 10-K filing. Reply with one JSON object only: "
-          '{"question": str, "answer": str, "question_type": str, "evidence_quote": str}. '
-          "The question must stand alone: name the company and the fiscal year, and never say "
-          '"the passage", "the table above" or "the text". The answer must be short and stated in '
-          "the excerpt; evidence_quote copies the exact words of the excerpt that support it.")
+# Written for small local models as much as for large ones: one task, the keys described in place
+# (not an example to copy), the rules as a short list, and the excerpt kept short (llm.max_chunk_chars).
+SYSTEM = ("You write one exam question about a company's annual report (Form 10-K). "
+          "You reply with one JSON object and nothing else.")
 
 TYPE_INSTRUCTIONS = {
-    "factual": "Ask a factual question answered by one fact stated in the excerpt.",
-    "numerical": "Ask for one specific figure (an amount, count or percentage) printed in the excerpt.",
-    "comparative": "Ask a question comparing two figures or two periods that both appear in the excerpt.",
+    "factual": "Ask about one fact stated in Excerpt A.",
+    "numerical": "Ask for one figure (an amount, count or percentage) printed in Excerpt A.",
+    "comparative": "Ask which of two figures or two years in Excerpt A is higher.",
     "multi-hop": "Ask a question that needs one fact from Excerpt A and one fact from Excerpt B together.",
 }
 
-USER = ("Company: {company}. Fiscal year: {year}.\n{excerpts}\n\n{instruction}\n"
-        'Return JSON with keys question, answer, question_type ("{qtype}"), evidence_quote.')
+USER = ("Company: {company}. Fiscal year: {year}.\n\n{excerpts}\n\nTask: {instruction}\n"
+        "Rules:\n"
+        "- the question names {company} and a fiscal year, and never mentions an excerpt, table, text or passage;\n"
+        "- the answer is short: one figure or a few words copied from the excerpt;\n"
+        "- evidence_quote copies, word for word, the line of the excerpt that holds the answer.\n"
+        'Reply with JSON: {{"question": "<the question>", "answer": "<the answer>", '
+        '"question_type": "{qtype}", "evidence_quote": "<words copied from the excerpt>"}}')
 
 
 def prompt_hash() -> str:
@@ -88,11 +92,18 @@ def _validate(parsed: Any) -> dict[str, str] | None:
         parsed = parsed[0]
     if not isinstance(parsed, dict):
         return None
-    q, a = str(parsed.get("question") or "").strip(), str(parsed.get("answer") or "").strip()
-    if len(q) < 10 or not a:
+    def pick(*keys: str) -> str:
+        for k in keys:   # small models rename keys ("Question", "evidence", "quote")
+            for key, value in parsed.items():
+                if str(key).strip().lower().replace(" ", "_") == k and value not in (None, ""):
+                    return str(value).strip() if not isinstance(value, list) else " ".join(map(str, value)).strip()
+        return ""
+
+    q, a = pick("question", "q"), pick("answer", "a", "reference_answer")
+    if len(q) < 10 or not a or "<" in q[:2]:
         return None
-    return {"question": q, "answer": a, "question_type": str(parsed.get("question_type") or ""),
-            "evidence_quote": str(parsed.get("evidence_quote") or "")}
+    return {"question": q, "answer": a, "question_type": pick("question_type", "type"),
+            "evidence_quote": pick("evidence_quote", "evidence", "quote", "supporting_quote") or a}
 
 
 def generate_llm(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], config: QAConfig,

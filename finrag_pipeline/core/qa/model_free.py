@@ -553,6 +553,7 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
     _attach_places(series, index, ctx)
     order = _ordered_labels(series, rng)
     items: list[QAItem] = metric_questions(meta, table_rows, facts, ctx, index)
+    items += choice_questions(meta, table_rows, facts, ctx, index)
     items += _narrative_questions(meta, pages, chunks, ctx)
     for qtype, build in BUILDERS.items():
         items.extend(_fit_to_cap(build(series, order, ctx), qtype, config.cap(qtype), ctx))
@@ -573,6 +574,22 @@ def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[X
     made = metric_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
                         random.Random(f"{ctx.config.seed}:{meta.filing_id}:metric"), ctx.count)
     return _fit_to_cap(made, "metric", cap, ctx)
+
+
+def choice_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[XbrlFact], ctx: _Ctx,
+                     index: EvidenceIndex) -> list[QAItem]:
+    """Choice questions (core/qa/choice_questions.py): one committed option, capped by qa.yaml."""
+    cap = ctx.config.cap("choice")
+    if cap <= 0:
+        return []
+    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.qa.choice_questions import choice_items
+    from finrag_pipeline.core.qa.phrasing import load_phrasing
+
+    filing = FilingFacts(meta, table_rows, facts)
+    made = choice_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
+                        random.Random(f"{ctx.config.seed}:{meta.filing_id}:choice"), ctx.count)
+    return _fit_to_cap(made, "choice", cap, ctx)
 
 
 def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], ctx: _Ctx) -> list[QAItem]:
