@@ -151,8 +151,9 @@ def _rows(wh: Warehouse, sql: str) -> list[tuple]:
     return sorted(map(tuple, wh.query_df(sql).astype(str).values.tolist()))
 
 
-def _ingest_snapshot(paths: FinragPaths, filing_ids: list[str]) -> dict:
-    """What ingest left for these filings: row ids per table, and index entries per filing."""
+def _ingest_snapshot(paths: FinragPaths, filing_ids: list[str], env: dict[str, str] | None = None) -> dict:
+    """What ingest left for these filings: row ids per table, and index entries per filing (read in the
+    deployment mode of ``env``: distributed mode's indexes live on the object store)."""
     from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
     wh = Warehouse(paths.warehouse, retry_seconds=60)
@@ -167,14 +168,17 @@ def _ingest_snapshot(paths: FinragPaths, filing_ids: list[str]) -> dict:
         "chunks": _rows(wh, f"SELECT chunk_id, filing_id, is_leaf FROM core.chunks WHERE filing_id IN ('{ids}')"),
         "qa": _rows(wh, f"SELECT qa_id, question_type FROM qa.items WHERE filing_id IN ('{ids}')"),
     }
-    old_home = os.environ.get("FINRAG_HOME")
+    env_before = dict(os.environ)
+    os.environ.update({k: v for k, v in (env or {}).items() if k.startswith(("FINRAG_", "AWS_"))})
+    os.environ.setdefault("FINRAG_DEPLOYMENT", "local")
     os.environ["FINRAG_HOME"] = str(paths.home)  # the resources read FINRAG_HOME
     try:
         finrag, embedder = FinragResource(), EmbedderResource()
         snap["bm25"] = {fid: finrag.tantivy().count(fid) for fid in filing_ids}
         snap["lance"] = {fid: finrag.lance(embedder.get()).count(fid) for fid in filing_ids}
     finally:
-        os.environ["FINRAG_HOME"] = old_home or ""
+        os.environ.clear()
+        os.environ.update(env_before)
     return snap
 
 
@@ -195,7 +199,7 @@ def test_distributed_run_equals_local_run(deployed):
         assert ("marts/mart_retriever_leaderboard", None) in requested
 
     lp, dp = deployed["local_paths"], deployed["dist_paths"]
-    local_snap, dist_snap = _ingest_snapshot(lp, FILING_IDS), _ingest_snapshot(dp, FILING_IDS)
+    local_snap, dist_snap = _ingest_snapshot(lp, FILING_IDS), _ingest_snapshot(dp, FILING_IDS, deployed["env"])
     assert len(local_snap["chunks"]) > 60 and len(local_snap["qa"]) > 20  # a real corpus, not an empty one
     assert dist_snap == local_snap
     for fid in FILING_IDS:  # every leaf chunk is in both indexes, nothing else is
@@ -294,7 +298,7 @@ def test_killed_worker_mid_ingest_then_retry_leaves_the_same_rows(deployed, inst
     from dagster import DagsterEventType
 
     paths, svc = deployed["dist_paths"], deployed["svc"]
-    before = _ingest_snapshot(paths, FILING_IDS)
+    before = _ingest_snapshot(paths, FILING_IDS, deployed["env"])
     log = deployed["tmp"] / "reingest.log"
     t0 = time.time()
     proc = _driver(["reingest", KILLED_FILING], deployed["env"], log)
@@ -314,4 +318,4 @@ def test_killed_worker_mid_ingest_then_retry_leaves_the_same_rows(deployed, inst
     assert KILLED_STEP in retried and "parsed_filing" not in retried
     assert instance.get_run_by_id(retry_run).tags.get("dagster/parent_run_id") == first_run
     # the same rows and index entries as before: nothing duplicated, nothing orphaned
-    assert _ingest_snapshot(paths, FILING_IDS) == before
+    assert _ingest_snapshot(paths, FILING_IDS, deployed["env"]) == before

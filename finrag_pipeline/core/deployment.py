@@ -99,6 +99,11 @@ class DeploymentConfig(BaseModel):
         return self.mode == "distributed"
 
 
+def _directory_with_file(config_dir: str | os.PathLike | None) -> str | os.PathLike | None:
+    """A config directory that lacks deployment.yaml keeps the default file (as for every assets_config file)."""
+    return config_dir if config_dir and (Path(config_dir) / "deployment.yaml").exists() else None
+
+
 def load_deployment(config_dir: str | os.PathLike | None = None,
                     env: Mapping[str, str] | None = None) -> DeploymentConfig:
     """deployment.yaml (from ``config_dir``, else the usual resolver) with ``FINRAG_DEPLOYMENT`` applied.
@@ -107,7 +112,7 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
     raises DeploymentError naming the variable.
     """
     env = os.environ if env is None else env
-    raw = load_yaml("deployment.yaml", config_dir)
+    raw = load_yaml("deployment.yaml", _directory_with_file(config_dir))
     parsed = DeploymentFile.model_validate(raw)
     mode = env.get(DEPLOYMENT_ENV, "").strip().lower() or parsed.mode
     if mode not in MODES:
@@ -291,7 +296,8 @@ def require_services(cfg: DeploymentConfig, env: Mapping[str, str] | None = None
 def run_concurrency_limits(config_dir: str | os.PathLike | None = None) -> list[dict]:
     """``run_concurrency`` of deployment.yaml as Dagster's tag_concurrency_limits (either mode; no service
     URL needed)."""
-    return [t.as_dagster() for t in DeploymentFile.model_validate(load_yaml("deployment.yaml", config_dir)).run_concurrency]
+    raw = load_yaml("deployment.yaml", _directory_with_file(config_dir))
+    return [t.as_dagster() for t in DeploymentFile.model_validate(raw).run_concurrency]
 
 
 def write_instance_yaml(dagster_home: Path, cfg: DeploymentConfig) -> Path:

@@ -124,8 +124,11 @@ def retry_failed_run(defs: dg.Definitions, instance: dg.DagsterInstance, run_id:
     job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
            else defs.resolve_job_def(job_name))
     with _runs_created_with_origin(instance, remote_job_origin(job.name)):
+        # the parent's own tags (trigger, filing) and its partition: a re-execution does not inherit them, and
+        # a partitioned asset step of a run without dagster/partition cannot run
+        inherited = {k: v for k, v in failed.tags.items() if not k.startswith("dagster/") or k == "dagster/partition"}
         return dg.execute_job(reconstructable_job(job.name), instance, reexecution_options=options,
-                              tags={RETRY_NUMBER_TAG: str(retry_number)})
+                              tags={**inherited, RETRY_NUMBER_TAG: str(retry_number)})
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -229,4 +230,8 @@ def apply_filters(items: Sequence[QAItem], pages: Sequence[Page], chunks: Sequen
             embedder = minilm_embedder()
         result = filter_duplicates(current, settings.dedup.threshold, embedder)
         current, log = result.kept, log + result.log()
+    # which question types the filters cost (the reasons above say why), so a type of qa.yaml's mix that a
+    # filing ends up without is visible in the log
+    lost = Counter(i.question_type for i in items) - Counter(i.question_type for i in current)
+    log += [{"stage": "filter", "reason": f"removed:{qtype}", "count": n} for qtype, n in sorted(lost.items())]
     return current, log
