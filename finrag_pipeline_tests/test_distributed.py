@@ -36,7 +36,7 @@ FILING_IDS = ["AAPL-2022-10K", "PCG-2020-10K", "WMT-2021-10K"]
 WORKERS = ("w1", "w2")
 KILLED_FILING = "AAPL-2022-10K"
 KILLED_STEP = "qa_set"  # the longest step of an ingest (question generation writes qa.items)
-DRIVER_TIMEOUT = 2400  # a loaded shared machine: the test took 10-18 min here
+DRIVER_TIMEOUT = 900  # one driver (ingest of three excerpts, or one re-ingest with its retry); 10-18 min on a loaded machine
 
 # A smaller evaluation matrix than the default (both modes read it): what is compared is the same either way.
 EVAL_MATRIX = """\
@@ -316,6 +316,7 @@ def test_killed_worker_mid_ingest_then_retry_leaves_the_same_rows(deployed, inst
     retry_run = retries[-1][0]
     retried = {e.step_key for e in instance.all_logs(retry_run, of_type=DagsterEventType.STEP_SUCCESS)}
     assert KILLED_STEP in retried and "parsed_filing" not in retried
-    assert instance.get_run_by_id(retry_run).tags.get("dagster/parent_run_id") == first_run
+    retry = instance.get_run_by_id(retry_run)
+    assert retry.parent_run_id in {r for r, _ok in summary["runs"]} and retry.root_run_id == first_run
     # the same rows and index entries as before: nothing duplicated, nothing orphaned
     assert _ingest_snapshot(paths, FILING_IDS, deployed["env"]) == before

@@ -73,8 +73,10 @@ REGENERATE_QA = (_changed(code_version=True) & _NOT_BLOCKED).with_label("filing 
 REGENERATE_QA_ON_CONFIG_CHANGE = REGENERATE_QA  # the former name
 
 REFRESH_MARTS = (
-    (AC.newly_missing() | AC.any_deps_updated().allow(MART_TRIGGERS)).since_last_handled()
-    .with_label("evaluation updated")
+    # a mart never built (e.g. a staging model over ingest tables, which no evaluation update names) is
+    # built with the next wave; one already built refreshes after an evaluation (or upstream mart) update
+    (AC.missing() | AC.any_deps_updated().allow(MART_TRIGGERS).since_last_handled())
+    .with_label("missing, or evaluation updated")
     & _NOT_BLOCKED
     & ~AC.any_deps_match(_pending()).allow(EVALUATIONS).with_label("an evaluation pending")
 ).with_label("last evaluation of the wave done")
