@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, merge_filters
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser, QueryUnderstanding, company_key
+from finrag_pipeline.core.retrieval.query_understanding import QueryUnderstanding, company_key
+from finrag_pipeline.core.retrieval.query_understanding_stage import ParsesQueries
 from finrag_pipeline.core.retrieval.resources import CatalogFiling
 
 # no_company: the question names none, the whole scope is searched; outside_scope: the named company has
@@ -55,7 +56,7 @@ def resolve_company_filings(qu: QueryUnderstanding, in_scope: list[CatalogFiling
     return CompanyResolution(qu.companies, company_filings)
 
 
-class CompanyFirstRetriever(Retriever):
+class CompanyFirstRetriever(ParsesQueries, Retriever):
     """Search the resolved filings first; fill the remaining slots from the caller's scope (``fill``)."""
 
     stage_name = "company"
@@ -65,13 +66,6 @@ class CompanyFirstRetriever(Retriever):
         self.resources = resources
         self.covering_years = covering_years
         self.fill = fill
-        self._parser: QueryParser | None = None
-
-    @property
-    def parser(self) -> QueryParser:
-        if self._parser is None:  # built on first query: the catalog may load from the warehouse
-            self._parser = QueryParser(self.resources.get("catalog", required=False), self.covering_years)
-        return self._parser
 
     def _retrieve(self, query: str, k: int, filters: SearchFilters | None, timings: Timings,
                   info: dict[str, Any]) -> list[Hit]:

@@ -9,7 +9,20 @@ from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, me
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
 
-class QueryUnderstandingRetriever(Retriever):
+class ParsesQueries:
+    """The query parser of a stage over ``self.resources`` and ``self.covering_years``, built on first query
+    (the catalog may load from the warehouse); shared by the period and company-first stages."""
+
+    _parser: QueryParser | None = None
+
+    @property
+    def parser(self) -> QueryParser:
+        if self._parser is None:
+            self._parser = QueryParser(self.resources.get("catalog", required=False), self.covering_years)
+        return self._parser
+
+
+class QueryUnderstandingRetriever(ParsesQueries, Retriever):
     """prefilter: the question's company/period become SearchFilters (intersected with the caller's
     scope), so nothing from another fiscal year can come back. boost: search unfiltered (deeper)
     and add ``boost`` x (score range of the candidates) to hits of matching filings, which keeps
@@ -25,13 +38,6 @@ class QueryUnderstandingRetriever(Retriever):
         self.boost = boost
         self.covering_years = covering_years
         self.overfetch = overfetch
-        self._parser: QueryParser | None = None
-
-    @property
-    def parser(self) -> QueryParser:
-        if self._parser is None:  # built on first query: the catalog may load from the warehouse
-            self._parser = QueryParser(self.resources.get("catalog", required=False), self.covering_years)
-        return self._parser
 
     def _retrieve(self, query: str, k: int, filters: SearchFilters | None, timings: Timings,
                   info: dict[str, Any]) -> list[Hit]:
