@@ -47,7 +47,7 @@ def test_local_llm_generates_kept_questions_with_valid_evidence(local_ready, tmp
     from finrag_pipeline.core.llm import LLMClient
     from finrag_pipeline.core.numbers import figure_in_text
     from finrag_pipeline.core.qa import QAConfig
-    from finrag_pipeline.core.qa.filters import source_figures
+    from finrag_pipeline.core.qa.filters import is_question_form, source_figures
     from finrag_pipeline.core.qa.generate import generate_llm_set
 
     s = load_sample("APPLE_2022_10K")
@@ -65,6 +65,7 @@ def test_local_llm_generates_kept_questions_with_valid_evidence(local_ready, tmp
     pages = {p.page_number: p.text for p in s.pages}
     for item in result.items:
         assert item.generator == "llm:local-0.5b" and item.question and item.reference_answer
+        assert is_question_form(item.question), item.question    # a question, not a label
         (group,) = item.evidence
         chunk = chunks[group[0].chunk_id]
         assert chunk.page_start <= group[0].page <= chunk.page_end

@@ -8,6 +8,7 @@ from finrag_pipeline.core.qa.filters import (
     filter_duplicates,
     filter_figures_in_evidence,
     filter_passage_dependent,
+    filter_question_form,
 )
 
 FID = "AAPL-2022-10K"
@@ -42,6 +43,19 @@ def test_passage_dependent_dropped():
     result = filter_passage_dependent([item(q) for q in qs])
     assert [i.question for i in result.kept] == qs[4:]
     assert result.dropped == {"passage_dependent": 4}
+
+
+def test_labels_and_statements_are_not_questions():
+    # the first two are what the local 0.5B model wrote for Apple 2022 (BENCHMARKS "LLM generation"): both
+    # passed every evidence filter
+    qs = ["Net income in 2022", "Apple Inc. has a fiscal year of 2022.", "Revenue?",
+          "What was Apple's net income in fiscal 2022?",
+          "Compute Apple's current ratio at the end of fiscal 2022.",
+          "In which year was Apple's gross margin higher, fiscal 2022 or fiscal 2021?",
+          "Apple's total net sales in fiscal 2022 were how much?"]
+    result = filter_question_form([item(q) for q in qs])
+    assert [i.question for i in result.kept] == qs[3:]
+    assert result.dropped == {"not_a_question": 3}
 
 
 def test_answer_in_question_dropped():

@@ -96,6 +96,7 @@ class DedupSettings(BaseModel):
 class FilterSettings(BaseModel):
     figures_in_evidence: bool = True
     quote_in_evidence: bool = True         # LLM items: the quote (or the answer) they cite is in their evidence
+    question_form: bool = True             # a "?" or a question/instruction opener, and 4+ words
     passage_dependent: bool = True
     answer_in_question: bool = True
     dedup: DedupSettings = Field(default_factory=DedupSettings)

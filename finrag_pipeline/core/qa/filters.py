@@ -2,6 +2,7 @@
 
 * :func:`filter_figures_in_evidence` - every source figure of an answer is stated in its evidence.
 * :func:`filter_passage_dependent` - "according to the table above" needs a passage in front of you.
+* :func:`filter_question_form` - a question asks something: "Net income in 2022" is a label, not a question.
 * :func:`filter_answer_in_question` - the answer figure already appears in the question.
 * :func:`filter_quote_in_evidence` - an LLM question's supporting quote (or its answer) is in its evidence.
 * :func:`filter_duplicates` - exact/normalised duplicates, then near-duplicates by MiniLM cosine.
@@ -30,6 +31,15 @@ PASSAGE_DEPENDENT_RE = re.compile(
     r"|\bthis (passage|excerpt|text|paragraph|table|context|snippet|chunk)\b"
     r"|\b(context|information|data) (provided|given|above|shown)\b",
     re.IGNORECASE)
+
+
+# How a question or an instruction opens when it carries no "?" ("Compute the current ratio ...").
+QUESTION_OPENERS = frozenset((
+    "what", "which", "how", "why", "when", "where", "who", "whom", "whose", "did", "does", "do", "is", "are",
+    "was", "were", "has", "have", "had", "can", "could", "would", "will", "should", "compute", "calculate",
+    "list", "name", "state", "give", "identify", "describe", "explain", "summarize", "summarise", "compare",
+    "find", "determine", "estimate", "report"))
+MIN_QUESTION_WORDS = 4
 
 
 @dataclass
@@ -143,6 +153,26 @@ def filter_passage_dependent(items: Sequence[QAItem]) -> FilterResult:
     return FilterResult(kept, dropped)
 
 
+def is_question_form(text: str) -> bool:
+    """True for text that asks something: it has a "?" or opens like a question or an instruction, and has
+    at least ``MIN_QUESTION_WORDS`` words. Small models write labels ("Net income in 2022") or statements
+    ("Apple Inc. has a fiscal year of 2022.") that pass every evidence check and are still no question."""
+    words = re.findall(r"[A-Za-z][A-Za-z'&-]*|\d[\d,.]*", text)
+    if len(words) < MIN_QUESTION_WORDS:
+        return False
+    return "?" in text or words[0].lower() in QUESTION_OPENERS
+
+
+def filter_question_form(items: Sequence[QAItem]) -> FilterResult:
+    kept, dropped = [], {}
+    for item in items:
+        if is_question_form(item.question):
+            kept.append(item)
+        else:
+            _drop(dropped, "not_a_question")
+    return FilterResult(kept, dropped)
+
+
 def filter_answer_in_question(items: Sequence[QAItem]) -> FilterResult:
     """Drop questions that state their own answer figure (years do not count)."""
     kept, dropped = [], {}
@@ -216,6 +246,7 @@ def apply_filters(items: Sequence[QAItem], pages: Sequence[Page], chunks: Sequen
     log: list[dict[str, object]] = []
     current = list(items)
     steps: list[tuple[bool, Callable[[list[QAItem]], FilterResult]]] = [
+        (settings.question_form, filter_question_form),
         (settings.passage_dependent, filter_passage_dependent),
         (settings.answer_in_question, filter_answer_in_question),
         (settings.figures_in_evidence, lambda xs: filter_figures_in_evidence(xs, pages, chunks)),

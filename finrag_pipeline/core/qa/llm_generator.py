@@ -18,7 +18,7 @@ from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, 
 from finrag_pipeline.core.numbers import NUM_TOKEN_RE, digits_key, is_distinctive
 from finrag_pipeline.core.qa.config import QAConfig
 
-GENERATOR_VERSION = "1.1"
+GENERATOR_VERSION = "1.2"
 
 # Written for small local models as much as for large ones: one task, the keys described in place
 # (not an example to copy), the rules as a short list, and the excerpt kept short (llm.max_chunk_chars).
@@ -34,6 +34,7 @@ TYPE_INSTRUCTIONS = {
 
 USER = ("Company: {company}. Fiscal year: {year}.\n\n{excerpts}\n\nTask: {instruction}\n"
         "Rules:\n"
+        "- the question is a full sentence that starts with What, Which or How and ends with a question mark;\n"
         "- the question names {company} and a fiscal year, and never mentions an excerpt, table, text or passage;\n"
         "- the answer is short: one figure or a few words copied from the excerpt;\n"
         "- evidence_quote copies, word for word, the line of the excerpt that holds the answer.\n"
