@@ -261,3 +261,44 @@ def test_unknown_variant_is_a_recorded_error(built):
                                     "test-state", version="test")
     assert rows[0]["status"] == "error" and "no_such_variant" in rows[0]["error"]
     assert runs[0]["status"] == "error"
+
+
+def test_cli_builds_and_evaluates_variants_through_dagster(built, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+    from finrag_pipeline.defs.local_runs import get_instance
+
+    corpus, filings, *_ = built
+    home, fid = str(corpus.paths.home), corpus.filing_id
+    monkeypatch.setenv("FINRAG_HOME", home)
+    monkeypatch.setenv("DAGSTER_HOME", str(corpus.paths.dagster_home))
+    corpus.warehouse.replace_rows("qa.items", [i.to_row() for i in excerpt_qa_items(corpus)], where={"filing_id": fid})
+
+    def cli(*args):
+        result = CliRunner().invoke(main, ["--home", home, *args], catch_exceptions=True)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        return result
+
+    status = {(r["filing_id"], r["chunking"]): r for r in json.loads(cli("variants", "status", "--json").stdout)}
+    assert len(status) == len(filings) * 4
+    assert all(status[(f, v)]["built"] for f in filings for v in BUILT)
+    assert status[(fid, "prose_only")] == {"filing_id": fid, "chunking": "prose_only", "built": False,
+                                           "why": "no chunks"}
+    assert "every partition is built" in cli("variants", "build", "--variant", "small").stdout
+
+    # eval naming an unbuilt variant: its partitions are built first by the variants job, then evaluated
+    rows = json.loads(cli("eval", "--config", "bm25", "--k", "5", "--scope", "filing", "--filing", fid,
+                          "--chunking", "default", "--chunking", "prose_only", "--json").stdout)
+    assert {r["config_name"] for r in rows} == {"bm25@5", "bm25@5[prose_only]"}
+    assert missing_builds(corpus.paths, corpus.warehouse, ["prose_only"], [fid]) == {}
+    instance = get_instance(corpus.paths)
+    assert instance.get_materialized_partitions(dg.AssetKey("variant_vector_index")) >= {f"prose_only|{fid}"}
+    runs = instance.get_run_records(dg.RunsFilter(job_name="build_chunking_variants", tags={"finrag/trigger": "cli"}))
+    assert {r.dagster_run.tags.get("dagster/partition") for r in runs} == {f"prose_only|{fid}"}
+    assert {r.dagster_run.tags.get("finrag/filing") for r in runs} == {fid}
+    # prose_only has no table-row chunks: the filing's prose only
+    leaves = load_variant_chunks(corpus.warehouse, "prose_only", fid, leaves_only=True)
+    assert leaves and {c.chunk_type for c in leaves} == {"prose"}
