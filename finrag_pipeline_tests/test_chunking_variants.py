@@ -302,3 +302,24 @@ def test_cli_builds_and_evaluates_variants_through_dagster(built, monkeypatch):
     # prose_only has no table-row chunks: the filing's prose only
     leaves = load_variant_chunks(corpus.warehouse, "prose_only", fid, leaves_only=True)
     assert leaves and {c.chunk_type for c in leaves} == {"prose"}
+
+
+def test_pipeline_builds_the_variants_its_matrix_names_before_evaluating(built, tmp_path):
+    from finrag_pipeline.core.config import using_config_dir
+    from finrag_pipeline.core.paths import REPO_ROOT
+    from finrag_pipeline.defs.local_runs import PipelineReport, _build_variants_the_matrix_names
+
+    corpus, filings, defs, instance, _ = built
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "eval_matrix.yaml").write_text((REPO_ROOT / "assets_config" / "eval_matrix.yaml").read_text()
+                                             .replace("chunking: [null]", "chunking: [null, no_overlap]"))
+    fid = corpus.filing_id
+    assert (fid, "no_overlap") in missing_builds(corpus.paths, corpus.warehouse, ["no_overlap"], [fid])
+    report, said = PipelineReport(), []
+    with using_config_dir(config):
+        _build_variants_the_matrix_names(defs, instance, corpus.paths, corpus.warehouse, [fid], report, said.append,
+                                         "cli")
+    assert report.failed == {} and said == ["building 1 chunking-variant partition(s) the evaluation matrix needs"]
+    assert missing_builds(corpus.paths, corpus.warehouse, ["no_overlap"], [fid]) == {}
+    assert f"no_overlap|{fid}" in instance.get_materialized_partitions(dg.AssetKey("variant_bm25_index"))

@@ -355,6 +355,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     if evaluate:
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]
+        _build_variants_the_matrix_names(defs, instance, paths, wh, ready, report, progress, trigger)
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
             result = _execute(defs, "evaluate_filing", instance, report, fid, logs, trigger)
@@ -369,6 +370,26 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
+
+
+def _build_variants_the_matrix_names(defs: dg.Definitions, instance: dg.DagsterInstance, paths: FinragPaths,
+                                     wh: Warehouse, filing_ids: list[str], report: PipelineReport,
+                                     progress: Callable[[str], None], trigger: str) -> None:
+    """Before the evaluations: the (filing, variant) partitions eval_matrix.yaml's chunking variants need and
+    lack, built by the build_chunking_variants job (the evaluation itself refuses to run without them)."""
+    from finrag_pipeline.core.chunking.config import chunking_variants
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix
+    from finrag_pipeline.core.variants import is_default_chunking, missing_builds
+
+    known = chunking_variants()
+    named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c) and c in known]
+    missing = sorted(missing_builds(paths, wh, named, filing_ids)) if named else []
+    if not missing:
+        return
+    progress(f"building {len(missing)} chunking-variant partition(s) the evaluation matrix needs")
+    for (fid, variant), result in build_variant_partitions(defs, instance, missing, trigger=trigger).items():
+        if not result.success:
+            report.failed[f"{fid} x {variant}"] = _first_error(result)
 
 
 def first_error(result: ExecutionResult) -> str:

@@ -49,7 +49,10 @@ def _variant_index_deps() -> list[dg.AssetDep]:
     """When eval_matrix.yaml names a chunking variant, a filing's retrieval_eval depends on that filing's
     variant index partitions (every variant of the dimension), so automation waits for them and re-evaluates
     when they change. Launchpad narrowing to a variant the file does not name is checked at run time."""
-    named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c)]
+    try:
+        named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c)]
+    except (OSError, ValueError):  # an invalid matrix fails the evaluation run with its message, not the load
+        return []
     if not any(c in CHUNKING_VARIANTS for c in named):
         return []
     return [dg.AssetDep(key, partition_mapping=on_filing_dimension()) for key in VARIANT_INDEX_KEYS]
