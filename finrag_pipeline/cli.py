@@ -389,16 +389,20 @@ def facts(ctx, filing_id, items, years, as_json) -> None:
 @click.option("--config", "configs", multiple=True, help="Retriever config name(s) of the matrix to run.")
 @click.option("--k", "ks", multiple=True, type=int, help="top-k value(s).")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(["filing", "corpus"]))
+@click.option("--chunking", "chunkings", multiple=True,
+              help='Chunking variant(s) of ingest.yaml ("default" = the pipeline\'s own); partitions of a '
+                   "variant not built yet are built first, through Dagster.")
 @click.option("--filing", "filings", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v),
               help="Filing id(s); default every filing.")
 @click.option("--answers", is_flag=True, help="Also run answer evaluation.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
+def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, as_json) -> None:
     """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table.
 
     Each filing is one run of the code location's evaluate_filing job (tagged finrag/trigger=cli), so
-    Dagster records the materializations and automation refreshes the marts after it."""
+    Dagster records the materializations and automation refreshes the marts after it. A chunking
+    variant's missing (filing, variant) partitions are first built by the build_chunking_variants job."""
     import pandas as pd
 
     from finrag_pipeline.core.catalog import active_filings
@@ -407,14 +411,19 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
 
     paths, instance, defs = _dagster(ctx)
     session = _session(ctx)
-    narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes)) if v}
-    session.eval_matrix(**narrowed)  # an unknown name fails here, with the valid ones, before any run
+    narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes),
+                                        ("chunking", chunkings)) if v}
+    matrix = session.eval_matrix(**narrowed)  # an unknown name fails here, with the valid ones, before any run
     active = active_filings(session.warehouse)
     unknown = [f for f in filings if f not in active]
     if unknown:  # never a Dagster partition for a filing the catalog does not hold
         raise click.ClickException(f"not in the catalog: {', '.join(unknown)} (finrag sql \"SELECT filing_id "
                                    "FROM core.filings\" lists them)")
     targets = list(filings) or active
+    variants = [c for c in matrix.retrieval.chunking if c is not None and c != "default"]
+    if variants:
+        # what the evaluation will require (every filing: the corpus scope searches them all), built by Dagster
+        _build_variants(ctx, variants, active if "corpus" in matrix.retrieval.scopes else targets, defs, instance)
     results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
     failed = {fid: r for fid, r in results.items() if not r.success}
     if failed:
@@ -432,6 +441,34 @@ def eval_cmd(ctx, configs, ks, scopes, filings, answers, as_json) -> None:
     wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
     _emit(table.to_dict("records"), as_json,
           wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
+
+
+def _build_variants(ctx: click.Context, variants, filing_ids, defs=None, instance=None, *,
+                    rebuild: bool = False) -> list[tuple[str, str]]:
+    """Run the build_chunking_variants job for each (filing, variant) not built (``rebuild``: every one)."""
+    from finrag_pipeline.core.config import ConfigError
+    from finrag_pipeline.core.variants import missing_builds
+    from finrag_pipeline.defs.local_runs import build_variant_partitions, first_error
+
+    if defs is None:
+        _paths_, instance, defs = _dagster(ctx)
+    session = _session(ctx)
+    with session.configured():
+        try:
+            missing = missing_builds(session.paths, session.warehouse, variants, filing_ids)
+        except (ConfigError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    pairs = [(f, v) for v in variants for f in filing_ids] if rebuild else sorted(missing)
+    for (fid, variant), why in sorted(missing.items()):
+        click.echo(f"building chunking variant {variant} of {fid} ({why})", err=True)
+    try:
+        results = build_variant_partitions(defs, instance, pairs, trigger="cli")
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    failed = {pair: r for pair, r in results.items() if not r.success}
+    if failed:
+        raise click.ClickException("; ".join(f"{f} x {v}: {first_error(r)}" for (f, v), r in failed.items()))
+    return pairs
 
 
 def _dagster(ctx: click.Context):
@@ -578,6 +615,57 @@ def company_map_refresh(ctx, online) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # QA sets
+
+
+@main.group()
+def variants() -> None:
+    """Chunking variants of assets_config/ingest.yaml: partitions filing x chunking of variant_chunks,
+    variant_bm25_index and variant_vector_index."""
+
+
+@variants.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def variants_status(ctx, as_json) -> None:
+    """Per (filing, variant): built, or why not (no chunks, other settings, an index short of chunks)."""
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.variants import missing_builds, variant_names
+
+    session = _session(ctx)
+    with session.configured():
+        names = variant_names()
+        active = active_filings(session.warehouse)
+        missing = missing_builds(session.paths, session.warehouse, names, active)
+    rows = [{"filing_id": f, "chunking": v, "built": (f, v) not in missing, "why": missing.get((f, v), "")}
+            for v in names for f in active]
+    _emit(rows, as_json, "\n".join(f"{r['chunking']:<14} {r['filing_id']:<22} "
+                                   f"{'built' if r['built'] else 'missing: ' + r['why']}" for r in rows)
+          or "no chunking variant besides the default in ingest.yaml")
+
+
+@variants.command("build")
+@click.option("--variant", "names", multiple=True, help="Variant name(s); default every non-default variant.")
+@click.option("--filing", "filings", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v),
+              help="Filing id(s); default every filing.")
+@click.option("--rebuild", is_flag=True, help="Also re-materialize partitions that are built.")
+@click.pass_context
+def variants_build(ctx, names, filings, rebuild) -> None:
+    """Materialize the (filing, variant) partitions that are missing, one build_chunking_variants run each."""
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.variants import variant_names
+
+    session = _session(ctx)
+    with session.configured():
+        known = variant_names()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise click.ClickException(f"unknown chunking variant(s) {', '.join(unknown)}; valid: {', '.join(known)}")
+    active = active_filings(session.warehouse)
+    outside = [f for f in filings if f not in active]
+    if outside:
+        raise click.ClickException(f"not in the catalog: {', '.join(outside)}")
+    built = _build_variants(ctx, list(names) or known, list(filings) or active, rebuild=rebuild)
+    click.echo(f"{len(built)} partition(s) materialized" if built else "every partition is built")
 
 
 @main.group()

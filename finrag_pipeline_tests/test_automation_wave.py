@@ -22,9 +22,10 @@ from dagster._core.execution.api import execute_run
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
 from finrag_pipeline.core.deployment import run_concurrency_limits as load_run_concurrency
+from finrag_pipeline.core.variants import partition_key
 from finrag_pipeline.defs.automation.conditions import EVALUATIONS, MART_ASSETS
 from finrag_pipeline.defs.automation.jobs import POOL_TAG, POOLS, ingest_filing_job
-from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+from finrag_pipeline.defs.partitions import CHUNKING_VARIANTS, FILINGS_PARTITIONS_NAME
 
 BASE = ["AAPL-2022-10K", "MSFT-2022-10K", "NVDA-2025-10K"]
 ARRIVAL = "AAPL-2025-10K"
@@ -163,6 +164,15 @@ def _automation_sensors(real_defs: dg.Definitions):
             if isinstance(s, dg.AutomationConditionSensorDefinition)]
 
 
+def _partition_keys(partitions_def, filings) -> list[str | None]:
+    """The keys of ``filings`` under an asset's partitioning: none, the filing, or filing x chunking variant."""
+    if partitions_def is None:
+        return [None]
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        return [partition_key(f, v) for f in filings for v in CHUNKING_VARIANTS]
+    return list(filings)
+
+
 def _demo_like_daemon(real_defs, defs, sensors) -> Daemon:
     """Five filings fully built (ingest, corpus state, evaluations, marts), automation settled; then the
     inbox sensor's work for one arrival: its partition added, its ingest run submitted."""
@@ -170,8 +180,7 @@ def _demo_like_daemon(real_defs, defs, sensors) -> Daemon:
     instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, BASE)
     graph = defs.resolve_asset_graph()
     for key in graph.toposorted_asset_keys:
-        partitions = BASE if graph.get(key).partitions_def else [None]
-        for pk in partitions:
+        for pk in _partition_keys(graph.get(key).partitions_def, BASE):
             instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=pk))
     daemon = Daemon(real_defs, defs, sensors, instance)
     settled = daemon.run_until_quiet()
@@ -202,6 +211,11 @@ def test_each_asset_of_the_wave_is_requested_once(wave, real_defs):
     # stg_filings / stg_chunks / stg_qa_items, are views and need no rebuild).
     chain = {k for k in MART_ASSETS.resolve(graph) if graph.get(k).parent_keys & (evaluations | MART_ASSETS.resolve(graph))}
     expected |= {(k.to_user_string(), None) for k in chain}
+    # the arrival's chunking-variant partitions (filing x chunking), built by automation after its parse
+    variant_keys = dg.AssetSelection.groups("variants").resolve(graph)
+    assert len(variant_keys) == (3 if CHUNKING_VARIANTS else 0)
+    expected |= {(k.to_user_string(), pk) for k in variant_keys for pk in _partition_keys(graph.get(k).partitions_def,
+                                                                                         [ARRIVAL])}
     assert {"eval_statistics", "marts/mart_retriever_leaderboard", "analyst_snapshot", "eval_report"} <= {
         a for a, _ in expected}
     assert set(requested) == expected, (set(requested) ^ expected)

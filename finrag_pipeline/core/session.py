@@ -164,7 +164,7 @@ class FinragSession:
 
     @cached_property
     def variants(self):
-        """Indexes of the chunking variants (core/variants.py), built lazily per variant."""
+        """The chunking variants' indexes (core/variants.py), as the variant assets built them."""
         from finrag_pipeline.core.variants import VariantIndexes
 
         return VariantIndexes(self.paths, self.warehouse, base_resources=self.resources)
@@ -172,14 +172,31 @@ class FinragSession:
     def retriever_factory(self, name: str, chunking: str | None = None) -> Any:
         """The evaluation runner's factory: (retriever name, chunking variant) -> retriever.
 
-        None / "default" is the pipeline's own index; any other variant of ingest.yaml is re-chunked
-        and indexed under FINRAG_HOME/indexes/variants/<variant> on first use (then incrementally)."""
+        None / "default" is the pipeline's own index; any other variant of ingest.yaml is read from what
+        the variant assets built under FINRAG_HOME/indexes/variants/<variant> (never built here)."""
         from finrag_pipeline.core.variants import is_default_chunking
 
         if is_default_chunking(chunking):
             return self.retriever(name)
         with self.configured():
             return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
+
+    def require_variants(self, matrix: Any, filing_id: str, state: CorpusState | None = None) -> None:
+        """Every chunking variant the retrieval matrix names must be built (by the variant assets) for the
+        filings its scopes search: the filing itself, and with scope ``corpus`` every filing of the corpus
+        state. Raises ``core.variants.VariantNotBuilt`` naming each missing (filing, variant).
+        A name ingest.yaml does not define is left to the runner (an error row naming it)."""
+        from finrag_pipeline.core.chunking.config import chunking_variants
+        from finrag_pipeline.core.variants import is_default_chunking
+
+        known = chunking_variants()
+        named = [v for v in matrix.retrieval.chunking if not is_default_chunking(v) and v in known]
+        if not named:
+            return
+        filings = {filing_id}
+        if "corpus" in matrix.retrieval.scopes:
+            filings |= set((state or self.corpus_state()).filing_ids)
+        self.variants.require(named, filings)
 
     def corpus_state(self) -> CorpusState:
         df = self.warehouse.query_df(
@@ -199,8 +216,10 @@ class FinragSession:
 
         state = self.corpus_state()
         with self.configured():
+            matrix = matrix or EvalMatrix.load()
+            self.require_variants(matrix, filing_id, state)
             runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
-                                            matrix or EvalMatrix.load(), scope, filing_id, state.corpus_state,
+                                            matrix, scope, filing_id, state.corpus_state,
                                             n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
         self._replace_runs(runs, "eval.retrieval_results", rows)
         return runs, rows

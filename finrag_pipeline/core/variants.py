@@ -1,47 +1,38 @@
-"""Chunking variants with indexes of their own, so the evaluation matrix can compare chunkings.
+"""Chunking variants: the per-(filing, variant) build and the read side of a variant's indexes.
 
-The pipeline indexes ONE chunking (``core.chunks``, FINRAG_HOME/indexes/{tantivy,lancedb}). A named
-variant of ``assets_config/ingest.yaml`` (``small``, ``large``, ...) gets its own, built lazily the
-first time a retriever over it is asked for, from what the warehouse already holds::
+The pipeline indexes ONE chunking (``core.chunks``, FINRAG_HOME/indexes/{tantivy,lancedb}); the QA
+evidence cites its chunk ids. Every other variant of ``assets_config/ingest.yaml`` (``small``, ``large``,
+...) is a value of the ``chunking`` partition dimension of the Dagster assets ``variant_chunks``,
+``variant_bm25_index`` and ``variant_vector_index`` (defs/index/variants.py), one partition per
+(filing, variant). They call the build functions here, which write::
 
-    FINRAG_HOME/indexes/variants/<variant>/
-        manifest.json          # per filing: fingerprint, chunk counts, which index holds which fingerprint
-        chunks/<filing>.json   # the variant's chunks (leaves and parents): the variant's ChunkStore
-        tantivy/  lancedb/     # TantivyIndex / LanceIndex of the variant's leaf chunks
+    core.variant_chunks                                   # rows per (chunking, filing_id), with the config fingerprint
+    FINRAG_HOME/indexes/variants/<variant>/tantivy/       # TantivyIndex of the variant's leaf chunks
+    FINRAG_HOME/indexes/variants/<variant>/lancedb/       # LanceIndex of the same leaves
 
-Every active filing (``core.catalog.active_filings``) is re-chunked from ``core.pages`` and
-``core.table_rows`` with the variant's config. A filing is re-chunked and re-indexed only when its
-fingerprint changed: the variant's config fingerprint + the filing's content hash + its catalog
-metadata + a digest of its page and table-row rows (so a re-parse of the same bytes counts too).
-Each index is synced on first use only (a BM25-only evaluation never loads the embedder), and the
-LanceIndex embedding cache makes texts that did not change between variants (table rows) free.
-Filings no longer active are dropped from the variant's indexes.
-
-Writes are per filing and the manifest is rewritten atomically after each one, so an interrupted
-build resumes where it stopped. An advisory file lock serialises builders of one variant across
-processes (two Dagster runs evaluating the same variant).
+Dagster's partitions are the bookkeeping: nothing here builds lazily. A retriever over a variant
+(:class:`VariantIndexes`) reads what was built; :func:`missing_builds` says, per (filing, variant),
+what is not there (no chunks, chunks of other settings, an index short of the leaf count), and
+:func:`require_built` turns that into :class:`VariantNotBuilt`, the error an evaluation stops with.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from finrag_pipeline.core.chunking.config import ChunkingConfig, load_chunking_config
+from finrag_pipeline.core.chunking.config import ChunkingConfig, chunking_variants, load_chunking_config
 from finrag_pipeline.core.models import Chunk
 from finrag_pipeline.core.paths import FinragPaths
 
 DEFAULT_CHUNKING = "default"
-MANIFEST_VERSION = 1
+VARIANT_CHUNKS_TABLE = "core.variant_chunks"
+# A variant name is a directory name and a Dagster partition key ("|" and "," separate keys there).
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-INDEX_KINDS = ("tantivy", "lance")
+BUILD_ASSETS = ("variant_chunks", "variant_bm25_index", "variant_vector_index")
 
 
 def is_default_chunking(name: str | None) -> bool:
@@ -49,210 +40,245 @@ def is_default_chunking(name: str | None) -> bool:
     return name in (None, "", DEFAULT_CHUNKING)
 
 
+def check_variant_name(name: str) -> str:
+    if is_default_chunking(name):
+        raise ValueError("the default chunking is the pipeline's own index, not a variant")
+    if not _SAFE_NAME.match(name):
+        raise ValueError(f"chunking variant name {name!r} must match {_SAFE_NAME.pattern} "
+                         "(it names a directory and a Dagster partition)")
+    return name
+
+
+def variant_names(path: Path | None = None) -> list[str]:
+    """The non-default variants of ingest.yaml (``chunking.variants`` minus ``default_variant``), in file
+    order: the values of the ``chunking`` partition dimension. A bad name is an error naming it."""
+    default = load_chunking_config(None, path=path).name
+    return [check_variant_name(n) for n in chunking_variants(path) if n != default and not is_default_chunking(n)]
+
+
 def variants_root(paths: FinragPaths) -> Path:
     return Path(paths.home) / "indexes" / "variants"
 
 
-def source_digests(warehouse: Any, filing_ids: Sequence[str]) -> dict[str, str]:
-    """Per filing, an md5 over its ``core.pages`` and ``core.table_rows`` rows (DuckDB-side, cheap)."""
-    if not filing_ids:
+def tantivy_dir(paths: FinragPaths, variant: str) -> Path:
+    return variants_root(paths) / check_variant_name(variant) / "tantivy"
+
+
+def lancedb_dir(paths: FinragPaths, variant: str) -> Path:
+    return variants_root(paths) / check_variant_name(variant) / "lancedb"
+
+
+def partition_key(filing_id: str, variant: str) -> str:
+    """The Dagster key of a (filing, variant) partition: dimensions in name order, "chunking|filing"."""
+    return f"{variant}|{filing_id}"
+
+
+# ---- build: one (filing, variant) ---------------------------------------------------------------
+
+
+def chunk_filing_variant(warehouse: Any, filing_id: str, config: ChunkingConfig) -> list[Chunk]:
+    """The filing's pages and table rows (as parsed for the default chunking) cut by ``config``."""
+    from finrag_pipeline.core.catalog import load_filing
+    from finrag_pipeline.core.chunking.chunker import chunk_filing
+    from finrag_pipeline.core.records import load_pages, load_table_rows
+
+    return chunk_filing(load_filing(warehouse, filing_id), load_pages(warehouse, filing_id),
+                        load_table_rows(warehouse, filing_id), config)
+
+
+def write_variant_chunks(warehouse: Any, filing_id: str, config: ChunkingConfig, chunks: Sequence[Chunk]) -> int:
+    """Replace the (filing, variant) rows of core.variant_chunks (idempotent)."""
+    variant = check_variant_name(config.name)
+    rows = [{"chunking": variant, "chunking_fingerprint": config.fingerprint(), **c.to_row()} for c in chunks]
+    return warehouse.replace_rows(VARIANT_CHUNKS_TABLE, rows, where={"chunking": variant, "filing_id": filing_id})
+
+
+def load_variant_chunks(warehouse: Any, variant: str, filing_id: str | None = None, *,
+                        leaves_only: bool = False, active_only: bool = False) -> list[Chunk]:
+    """The variant's chunks of one filing (or of every filing; ``active_only``: filings not removed)."""
+    from finrag_pipeline.core.retrieval.resources import chunk_from_row
+
+    clauses, params = ["chunking = ?"], [variant]
+    if filing_id is not None:
+        clauses.append("filing_id = ?")
+        params.append(filing_id)
+    if leaves_only:
+        clauses.append("is_leaf")
+    if active_only:
+        clauses.append("filing_id IN (SELECT filing_id FROM core.filings WHERE NOT coalesce(removed, FALSE))")
+    df = warehouse.query_df(f"SELECT * FROM {VARIANT_CHUNKS_TABLE} WHERE {' AND '.join(clauses)} "
+                            "ORDER BY filing_id, position", params)
+    return [chunk_from_row(r) for r in df.drop(columns=["chunking", "chunking_fingerprint"]).to_dict("records")]
+
+
+def open_tantivy(paths: FinragPaths, variant: str):
+    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
+
+    return TantivyIndex(tantivy_dir(paths, variant))
+
+
+def open_lance(paths: FinragPaths, variant: str, embedder: Any):
+    from finrag_pipeline.core.indexing.lance_index import LanceIndex
+
+    return LanceIndex(lancedb_dir(paths, variant), embedder)
+
+
+def drop_filings_not_in(paths: FinragPaths, warehouse: Any, active: Iterable[str],
+                        variants: Iterable[str]) -> list[tuple[str, str]]:
+    """Remove every filing outside ``active`` from the variants' chunks and indexes (what corpus_state
+    does for the default indexes). Returns the (filing, variant) pairs removed."""
+    active = set(active)
+    removed: set[tuple[str, str]] = set()
+    stale = warehouse.query_df(f"SELECT DISTINCT chunking, filing_id FROM {VARIANT_CHUNKS_TABLE}")
+    for variant, fid in stale.itertuples(index=False):
+        if fid not in active:
+            warehouse.delete_rows(VARIANT_CHUNKS_TABLE, where={"chunking": variant, "filing_id": fid})
+            removed.add((fid, variant))
+    for variant in variants:
+        if tantivy_dir(paths, variant).exists():
+            index = open_tantivy(paths, variant)
+            for fid in set(index.filing_ids()) - active:
+                index.delete_filing(fid)
+                removed.add((fid, variant))
+        table = _lance_table(paths, variant)
+        if table is not None:
+            for fid in set(_lance_counts(table)) - active:
+                table.delete(f"filing_id = {_sql_literal(fid)}")
+                removed.add((fid, variant))
+    return sorted(removed)
+
+
+# ---- what is built ------------------------------------------------------------------------------
+
+
+class VariantNotBuilt(RuntimeError):
+    """Some (filing, variant) partitions an evaluation or a retriever needs were not built."""
+
+    def __init__(self, missing: Mapping[tuple[str, str], str]):
+        self.missing = dict(missing)
+        pairs = "; ".join(f"({fid}, {variant}): {why}" for (fid, variant), why in sorted(self.missing.items()))
+        keys = ", ".join(partition_key(fid, v) for fid, v in sorted(self.missing))
+        super().__init__(
+            f"chunking variant partitions not built (evaluation does not build them): {pairs}. Materialize "
+            f"{', '.join(BUILD_ASSETS)} for partitions [{keys}] (automation does; or `finrag variants build`).")
+
+
+def missing_builds(paths: FinragPaths, warehouse: Any, variants: Iterable[str], filing_ids: Iterable[str],
+                   *, kinds: Sequence[str] = ("tantivy", "lance")) -> dict[tuple[str, str], str]:
+    """Per (filing, variant) whose build is not complete, why: no chunks, chunks of other settings than
+    ingest.yaml's, or an index (``kinds``) whose documents for the filing differ from its leaf chunks.
+    Reads the warehouse and the index files only (no embedder)."""
+    filing_ids = sorted(set(filing_ids))
+    missing: dict[tuple[str, str], str] = {}
+    for variant in dict.fromkeys(variants):
+        if is_default_chunking(variant):
+            continue
+        fingerprint = load_chunking_config(variant).fingerprint()  # unknown variant: ConfigError naming it
+        built = warehouse.query_df(
+            f"SELECT filing_id, any_value(chunking_fingerprint) AS fp, count(DISTINCT chunking_fingerprint) AS n_fp, "
+            f"count(*) FILTER (WHERE is_leaf) AS leaves FROM {VARIANT_CHUNKS_TABLE} WHERE chunking = ? GROUP BY filing_id",
+            [variant])
+        chunks = {r["filing_id"]: r for r in built.to_dict("records")}
+        bm25 = open_tantivy(paths, variant) if "tantivy" in kinds and tantivy_dir(paths, variant).exists() else None
+        table = _lance_table(paths, variant) if "lance" in kinds else None
+        vectors = _lance_counts(table) if table is not None else {}
+        for fid in filing_ids:
+            row = chunks.get(fid)
+            if row is None:
+                missing[(fid, variant)] = "no chunks"
+                continue
+            if row["n_fp"] != 1 or row["fp"] != fingerprint:
+                missing[(fid, variant)] = (f"chunked with settings {row['fp']}, ingest.yaml now says {fingerprint}")
+                continue
+            leaves = int(row["leaves"])
+            if "tantivy" in kinds:
+                n = bm25.count(fid) if bm25 is not None else 0
+                if n != leaves:
+                    missing[(fid, variant)] = f"BM25 index holds {n} of {leaves} leaf chunks"
+                    continue
+            if "lance" in kinds and vectors.get(fid, 0) != leaves:
+                missing[(fid, variant)] = f"vector index holds {vectors.get(fid, 0)} of {leaves} leaf chunks"
+    return missing
+
+
+def require_built(paths: FinragPaths, warehouse: Any, variants: Iterable[str], filing_ids: Iterable[str],
+                  **kwargs: Any) -> None:
+    missing = missing_builds(paths, warehouse, variants, filing_ids, **kwargs)
+    if missing:
+        raise VariantNotBuilt(missing)
+
+
+def _lance_table(paths: FinragPaths, variant: str):
+    """The variant's LanceDB table opened without an embedder (counts and deletes only), or None."""
+    directory = lancedb_dir(paths, variant)
+    if not directory.exists():
+        return None
+    import lancedb
+
+    from finrag_pipeline.core.indexing.lance_index import TABLE_NAME
+
+    db = lancedb.connect(str(directory))
+    try:
+        return db.open_table(TABLE_NAME)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _lance_counts(table: Any) -> dict[str, int]:
+    if table.count_rows() == 0:
         return {}
-    marks = ",".join("?" * len(filing_ids))
-    pages = warehouse.query_df(
-        "SELECT filing_id, md5(string_agg(concat_ws('\x1f', page_number, text, section, section_title), '\x1e' "
-        f"ORDER BY page_number)) AS d FROM core.pages WHERE filing_id IN ({marks}) GROUP BY filing_id",
-        list(filing_ids))
-    rows = warehouse.query_df(
-        "SELECT filing_id, md5(string_agg(concat_ws('\x1f', table_id, row_index, page_number, section, table_title, "
-        "unit, unit_text, row_label, headers, cells, row_path, statement_type), '\x1e' ORDER BY table_id, row_index)) AS d "
-        f"FROM core.table_rows WHERE filing_id IN ({marks}) GROUP BY filing_id", list(filing_ids))
-    p = dict(zip(pages["filing_id"], pages["d"], strict=True))
-    r = dict(zip(rows["filing_id"], rows["d"], strict=True))
-    return {fid: f"{p.get(fid, '')}:{r.get(fid, '')}" for fid in filing_ids}
+    column = table.search().select(["filing_id"]).limit(None).to_arrow()["filing_id"].to_pylist()
+    counts: dict[str, int] = {}
+    for fid in column:
+        counts[fid] = counts.get(fid, 0) + 1
+    return counts
+
+
+def _sql_literal(value: str) -> str:
+    from finrag_pipeline.core.indexing.lance_index import sql_literal
+
+    return sql_literal(value)
+
+
+# ---- read: retrievers over a variant --------------------------------------------------------------
 
 
 class ChunkingVariantIndex:
-    """One chunking variant's chunks and indexes under ``FINRAG_HOME/indexes/variants/<variant>``.
+    """One variant's built indexes and chunks, opened on first use (never built here).
 
-    ``embedder`` is an ``Embedder`` or a zero-argument factory (called only when the LanceIndex is
-    first needed). ``tantivy()``, ``lance()`` and ``chunk_store()`` sync on first call and are then
-    cached for the life of this object (one evaluation run).
+    ``embedder`` is an ``Embedder`` or a zero-argument factory (called only when the LanceIndex is first
+    needed); it must be the one the variant_vector_index asset embedded with (the Dagster resource's).
     """
 
-    def __init__(self, paths: FinragPaths, warehouse: Any, variant: str, *, embedder: Any = None,
-                 config: ChunkingConfig | None = None, config_path: Path | None = None):
-        if is_default_chunking(variant):
-            raise ValueError("the default chunking is the pipeline's own index, not a variant")
-        if not _SAFE_NAME.match(variant):
-            raise ValueError(f"chunking variant name {variant!r} is not usable as a directory name")
-        self.variant = variant
-        self.config = config or load_chunking_config(variant, path=config_path)
+    def __init__(self, paths: FinragPaths, warehouse: Any, variant: str, *, embedder: Any = None):
+        self.variant = check_variant_name(variant)
         self.paths = paths
         self.warehouse = warehouse
         self.root = variants_root(paths) / variant
         self._embedder = embedder
         self._lock = threading.RLock()
-        self._chunks: dict[str, list[Chunk]] | None = None
         self._indexes: dict[str, Any] = {}
         self._store: Any = None
-        # What this object did, for logs and tests: filing ids per step.
-        self.report: dict[str, list[str]] = {"rechunked": [], "tantivy": [], "lance": [], "removed": []}
-
-    # ---- layout -------------------------------------------------------------------------------
-
-    @property
-    def tantivy_dir(self) -> Path:
-        return self.root / "tantivy"
-
-    @property
-    def lancedb_dir(self) -> Path:
-        return self.root / "lancedb"
-
-    @property
-    def chunks_dir(self) -> Path:
-        return self.root / "chunks"
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.root / "manifest.json"
-
-    # ---- fingerprints and manifest -------------------------------------------------------------
-
-    def filing_fingerprints(self, filing_ids: Sequence[str]) -> dict[str, str]:
-        """variant config fingerprint + content hash + catalog metadata + page/table-row digest."""
-        if not filing_ids:
-            return {}
-        marks = ",".join("?" * len(filing_ids))
-        meta = self.warehouse.query_df(
-            "SELECT filing_id, content_sha256, company, ticker, form_type, fiscal_year FROM core.filings "
-            f"WHERE filing_id IN ({marks})", list(filing_ids))
-        metas = {r["filing_id"]: r for r in meta.to_dict("records")}
-        digests = source_digests(self.warehouse, filing_ids)
-        out = {}
-        for fid in filing_ids:
-            m = metas.get(fid, {})
-            payload = json.dumps({"config": self.config.fingerprint(), "sha256": m.get("content_sha256"),
-                                  "meta": [str(m.get(k)) for k in ("company", "ticker", "form_type", "fiscal_year")],
-                                  "source": digests.get(fid)}, sort_keys=True)
-            out[fid] = hashlib.sha256(payload.encode()).hexdigest()[:24]
-        return out
-
-    def read_manifest(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.manifest_path.read_text("utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        if data.get("version") != MANIFEST_VERSION or data.get("config_fingerprint") != self.config.fingerprint():
-            data = {}  # another config under this name: every filing is rebuilt
-        data.setdefault("filings", {})
-        data.update(version=MANIFEST_VERSION, variant=self.variant, config_fingerprint=self.config.fingerprint(),
-                    config=self.config.model_dump())
-        return data
-
-    def _write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        _atomic_write(self.manifest_path, json.dumps(manifest, indent=1, sort_keys=True, default=str))
-
-    @contextlib.contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """This object's lock plus an advisory lock file shared by every process building this variant."""
-        with self._lock:
-            self.root.mkdir(parents=True, exist_ok=True)
-            with open(self.root / ".lock", "a+") as fh:
-                try:
-                    import fcntl
-                except ImportError:  # not POSIX: in-process lock only
-                    yield
-                    return
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
-
-    # ---- chunks -------------------------------------------------------------------------------
-
-    def chunks(self) -> dict[str, list[Chunk]]:
-        """The variant's chunks of every active filing (re-chunked only where the fingerprint changed)."""
-        with self._lock:
-            if self._chunks is None:
-                with self._exclusive():
-                    self._chunks = self._sync_chunks()
-            return self._chunks
-
-    def _sync_chunks(self) -> dict[str, list[Chunk]]:
-        from finrag_pipeline.core.catalog import active_filings, load_filing
-        from finrag_pipeline.core.chunking.chunker import chunk_filing
-        from finrag_pipeline.core.records import load_pages, load_table_rows
-
-        manifest = self.read_manifest()
-        active = active_filings(self.warehouse)
-        fingerprints = self.filing_fingerprints(active)
-        out: dict[str, list[Chunk]] = {}
-        for fid in active:
-            entry = manifest["filings"].get(fid) or {}
-            path = self._chunks_path(fid)
-            if entry.get("fingerprint") == fingerprints[fid]:
-                cached = self._read_chunks(path)
-                if cached is not None and len(cached) == entry.get("n_chunks"):
-                    out[fid] = cached
-                    continue
-            chunks = chunk_filing(load_filing(self.warehouse, fid), load_pages(self.warehouse, fid),
-                                  load_table_rows(self.warehouse, fid), self.config)
-            _atomic_write(path, json.dumps([c.to_row() for c in chunks], default=str))
-            manifest["filings"][fid] = {"fingerprint": fingerprints[fid], "n_chunks": len(chunks),
-                                        "n_leaves": sum(c.is_leaf for c in chunks), "indexed": {}}
-            self._write_manifest(manifest)
-            self.report["rechunked"].append(fid)
-            out[fid] = chunks
-        for fid in sorted(set(manifest["filings"]) - set(active)):
-            # Gone from the catalog: its chunks go now, its index documents on each index's next sync.
-            manifest["filings"].pop(fid)
-            self._chunks_path(fid).unlink(missing_ok=True)
-            self.report["removed"].append(fid)
-        self._write_manifest(manifest)
-        return out
-
-    def _chunks_path(self, filing_id: str) -> Path:
-        return self.chunks_dir / f"{filing_id}.json"
-
-    @staticmethod
-    def _read_chunks(path: Path) -> list[Chunk] | None:
-        from finrag_pipeline.core.retrieval.resources import chunk_from_row
-
-        try:
-            rows = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        return [chunk_from_row(r) for r in rows]
 
     def chunk_store(self):
         from finrag_pipeline.core.retrieval.resources import ChunkStore
 
         with self._lock:
             if self._store is None:
-                self._store = ChunkStore(c for chunks in self.chunks().values() for c in chunks)
+                self._store = ChunkStore(load_variant_chunks(self.warehouse, self.variant, active_only=True))
             return self._store
 
-    # ---- indexes ------------------------------------------------------------------------------
-
     def tantivy(self):
-        """The variant's TantivyIndex, synced with its chunks."""
         with self._lock:
             if "tantivy" not in self._indexes:
-                from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
-
-                self._indexes["tantivy"] = self._sync_index("tantivy", TantivyIndex(self.tantivy_dir), "")
+                self._indexes["tantivy"] = open_tantivy(self.paths, self.variant)
             return self._indexes["tantivy"]
 
     def lance(self, embedder: Any = None):
-        """The variant's LanceIndex (vectors of ``embedder``), synced with its chunks."""
         with self._lock:
             if "lance" not in self._indexes:
-                from finrag_pipeline.core.indexing.lance_index import LanceIndex
-
-                embedder = embedder if embedder is not None else self._resolve_embedder()
-                index = LanceIndex(self.lancedb_dir, embedder)
-                self._indexes["lance"] = self._sync_index("lance", index, embedder.name)
+                self._indexes["lance"] = open_lance(self.paths, self.variant,
+                                                    embedder if embedder is not None else self._resolve_embedder())
             return self._indexes["lance"]
 
     def _resolve_embedder(self) -> Any:
@@ -267,27 +293,6 @@ class ChunkingVariantIndex:
             value = load_embedder_config().build()
         self._embedder = value
         return value
-
-    def _sync_index(self, kind: str, index: Any, salt: str) -> Any:
-        chunks = self.chunks()
-        with self._exclusive():
-            manifest = self.read_manifest()  # re-read: another process may have synced meanwhile
-            for fid, filing_chunks in chunks.items():
-                entry = manifest["filings"].get(fid)
-                if entry is None:  # another process re-chunked it away: nothing to index here
-                    continue
-                want = entry["fingerprint"] + (f"|{salt}" if salt else "")
-                if entry["indexed"].get(kind) == want and index.count(fid) == entry["n_leaves"]:
-                    continue
-                index.upsert_filing(fid, filing_chunks)
-                entry["indexed"][kind] = want
-                self._write_manifest(manifest)  # per filing: an interrupted build resumes
-                self.report[kind].append(fid)
-            for stale in sorted(set(index.filing_ids()) - set(chunks)):
-                index.delete_filing(stale)
-        return index
-
-    # ---- retrieval ----------------------------------------------------------------------------
 
     def resources(self, base: Any = None):
         """RetrievalResources over this variant: its tantivy, lance and chunk store; the embedder,
@@ -314,12 +319,10 @@ class VariantIndexes:
     """A session's chunking variants: one :class:`ChunkingVariantIndex` and one resources object per
     variant, and retrievers per (name, variant), each built once."""
 
-    def __init__(self, paths: FinragPaths, warehouse: Any, base_resources: Any = None, *,
-                 config_path: Path | None = None):
+    def __init__(self, paths: FinragPaths, warehouse: Any, base_resources: Any = None):
         self.paths = paths
         self.warehouse = warehouse
         self.base_resources = base_resources
-        self.config_path = config_path
         self._lock = threading.RLock()
         self._variants: dict[str, ChunkingVariantIndex] = {}
         self._resources: dict[str, Any] = {}
@@ -328,10 +331,14 @@ class VariantIndexes:
     def get(self, variant: str) -> ChunkingVariantIndex:
         with self._lock:
             if variant not in self._variants:
+                load_chunking_config(variant)  # an unknown variant is an error naming the valid ones
                 embedder = (lambda: self.base_resources.get("embedder")) if self.base_resources is not None else None
-                self._variants[variant] = ChunkingVariantIndex(self.paths, self.warehouse, variant,
-                                                               embedder=embedder, config_path=self.config_path)
+                self._variants[variant] = ChunkingVariantIndex(self.paths, self.warehouse, variant, embedder=embedder)
             return self._variants[variant]
+
+    def require(self, variants: Iterable[str], filing_ids: Iterable[str]) -> None:
+        """Raise :class:`VariantNotBuilt` naming every (filing, variant) of these that is not built."""
+        require_built(self.paths, self.warehouse, [v for v in variants if not is_default_chunking(v)], filing_ids)
 
     def resources(self, variant: str):
         with self._lock:
@@ -349,10 +356,3 @@ class VariantIndexes:
                 self._retrievers[key] = build_named_retrievers(self.resources(variant), [name],
                                                                overrides=overrides)[name]
             return self._retrievers[key]
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)

@@ -56,6 +56,14 @@ TABLE_DDL: dict[str, str] = {
         form_type VARCHAR, section VARCHAR, page_start INTEGER, page_end INTEGER, chunk_type VARCHAR,
         text VARCHAR, char_start INTEGER, char_end INTEGER, parent_id VARCHAR, position INTEGER,
         is_leaf BOOLEAN, table_id VARCHAR, metadata VARCHAR""",
+    # The chunks of each non-default chunking variant (ingest.yaml chunking.variants), one set per
+    # (filing, variant): what the variant_chunks asset writes and the variant's retrievers read.
+    "core.variant_chunks": """
+        chunking VARCHAR, chunking_fingerprint VARCHAR,
+        chunk_id VARCHAR, filing_id VARCHAR, ticker VARCHAR, company VARCHAR, fiscal_year INTEGER,
+        form_type VARCHAR, section VARCHAR, page_start INTEGER, page_end INTEGER, chunk_type VARCHAR,
+        text VARCHAR, char_start INTEGER, char_end INTEGER, parent_id VARCHAR, position INTEGER,
+        is_leaf BOOLEAN, table_id VARCHAR, metadata VARCHAR""",
     "core.ingest_log": """
         file_sha256 VARCHAR, original_name VARCHAR, source_path VARCHAR, filing_id VARCHAR,
         status VARCHAR, message VARCHAR, stage VARCHAR, logged_at TIMESTAMP DEFAULT current_timestamp""",

@@ -29,6 +29,13 @@ GROUPS: dict[str, GroupInfo] = {
         "bm25_index and vector_index run in the ingest_filing job after chunks. corpus_state follows by "
         "automation (finrag_automation sensor) once any filing's index partition changed and no ingest is "
         "still writing an index; one corpus_state per arrival."),
+    "variants": GroupInfo(
+        "index",
+        "Partitioned filing x chunking (the non-default variants of assets_config/ingest.yaml). Automation "
+        "(finrag_automation): a filing parsed, a variant added or the variants' settings changed -> "
+        "variant_chunks -> variant_bm25_index, variant_vector_index of that (filing, variant). Also the "
+        "build_chunking_variants job (`finrag variants build`, and `finrag eval --chunking` for what is missing). "
+        "Evaluations whose matrix names a variant wait for these partitions and never build them."),
     "qa": GroupInfo(
         "qa",
         "Runs in the ingest_filing job after the indexes; automation re-generates a filing's QA set when "
@@ -61,9 +68,16 @@ def with_catalog_metadata(spec: dg.AssetSpec) -> dg.AssetSpec:
         return spec
     spec = spec.merge_attributes(
         owners=[] if OWNER in spec.owners else [OWNER],
-        tags={"domain": info.domain, **({"partitioned": "per-filing"} if spec.partitions_def else {})},
+        tags={"domain": info.domain, **({"partitioned": _partitioned_by(spec.partitions_def)}
+                                        if spec.partitions_def else {})},
         metadata={"triggered_by": dg.MetadataValue.md(info.triggered_by)},
     )
     if info.fresh_within is not None and spec.freshness_policy is None:
         spec = spec.replace_attributes(freshness_policy=dg.FreshnessPolicy.time_window(fail_window=info.fresh_within))
     return spec
+
+
+def _partitioned_by(partitions_def: dg.PartitionsDefinition) -> str:
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        return "per-" + "-x-".join(partitions_def.partition_dimension_names)  # per-chunking-x-filing
+    return "per-filing"

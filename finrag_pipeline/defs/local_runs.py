@@ -42,6 +42,15 @@ def run_tags(trigger: str, filing_id: str | None = None) -> dict[str, str]:
     return {TRIGGER_TAG: trigger, **({FILING_TAG: filing_id} if filing_id else {})}
 
 
+def filing_of_partition(partition_key: str | None) -> str | None:
+    """The filing of a partition key: the key itself, or the filing dimension of "chunking|filing"."""
+    from finrag_pipeline.defs.partitions import FILING_DIMENSION, filing_x_chunking_partitions
+
+    if partition_key and "|" in partition_key and filing_x_chunking_partitions is not None:
+        return filing_x_chunking_partitions.get_partition_key_from_str(partition_key).keys_by_dimension[FILING_DIMENSION]
+    return partition_key
+
+
 @cache
 def code_location() -> tuple[str, str]:
     """(location name, module) of the code location in workspace.yaml: the one `dagster dev` loads."""
@@ -97,7 +106,7 @@ def execute_job(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstanc
     workers and this process waits for them."""
     job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
            else defs.resolve_job_def(job_name))
-    all_tags = {**(tags or {}), **run_tags(trigger, partition_key)}
+    all_tags = {**(tags or {}), **run_tags(trigger, filing_of_partition(partition_key))}
     if is_distributed_executor(job.executor_def):
         partition_tags = {"dagster/partition": partition_key} if partition_key else {}
         with _runs_created_with_origin(instance, remote_job_origin(job.name)):
@@ -185,6 +194,28 @@ def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_
                              asset_selection=[dg.AssetKey(a) for a in assets], run_config=run_config,
                              tags={PID_TAG: process_token()})
             for fid in fids}
+
+
+def build_variant_partitions(defs: dg.Definitions, instance: dg.DagsterInstance, pairs: Iterable[tuple[str, str]],
+                             *, trigger: str, log_level: str = "WARNING") -> dict[tuple[str, str], ExecutionResult]:
+    """Run the ``build_chunking_variants`` job once per (filing, variant): the variant's chunks and both of
+    its indexes, recorded by Dagster as that partition's materializations (what `finrag variants build` and
+    `finrag eval --chunking` do). Filings that are not partitions yet are added first."""
+    from finrag_pipeline.core.variants import partition_key
+    from finrag_pipeline.defs.index.variants import VARIANTS_JOB_NAME
+
+    pairs = list(dict.fromkeys(pairs))
+    if not pairs:
+        return {}
+    if not any(job.name == VARIANTS_JOB_NAME for job in defs.resolve_all_job_defs()):
+        raise ValueError("assets_config/ingest.yaml defines no chunking variant besides the default")
+    known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
+    instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, sorted({f for f, _ in pairs} - known))
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    return {(fid, variant): execute_job(defs, VARIANTS_JOB_NAME, instance, trigger=trigger,
+                                        partition_key=partition_key(fid, variant), run_config=run_config,
+                                        tags={PID_TAG: process_token()})
+            for fid, variant in pairs}
 
 
 @dataclass
@@ -324,6 +355,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     if evaluate:
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]
+        _build_variants_the_matrix_names(defs, instance, paths, wh, ready, report, progress, trigger)
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
             result = _execute(defs, "evaluate_filing", instance, report, fid, logs, trigger)
@@ -338,6 +370,26 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
+
+
+def _build_variants_the_matrix_names(defs: dg.Definitions, instance: dg.DagsterInstance, paths: FinragPaths,
+                                     wh: Warehouse, filing_ids: list[str], report: PipelineReport,
+                                     progress: Callable[[str], None], trigger: str) -> None:
+    """Before the evaluations: the (filing, variant) partitions eval_matrix.yaml's chunking variants need and
+    lack, built by the build_chunking_variants job (the evaluation itself refuses to run without them)."""
+    from finrag_pipeline.core.chunking.config import chunking_variants
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix
+    from finrag_pipeline.core.variants import is_default_chunking, missing_builds
+
+    known = chunking_variants()
+    named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c) and c in known]
+    missing = sorted(missing_builds(paths, wh, named, filing_ids)) if named else []
+    if not missing:
+        return
+    progress(f"building {len(missing)} chunking-variant partition(s) the evaluation matrix needs")
+    for (fid, variant), result in build_variant_partitions(defs, instance, missing, trigger=trigger).items():
+        if not result.success:
+            report.failed[f"{fid} x {variant}"] = _first_error(result)
 
 
 def first_error(result: ExecutionResult) -> str:
@@ -394,15 +446,17 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
     runs of the implicit asset job, tagged ``finrag/trigger=automation``."""
     graph = defs.resolve_asset_graph()
     order = [k for k in graph.toposorted_asset_keys if result.get_num_requested(k)]
-    groups: list[tuple[bool, list[dg.AssetKey]]] = []
+    # one run holds assets of one partitioning (none, filings, filing x chunking)
+    groups: list[tuple[object, list[dg.AssetKey]]] = []
     for key in order:
-        partitioned = graph.get(key).partitions_def is not None
-        if groups and groups[-1][0] == partitioned:
+        partitions_def = graph.get(key).partitions_def
+        if groups and groups[-1][0] == partitions_def:
             groups[-1][1].append(key)
         else:
-            groups.append((partitioned, [key]))
+            groups.append((partitions_def, [key]))
     ran: list[tuple[str, str | None]] = []
-    for partitioned, keys in groups:
+    for partitions_def, keys in groups:
+        partitioned = partitions_def is not None
         partition_keys = sorted(set().union(*(result.get_requested_partitions(k) for k in keys))) if partitioned else [None]
         for pk in partition_keys:
             selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]

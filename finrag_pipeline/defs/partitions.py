@@ -1,6 +1,28 @@
-"""One dynamic partition per registered filing; keys are readable filing ids such as ``AAPL-2022-10K``."""
+"""Partitions: one dynamic partition per registered filing (readable keys such as ``AAPL-2022-10K``), and
+for the chunking-variant assets filing x chunking, the chunking being the non-default variants of
+assets_config/ingest.yaml (read when the code location loads: edit ingest.yaml, reload the location)."""
+
+import warnings
 
 import dagster as dg
 
+from finrag_pipeline.core.variants import variant_names
+
 FILINGS_PARTITIONS_NAME = "filings"
 filings_partitions = dg.DynamicPartitionsDefinition(name=FILINGS_PARTITIONS_NAME)
+
+FILING_DIMENSION = "filing"
+CHUNKING_DIMENSION = "chunking"
+CHUNKING_VARIANTS: list[str] = variant_names()
+# None when ingest.yaml has no variant besides the default: then there are no variant assets at all.
+filing_x_chunking_partitions = dg.MultiPartitionsDefinition({
+    FILING_DIMENSION: filings_partitions,
+    CHUNKING_DIMENSION: dg.StaticPartitionsDefinition(CHUNKING_VARIANTS),
+}) if CHUNKING_VARIANTS else None
+
+
+def on_filing_dimension() -> dg.PartitionMapping:
+    """filing x chunking <-> filings: a filing's partition maps to its partitions of every variant."""
+    with warnings.catch_warnings():  # a beta API: its warning says nothing a user can act on
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=FILING_DIMENSION)

@@ -145,6 +145,10 @@ class Explorer:
         key = (name, chunking, overrides)
         with self._lock:
             if key not in self._retrievers:
+                if chunking:  # read what the variant assets built; a partition not built is an error naming it
+                    from finrag_pipeline.core.catalog import active_filings
+
+                    session.variants.require([chunking], active_filings(session.warehouse))
                 if overrides:
                     if chunking:
                         self._retrievers[key] = session.variants.retriever(name, chunking,

@@ -19,6 +19,10 @@ each asset (partition) built once.
   requested, missing, waiting for its own inputs, or with inputs updated since it ran). Ingest-side
   updates (a filing's pages, chunks, QA set, which some dbt staging views read) do not trigger them on
   their own: they always lead to evaluations, after which the marts build once.
+- BUILD_VARIANT: a filing parsed (pages / table_rows updated), a chunking variant added to ingest.yaml
+  (its partitions are missing) or the variants' settings changed -> that (filing, variant) partition of
+  variant_chunks, then variant_bm25_index and variant_vector_index. An evaluation whose matrix names a
+  variant depends on them (MultiToSingleDimensionPartitionMapping on the filing) and waits for them.
 - A nightly schedule re-runs the full evaluation whatever changed (assets_config/automation.yaml).
 
 The gates do not rely on ``will_be_requested`` alone: evaluations, marts and corpus/QA assets are
@@ -68,6 +72,12 @@ EVALUATE_WHEN_INPUTS_CHANGE = (
     _changed(code_version=True) & _NOT_BLOCKED
     & ~AC.any_deps_match(_pending()).allow(CORPUS).with_label("corpus_state pending")
 ).with_label("QA set, corpus or eval config changed")
+
+# The chunking-variant partitions (filing x chunking): a new filing's parse (pages, table_rows updated), a
+# variant added to ingest.yaml (its partitions are new, hence missing) or the variants' settings changed (the
+# code version) -> that (filing, variant) is re-chunked and re-indexed.
+BUILD_VARIANT = (_changed(code_version=True) & _NOT_BLOCKED).with_label(
+    "filing parsed, variant new or its settings changed")
 
 REGENERATE_QA = (_changed(code_version=True) & _NOT_BLOCKED).with_label("filing re-ingested or QA config changed")
 REGENERATE_QA_ON_CONFIG_CHANGE = REGENERATE_QA  # the former name

@@ -13,9 +13,11 @@ from finrag_pipeline.core.evaluation.agreement import agreement_markdown, build_
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
 from finrag_pipeline.core.session import FinragSession
+from finrag_pipeline.core.variants import VariantNotBuilt, is_default_chunking
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
+from finrag_pipeline.defs.index.variants import VARIANT_INDEX_KEYS
 from finrag_pipeline.defs.metadata import row_counts
-from finrag_pipeline.defs.partitions import filings_partitions
+from finrag_pipeline.defs.partitions import CHUNKING_VARIANTS, filings_partitions, on_filing_dimension
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource, session_from_resources
 
 GROUP = "evaluation"
@@ -26,6 +28,7 @@ class EvalRunConfig(dg.Config):
 
     retrievers: list[str] = []
     top_k: list[int] = []
+    chunking: list[str] = Field(default=[], description='chunking variants ("default" = the pipeline\'s own)')
     scopes: list[str] = []
     models: list[str] = []
     prompt_types: list[str] = []
@@ -37,11 +40,27 @@ class EvalRunConfig(dg.Config):
 
     def matrix(self, session: FinragSession) -> EvalMatrix:
         """The session's eval_matrix.yaml (its config directory), narrowed by the launchpad fields."""
-        return session.eval_matrix(**self.model_dump(exclude={"retriever_overrides"}))
+        narrowed = self.model_dump(exclude={"retriever_overrides"})
+        narrowed["chunking"] = [None if is_default_chunking(c) else c for c in self.chunking]
+        return session.eval_matrix(**narrowed)
+
+
+def _variant_index_deps() -> list[dg.AssetDep]:
+    """When eval_matrix.yaml names a chunking variant, a filing's retrieval_eval depends on that filing's
+    variant index partitions (every variant of the dimension), so automation waits for them and re-evaluates
+    when they change. Launchpad narrowing to a variant the file does not name is checked at run time."""
+    try:
+        named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c)]
+    except (OSError, ValueError):  # an invalid matrix fails the evaluation run with its message, not the load
+        return []
+    if not any(c in CHUNKING_VARIANTS for c in named):
+        return []
+    return [dg.AssetDep(key, partition_mapping=on_filing_dimension()) for key in VARIANT_INDEX_KEYS]
 
 
 @dg.asset(
-    partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"}, deps=["qa_set", "corpus_state"],
+    partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"},
+    deps=["qa_set", "corpus_state", *_variant_index_deps()],
     code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "lexicon.yaml"),
     automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
     description="Retrieval metrics (hit, MRR, precision, recall, AP, nDCG at chunk and page level, "
@@ -53,7 +72,11 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, fin
     session = config.session(finrag, embedder)
     state = session.corpus_state()
     t0 = time.perf_counter()
-    run_rows, rows = session.evaluate_retrieval(fid, config.matrix(session), dagster_run_id=context.run_id)
+    try:
+        run_rows, rows = session.evaluate_retrieval(fid, config.matrix(session), dagster_run_id=context.run_id)
+    except VariantNotBuilt as exc:  # never built here: the variant assets' partitions are what is missing
+        raise dg.Failure(description=str(exc), metadata={
+            "missing": dg.MetadataValue.json({f"{f}|{v}": why for (f, v), why in exc.missing.items()})}) from exc
     table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
     return dg.MaterializeResult(metadata={
         **row_counts(finrag.warehouse, "eval.retrieval_results", fid),

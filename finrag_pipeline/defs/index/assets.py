@@ -8,8 +8,9 @@ import dagster as dg
 from finrag_pipeline.core.catalog import active_filings
 from finrag_pipeline.core.models import stable_id
 from finrag_pipeline.core.records import load_chunks
+from finrag_pipeline.core.variants import drop_filings_not_in
 from finrag_pipeline.defs.automation.conditions import CORPUS_CHANGED
-from finrag_pipeline.defs.partitions import filings_partitions
+from finrag_pipeline.defs.partitions import CHUNKING_VARIANTS, filings_partitions
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 GROUP = "index"
@@ -65,7 +66,7 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     group_name=GROUP, deps=["bm25_index", "vector_index"], kinds={"duckdb"},
     automation_condition=CORPUS_CHANGED,
     description="The searchable corpus as a whole: which filings are in both indexes, and a hash of that "
-                "state. Filings removed from the catalog are dropped from both indexes here. Whole-corpus "
+                "state. Filings removed from the catalog are dropped from both indexes (and the chunking variants' chunks and indexes) here. Whole-corpus "
                 "evaluations depend on it, so a new or removed filing re-evaluates every QA set.",
 )
 def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
@@ -90,6 +91,8 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
             context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
             bm25.delete_filing(stale)
             vectors.delete_filing(stale)
+    for fid, variant in drop_filings_not_in(finrag.paths, wh, active, CHUNKING_VARIANTS):
+        context.log.info(f"removing {fid} from chunking variant {variant} (no longer in the catalog)")
     indexed = sorted(active & set(bm25.filing_ids()) & set(vectors.filing_ids()))
     counts = {fid: bm25.count(fid) for fid in indexed}
     state = stable_id(json.dumps(counts, sort_keys=True), vectors.embedder.name)
