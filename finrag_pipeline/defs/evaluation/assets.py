@@ -17,7 +17,7 @@ from finrag_pipeline.core.variants import VariantNotBuilt, is_default_chunking
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
 from finrag_pipeline.defs.index.variants import VARIANT_INDEX_KEYS
 from finrag_pipeline.defs.metadata import row_counts
-from finrag_pipeline.defs.partitions import CHUNKING_VARIANTS, filings_partitions, on_filing_dimension
+from finrag_pipeline.defs.partitions import evaluated_variants, filings_partitions, on_filing_dimension
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource, session_from_resources
 
 GROUP = "evaluation"
@@ -49,11 +49,7 @@ def _variant_index_deps() -> list[dg.AssetDep]:
     """When eval_matrix.yaml names a chunking variant, a filing's retrieval_eval depends on that filing's
     variant index partitions (every variant of the dimension), so automation waits for them and re-evaluates
     when they change. Launchpad narrowing to a variant the file does not name is checked at run time."""
-    try:
-        named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c)]
-    except (OSError, ValueError):  # an invalid matrix fails the evaluation run with its message, not the load
-        return []
-    if not any(c in CHUNKING_VARIANTS for c in named):
+    if not evaluated_variants():
         return []
     return [dg.AssetDep(key, partition_mapping=on_filing_dimension()) for key in VARIANT_INDEX_KEYS]
 

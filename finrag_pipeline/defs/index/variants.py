@@ -31,6 +31,7 @@ from finrag_pipeline.defs.partitions import (
     CHUNKING_DIMENSION,
     CHUNKING_VARIANTS,
     FILING_DIMENSION,
+    evaluated_variants,
     filing_x_chunking_partitions,
     on_filing_dimension,
 )
@@ -53,11 +54,13 @@ def variants_code_version(variants: list[str]) -> str:
                      length=12)
 
 
-def build_variant_assets(partitions_def: dg.MultiPartitionsDefinition, code_version: str) -> list[dg.AssetsDefinition]:
+def build_variant_assets(partitions_def: dg.MultiPartitionsDefinition, code_version: str,
+                         automation_condition: dg.AutomationCondition | None = BUILD_VARIANT,
+                         ) -> list[dg.AssetsDefinition]:
     """The three variant assets over ``partitions_def`` (filing x chunking): the code location's use
     :data:`VARIANT_ASSETS`; tests build them over other variant sets."""
     common = {"partitions_def": partitions_def, "group_name": GROUP,
-              "automation_condition": BUILD_VARIANT, "code_version": code_version}
+              "automation_condition": automation_condition, "code_version": code_version}
 
     @dg.asset(
         deps=[dg.AssetDep("pages", partition_mapping=_ON_FILING), dg.AssetDep("table_rows", partition_mapping=_ON_FILING)],
@@ -126,8 +129,11 @@ def build_variant_assets(partitions_def: dg.MultiPartitionsDefinition, code_vers
     return [variant_chunks, variant_bm25_index, variant_vector_index]
 
 
+# Automation builds variant partitions only while eval_matrix.yaml evaluates a variant (then every variant of
+# the dimension: one automation condition per asset, not per partition); otherwise they are built on demand.
 VARIANT_ASSETS: list[dg.AssetsDefinition] = (
-    build_variant_assets(filing_x_chunking_partitions, variants_code_version(CHUNKING_VARIANTS))
+    build_variant_assets(filing_x_chunking_partitions, variants_code_version(CHUNKING_VARIANTS),
+                         automation_condition=BUILD_VARIANT if evaluated_variants() else None)
     if filing_x_chunking_partitions else [])
 VARIANT_INDEX_KEYS = [dg.AssetKey("variant_bm25_index"), dg.AssetKey("variant_vector_index")] if VARIANT_ASSETS else []
 
