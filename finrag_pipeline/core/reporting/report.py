@@ -124,19 +124,9 @@ RANDOM_RETRIEVER = "sanity_random"
 
 
 def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Per sanity answerer: correctness on answerable questions (must stay <= 0.05), non-committal
-    rate, abstention accuracy on unanswerable ones; from the newest run of each config x filing."""
-    if not _has_table(con, *ANSWER_CURRENT.split(".")):
-        return pd.DataFrame()
-    df = _df(con, f"""
-        select model, count(*) filter (where answerable) as n_answerable,
-               avg(correctness) filter (where answerable) as correctness,
-               avg(non_committal) as non_committal,
-               count(*) filter (where not answerable) as n_unanswerable,
-               avg(abstention_correct) filter (where not answerable) as abstention_accuracy
-        from {ANSWER_CURRENT}
-        where is_sanity
-        group by model order by model""")
+    """marts.mart_sanity_answers: per sanity answerer, correctness on answerable questions (must stay
+    <= 0.05), non-committal rate, abstention accuracy on unanswerable ones; ``check`` marks a failure."""
+    df = read_mart(con, "mart_sanity_answers", "select * from marts.mart_sanity_answers order by model")
     if not df.empty:
         df["check"] = [("FAIL" if v > SANITY_MAX_CORRECTNESS else "ok") if not pd.isna(v) else "-"
                        for v in df["correctness"]]
@@ -209,9 +199,22 @@ def has_results(con: duckdb.DuckDBPyConnection) -> bool:
                for t in ("retrieval_results", "answer_results"))
 
 
+# Every mart the report reads its means and intervals from (marts added later are absent from an older
+# build: the CLI builds them before reporting).
+REPORT_MARTS = ("mart_retriever_leaderboard", "mart_metrics_by_question_type", "mart_corpus_growth",
+                "mart_question_difficulty", "mart_answer_quality", "mart_answer_response_states",
+                "mart_sanity_answers")
+
+
+def missing_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The marts of ``REPORT_MARTS`` not built yet, when the warehouse has evaluation results (else [])."""
+    missing = [m for m in REPORT_MARTS if not _has_table(con, "marts", m)]
+    return missing if missing and has_results(con) else []
+
+
 def marts_needed(con: duckdb.DuckDBPyConnection) -> bool:
-    """True when the warehouse has evaluation results but no marts yet (the report cannot be built)."""
-    return not _has_table(con, "marts", "mart_retriever_leaderboard") and has_results(con)
+    """True when the warehouse has evaluation results but not every mart the report reads."""
+    return bool(missing_marts(con))
 
 
 def read_mart(con: duckdb.DuckDBPyConnection, name: str, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
@@ -227,7 +230,7 @@ def read_mart(con: duckdb.DuckDBPyConnection, name: str, sql: str, params: Seque
 def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """marts.mart_retriever_leaderboard: means, closed-form and bootstrap intervals, comparison with the best."""
     return read_mart(con, "mart_retriever_leaderboard",
-                 "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
+                     "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
 
 
 def load_by_question_type(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -799,8 +802,10 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
     """
     out = Path(out_path)
     with _open(warehouse) as con:
-        if marts_needed(con):
-            raise MartsNotBuilt(f"the warehouse has evaluation results but the dbt marts are not built: {MARTS_REMEDY}.")
+        missing = missing_marts(con)
+        if missing:
+            raise MartsNotBuilt(f"the warehouse has evaluation results but the dbt marts are not built "
+                                f"({', '.join(missing)}): {MARTS_REMEDY}.")
         board = load_leaderboard(con)
         by_type = load_by_question_type(con)
         growth = load_corpus_growth(con)
