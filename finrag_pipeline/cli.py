@@ -531,12 +531,33 @@ def sql(ctx, query, live, as_json) -> None:
 @click.option("--port", type=int, default=None, help="Port for --serve (default FINRAG_REPORT_PORT or 8765).")
 @click.pass_context
 def report(ctx, serve: bool, port: int | None) -> None:
-    """Rebuild the HTML report from the analysts' snapshot (and serve it with --serve)."""
-    from finrag_pipeline.core.reporting.report import build_report
+    """Rebuild the HTML report from the analysts' snapshot (and serve it with --serve). Evaluation results
+    whose dbt marts were never built get them first (the build_marts job, as after `finrag ingest`): the
+    report shows the marts' numbers and never recomputes them."""
+    import duckdb
+
+    from finrag_pipeline.core.reporting.report import build_report, marts_needed
     from finrag_pipeline.core.reporting.serve import make_server
 
     paths = _paths(ctx.obj["home"])
     source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
+    if not source.exists():
+        raise click.ClickException(f"no warehouse yet at {paths.warehouse} (run `finrag ingest` first)")
+    with duckdb.connect(str(source), read_only=True) as con:
+        needs_marts = marts_needed(con)
+    if needs_marts:
+        from finrag_pipeline.defs.local_runs import get_instance, run_marts_build
+
+        os.environ["FINRAG_HOME"] = str(paths.home)  # the code location's resources read it
+        os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home))
+        from finrag_pipeline.definitions import defs
+
+        click.echo("the evaluation results have no dbt marts yet: building them first")
+        built = run_marts_build(defs, get_instance(paths), paths, progress=click.echo)
+        if built.failed:
+            raise click.ClickException(f"building the marts failed ({built.failed['marts']}); the report needs "
+                                       f"them (dbt log: {paths.logs_dir / 'build_marts.log'})")
+        source = paths.warehouse_snapshot
     out = build_report(source, paths.reports_dir / "finrag_report.html")
     click.echo(out)
     if serve:

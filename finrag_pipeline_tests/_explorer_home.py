@@ -1,6 +1,6 @@
 """A small real FINRAG_HOME for the web explorer's tests: the 4-page Apple FY2022 excerpt ingested,
 chunked and indexed (BM25 + vectors), hand-made questions, a real retrieval and answer evaluation,
-the bootstrap leaderboard, and a published analysts' snapshot.
+the bootstrap leaderboard, the dbt marts, and a published analysts' snapshot.
 
 Questions (evidence checked in the PDF, see _excerpt_corpus.py):
   * the three of :func:`excerpt_qa_items` (net sales and net income on page 4, risk factors on page 2);
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from _excerpt_corpus import build_excerpt_home, excerpt_qa_items
+from _synthetic_warehouse import run_dbt_build
 
 from finrag_pipeline.core.models import QAItem
 
@@ -61,5 +62,7 @@ def build_explorer_home(home: Path, embedder: Any) -> dict[str, Any]:
     session.evaluate_retrieval(fid, matrix)
     session.evaluate_answers(fid, matrix.narrow(answers__retriever="bm25", answers__k=3))
     build_eval_statistics(wh, StatsConfig(n_boot=200, n_perm=200))
+    built = run_dbt_build(wh.path, home / "dbt-scratch")   # the marts every leaderboard reads
+    assert built.returncode == 0, built.stdout[-3000:]
     publish_snapshot(wh, corpus.paths.warehouse_snapshot)
     return {"corpus": corpus, "items": items, "paths": corpus.paths}

@@ -29,7 +29,7 @@ from finrag_pipeline.core.evaluation.runner import (
     StatsConfig,
 )
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
-from finrag_pipeline.core.reporting.report import build_report, interval_bounds, load_leaderboard
+from finrag_pipeline.core.reporting.report import interval_bounds
 from finrag_pipeline.core.warehouse import TABLE_DDL, Warehouse
 
 FAST = StatsConfig(n_boot=400, n_perm=999, seed=7)
@@ -312,23 +312,6 @@ def test_markdown_marks_the_best_and_the_indistinguishable(tmp_path):
     assert lines["hybrid-k10"].endswith("| no (p=1) |")
     assert "| 1.000 [1.000, 1.000] |" in lines["hybrid-k10"]
     assert "| yes (p=0.0005) |" in lines["dense-k10"] and "-0.625 [" in lines["dense-k10"]
-
-
-def test_report_uses_bootstrap_bounds_and_marks_configs_not_distinguishable(tmp_path):
-    wh = tmp_path / "w.duckdb"
-    build_synthetic_warehouse(wh, with_statistics=True)
-    with duckdb.connect(str(wh), read_only=True) as con:
-        board = load_leaderboard(con)            # no marts: the fallback attaches eval.leaderboard
-        boot = con.execute("""select ci_low, ci_high from eval.leaderboard where config_name = 'dense-k5'
-            and scope = 'filing' and metric = 'mrr_chunk'""").fetchone()
-    row = board[(board["config_name"] == "dense-k5") & (board["scope"] == "filing")]
-    low, high = interval_bounds(row, "mrr_chunk")
-    assert (low.iloc[0], high.iloc[0]) == pytest.approx(boot)
-    assert (row["mrr_chunk_ci_low"].iloc[0], row["mrr_chunk_ci_high"].iloc[0]) != pytest.approx(boot)  # closed form kept
-    text = build_report(wh, tmp_path / "r.html").read_text()
-    assert "not distinguishable from best" in text and "≈ best" in text
-    assert "below best: Δ -0.625" in text                                       # dense-k10
-    assert "0.375 [0.000, 0.750]" in text                                       # dense-k5 MRR: bootstrap bounds
 
 
 @pytest.mark.parametrize(("boot_low", "closed_low", "expected"), [

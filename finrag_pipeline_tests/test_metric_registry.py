@@ -65,7 +65,7 @@ def test_every_reader_uses_the_registry_lists():
     assert set(report.CHART_METRICS) <= set(reg.KEY_RETRIEVAL_METRICS)
     assert set(queries.BOARD_METRICS) <= set(reg.RETRIEVAL_METRICS)   # the web board's display subset
     assert {"hit_chunk", "hit_page", "all_evidence_hit", "hit_ranked_page", "all_evidence_hit_ranked_page",
-            "correctness", "non_committal", "abstention_correct", "state_correct"} == report.BINARY_METRICS
+            "correctness", "non_committal", "abstention_correct", "state_correct"} == reg.BINARY_METRICS
     assert set(reg.KEY_RETRIEVAL_METRICS) == {"hit_chunk", "mrr_chunk", "ndcg_chunk", "recall_chunk", "hit_page",
                                               "mrr_page", "all_evidence_hit"}
     assert {"non_committal"} == reg.LOWER_IS_BETTER

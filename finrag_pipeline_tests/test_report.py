@@ -1,8 +1,10 @@
-"""The HTML report: from the eval tables alone, from the dbt marts, and from an empty warehouse."""
+"""The HTML report: from the dbt marts (never its own statistics), what it says without them, and from an
+empty warehouse."""
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -13,11 +15,13 @@ from plotly.offline import get_plotlyjs
 from finrag_pipeline.core.reporting import build_report
 from finrag_pipeline.core.reporting import report as report_module
 from finrag_pipeline.core.reporting.report import (
+    MartsNotBuilt,
     load_answer_quality,
     load_leaderboard,
     load_question_ranks,
     load_report_summary,
     load_worst_questions,
+    marts_needed,
 )
 from finrag_pipeline.core.warehouse import Warehouse
 
@@ -40,26 +44,38 @@ def assert_full_report(text: str) -> None:
     assert "<script src=" not in text
 
 
-def test_report_from_eval_tables(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
-    out = build_report(wh, tmp_path / "reports" / "report.html")
-    assert out.exists()
-    text = out.read_text()
-    assert "from the eval tables" in text
-    assert_full_report(text)
-
-
-@pytest.mark.skipif(shutil.which(dbt_executable()) is None, reason="dbt is not installed")
-def test_report_from_marts_with_an_open_connection(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
-    shutil.copyfile(wh, tmp_path / "no_marts.duckdb")
-    result = run_dbt_build(wh, tmp_path)
+def _marted(tmp_path_factory, name: str, mutate=None, **kwargs) -> Path:
+    """The synthetic warehouse (``mutate`` applied) with its dbt marts built, once per module."""
+    if shutil.which(dbt_executable()) is None:
+        pytest.skip("dbt is not installed")
+    scratch = tmp_path_factory.mktemp(name)
+    wh = scratch / "warehouse.duckdb"
+    build_synthetic_warehouse(wh, **kwargs)
+    if mutate is not None:
+        with duckdb.connect(str(wh)) as con:
+            mutate(con)
+    result = run_dbt_build(wh, scratch)
     assert result.returncode == 0, result.stdout[-3000:]
+    return wh
+
+
+@pytest.fixture(scope="module")
+def built_marts(tmp_path_factory) -> Path:
+    return _marted(tmp_path_factory, "marts")
+
+
+@pytest.fixture
+def wh(built_marts, tmp_path) -> Path:
+    """A private copy of the warehouse with marts: a test may change it."""
+    path = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(built_marts, path)
+    return path
+
+
+def test_report_from_the_marts_with_an_open_connection(wh, tmp_path):
     con = duckdb.connect(str(wh), read_only=True)
     try:
-        out = build_report(con, tmp_path / "report.html")
+        out = build_report(con, tmp_path / "reports" / "report.html")
     finally:
         con.close()
     text = out.read_text()
@@ -69,29 +85,92 @@ def test_report_from_marts_with_an_open_connection(tmp_path):
     assert 'class="corpus-cost"' in text and "-0.167" in text
     assert 'class="company-resolution"' in text and "0.667" in text and "3 / 1 / 1 / 1" in text
     assert_full_report(text)
-    assert_fallback_matches_marts(wh, tmp_path / "no_marts.duckdb")
 
 
-def assert_fallback_matches_marts(with_marts, without_marts) -> None:
-    """The report's Python fallback computes the same leaderboard and answer numbers as dbt."""
-    keys = ["config_name", "scope"]
-    cols = ["n_questions", "n_no_relevant", "coverage", "hit_chunk_mean", "hit_chunk_ci_low", "mrr_chunk_mean",
-            "mrr_chunk_ci_high", "hit_page_mean", "ndcg_page_ci_low", "latency_p50_ms", "rank_in_scope_k"]
-    frames = []
-    for path in (with_marts, without_marts):
-        con = duckdb.connect(str(path), read_only=True)
-        try:
-            board = load_leaderboard(con).sort_values(keys).reset_index(drop=True)
-            quality, _ = load_answer_quality(con)
-        finally:
-            con.close()
-        frames.append((board[keys + cols].astype({c: "float64" for c in cols}),
-                       quality.sort_values("model").reset_index(drop=True)))
-    pd.testing.assert_frame_equal(frames[0][0], frames[1][0], check_dtype=False)
-    answer_cols = ["correctness_mean", "correctness_ci_low", "faithfulness_mean", "faithfulness_coverage",
-                   "state_correct_mean"]
-    pd.testing.assert_frame_equal(frames[0][1][answer_cols].astype("float64"),
-                                  frames[1][1][answer_cols].astype("float64"))
+def test_report_shows_the_marts_numbers_and_computes_none(wh, tmp_path):
+    """The means and intervals shown are the marts' own: change them in the marts and the report follows
+    (a report recomputing them from the eval rows would still show 0.500 [0.150, 0.850])."""
+    before = build_report(wh, tmp_path / "before.html").read_text()
+    with duckdb.connect(str(wh)) as con:
+        con.execute("""update marts.mart_retriever_leaderboard set hit_chunk_mean = 0.123, hit_chunk_ci_low = 0.045,
+                       hit_chunk_ci_high = 0.678 where config_name = 'dense-k5' and scope = 'filing'""")
+        con.execute("update marts.mart_answer_quality set correctness_mean = 0.321, correctness_ci_low = 0.111, "
+                    "correctness_ci_high = 0.555")
+    text = build_report(wh, tmp_path / "r.html").read_text()
+    assert "0.123 [0.045, 0.678]" not in before and "0.123 [0.045, 0.678]" in text
+    assert text.count("0.500 [0.150, 0.850]") == before.count("0.500 [0.150, 0.850]") - 1   # dense-k5's, replaced
+    assert "0.321 [0.111, 0.555]" not in before and "0.321 [0.111, 0.555]" in text
+
+
+def test_report_module_has_no_statistics_of_its_own():
+    """The marts' rules (means, Wilson / normal intervals, coverage, latency quantiles) live in dbt
+    (dbt_metrics/macros/stats.sql) and the bootstrap in core/evaluation/leaderboard.py, never in report.py."""
+    import re
+
+    source = Path(report_module.__file__).read_text(encoding="utf-8")
+    forbidden = re.compile(r"def (wilson|normal_interval|summarise)|\.std\(|\.quantile\(|\bZ\s*=\s*1\.96"
+                           r"|_ci_(low|high)\"\]\s*=|_mean\"\]\s*=|\[\"coverage\"\]\s*=")
+    assert [m.group(0) for m in forbidden.finditer(source)] == []
+    assert forbidden.search("def wilson_interval(p, n):")      # the pattern does catch a copy
+
+
+def test_report_without_marts_says_they_must_be_built(tmp_path):
+    """Results but no marts: a clear error naming the remedy, never numbers of the report's own."""
+    path = tmp_path / "warehouse.duckdb"
+    build_synthetic_warehouse(path)
+    with pytest.raises(MartsNotBuilt, match=r"results but the dbt marts are not built.*`finrag report`.*build_marts"):
+        build_report(path, tmp_path / "r.html")
+    assert not (tmp_path / "r.html").exists()
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert marts_needed(con)
+        with pytest.raises(MartsNotBuilt, match="marts.mart_retriever_leaderboard"):
+            load_leaderboard(con)
+        with pytest.raises(MartsNotBuilt, match="marts.mart_answer_quality"):
+            load_answer_quality(con)
+
+
+def test_a_build_older_than_a_mart_the_report_reads_needs_a_new_build(wh, tmp_path):
+    """Marts from a build before mart_sanity_answers existed: the report names the missing mart (and
+    `finrag report` rebuilds) instead of showing the other sections without it."""
+    from finrag_pipeline.core.reporting.report import missing_marts
+
+    with duckdb.connect(str(wh)) as con:
+        assert missing_marts(con) == []
+        con.execute("drop table marts.mart_sanity_answers")
+        assert missing_marts(con) == ["mart_sanity_answers"] and marts_needed(con)
+    with pytest.raises(MartsNotBuilt, match=r"\(mart_sanity_answers\)"):
+        build_report(wh, tmp_path / "r.html")
+
+
+@pytest.mark.slow
+def test_finrag_report_builds_the_marts_first(tmp_path):
+    """`finrag report` on a home whose marts were never built runs the build_marts job (the Dagster
+    path), then writes the report from the analysts' snapshot. ~1-4 min on 2 shared cores: slow."""
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+    from finrag_pipeline.core.paths import FinragPaths
+
+    if shutil.which(dbt_executable()) is None:
+        pytest.skip("dbt is not installed")
+    paths = FinragPaths.from_env(str(tmp_path / "home")).ensure()
+    build_synthetic_warehouse(paths.warehouse)
+    result = CliRunner().invoke(main, ["--home", str(paths.home), "report"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "no dbt marts yet: building them first" in result.output
+    text = (paths.reports_dir / "finrag_report.html").read_text()
+    assert "from the dbt marts" in text
+    for div in CHART_DIVS:
+        assert div in text, div
+    # the job computed the bootstrap leaderboard too: dense-k5's hit rate 0.5 with bootstrap bounds
+    # (not the Wilson ones of a build without eval.leaderboard)
+    assert "Where is Apple headquartered?" in text and "qwen-0.5b" in text
+    with duckdb.connect(str(paths.warehouse_snapshot), read_only=True) as con:
+        assert not marts_needed(con)
+        assert con.execute("select count(*) from marts.mart_retriever_leaderboard "
+                           "where hit_chunk_boot_ci_low is not null").fetchone()[0] > 0
+    again = CliRunner().invoke(main, ["--home", str(paths.home), "report"], catch_exceptions=False)
+    assert again.exit_code == 0 and "building them first" not in again.output   # built once
 
 
 def test_report_on_an_empty_warehouse(tmp_path):
@@ -111,31 +190,25 @@ def test_report_on_a_warehouse_without_eval_tables(tmp_path):
     assert "No answer evaluation yet." in text
 
 
-def test_report_with_retrieval_but_no_answers(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh, with_answers=False)
+def test_report_with_retrieval_but_no_answers(wh, tmp_path):
+    with duckdb.connect(str(wh)) as con:   # the state after a build with no answer evaluation
+        for table in ("eval.answer_results", "marts.mart_answer_quality", "marts.mart_answer_response_states"):
+            con.execute(f"delete from {table}")
     text = build_report(wh, tmp_path / "report.html").read_text()
     assert "No answer evaluation yet." in text
     assert 'id="chart-leaderboard-filing"' in text
 
 
-def test_report_sanity_checks_section(tmp_path):
+def test_report_sanity_checks_section(wh, tmp_path):
     """Sanity answerers with their correctness on answerable questions (<= 0.05: ok), and sanity_random's
     chunk hit rate beside its chance level 1 - C(N-g, k)/C(N, k)."""
     import json
     from math import comb
 
     from finrag_pipeline.core.evaluation.runner import RETRIEVAL_COLUMNS
-    from finrag_pipeline.core.reporting.report import (
-        load_random_retrieval,
-        load_sanity_answers,
-        load_worst_questions,
-    )
+    from finrag_pipeline.core.reporting.report import load_random_retrieval, load_sanity_answers
 
-    wh_path = tmp_path / "warehouse.duckdb"
-    wh = build_synthetic_warehouse(wh_path)
-    with duckdb.connect(str(wh_path), read_only=True) as con:
-        worst_before = load_worst_questions(con)
+    wh_path, wh = wh, Warehouse(wh)
     f = "AAPL-2022-10K"
     # 20 leaf chunks in the filing; q1 has 2 evidence chunks, q2 one: chance at k=5 = mean of
     # 1 - C(18,5)/C(20,5) and 1 - C(19,5)/C(20,5)
@@ -155,10 +228,6 @@ def test_report_sanity_checks_section(tmp_path):
     with duckdb.connect(str(wh_path), read_only=True) as con:
         answers = load_sanity_answers(con).set_index("model")
         rnd = load_random_retrieval(con)
-        worst_after = load_worst_questions(con)
-    # the chance baseline is not a configuration a question is hard for
-    cols = ["qa_id", "filing_id", "scope", "n_configs", "hit_chunk_mean", "ndcg_chunk_mean"]
-    pd.testing.assert_frame_equal(worst_before[cols].reset_index(drop=True), worst_after[cols].reset_index(drop=True))
     assert list(answers.index) == ["sanity_echo"]
     assert answers.loc["sanity_echo", "correctness"] == 0.0 and answers.loc["sanity_echo", "check"] == "ok"
     expected = ((1 - comb(18, 5) / comb(20, 5)) + (1 - comb(19, 5) / comb(20, 5))) / 2
@@ -167,9 +236,14 @@ def test_report_sanity_checks_section(tmp_path):
     text = build_report(wh_path, tmp_path / "r.html").read_text()
     assert "Sanity checks" in text and 'class="sanity-answers"' in text and 'class="sanity-random"' in text
 
-def test_report_shows_external_agreement(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh, with_statistics=True)   # + the hand-computed agreement case
+@pytest.fixture(scope="module")
+def built_marts_with_statistics(tmp_path_factory) -> Path:
+    """+ eval.leaderboard / eval.comparisons (bootstrap) and the hand-computed agreement case."""
+    return _marted(tmp_path_factory, "marts-stats", with_statistics=True)
+
+
+def test_report_shows_external_agreement(built_marts_with_statistics, tmp_path):
+    wh = built_marts_with_statistics
     text = build_report(wh, tmp_path / "report.html").read_text()
     assert 'class="external-agreement"' in text and 'class="external-agreement-configs"' in text
     assert "analyst_questions" in text and "all_evidence_hit@5" in text
@@ -177,9 +251,26 @@ def test_report_shows_external_agreement(tmp_path):
     assert "1 of 3: A@5 &gt; B@5 on synthetic, B@5 &gt; A@5 on external" in text   # escaped, not raw HTML
 
 
-def test_report_without_external_set_says_how_to_get_one(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_report_uses_bootstrap_bounds_and_marks_configs_not_distinguishable(built_marts_with_statistics, tmp_path):
+    """The leaderboard mart carries eval.leaderboard's bootstrap bounds beside its closed-form ones; the
+    report shows the bootstrap ones and the paired comparison with the best."""
+    from finrag_pipeline.core.reporting.report import interval_bounds
+
+    with duckdb.connect(str(built_marts_with_statistics), read_only=True) as con:
+        board = load_leaderboard(con)
+        boot = con.execute("""select ci_low, ci_high from eval.leaderboard where config_name = 'dense-k5'
+            and scope = 'filing' and metric = 'mrr_chunk'""").fetchone()
+    row = board[(board["config_name"] == "dense-k5") & (board["scope"] == "filing")]
+    low, high = interval_bounds(row, "mrr_chunk")
+    assert (low.iloc[0], high.iloc[0]) == pytest.approx(boot)
+    assert (row["mrr_chunk_ci_low"].iloc[0], row["mrr_chunk_ci_high"].iloc[0]) != pytest.approx(boot)  # closed form kept
+    text = build_report(built_marts_with_statistics, tmp_path / "r.html").read_text()
+    assert "not distinguishable from best" in text and "≈ best" in text
+    assert "below best: Δ -0.625" in text                                       # dense-k10
+    assert "0.375 [0.000, 0.750]" in text                                       # dense-k5 MRR: bootstrap bounds
+
+
+def test_report_without_external_set_says_how_to_get_one(wh, tmp_path):
     text = build_report(wh, tmp_path / "report.html").read_text()
     assert "No external QA set imported" in text
 
@@ -193,9 +284,7 @@ def _section(text: str, title: str) -> str:
     return text[start:text.index("</section>", start)]
 
 
-def test_leaderboard_says_top_n_of_m_and_is_sorted_by_scope_and_k(tmp_path, monkeypatch):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_leaderboard_says_top_n_of_m_and_is_sorted_by_scope_and_k(wh, tmp_path, monkeypatch):
     # 7 rows: filing k=5 (bm25-k5, bm25-k5-w256, dense-k5), filing k=10 (3 configs), corpus k=5 (bm25-k5)
     monkeypatch.setattr(report_module, "LEADERBOARD_ROWS", 1)
     section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Retriever leaderboard")
@@ -206,9 +295,7 @@ def test_leaderboard_says_top_n_of_m_and_is_sorted_by_scope_and_k(tmp_path, monk
     assert [(r[0], r[4]) for r in rows] == [("corpus", "5"), ("filing", "5"), ("filing", "10")]
 
 
-def test_uncomputed_metrics_show_na_with_the_reason(tmp_path, monkeypatch):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_uncomputed_metrics_show_na_with_the_reason(wh, tmp_path, monkeypatch):
     section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Retriever leaderboard")
     w256 = section[section.index("<td>bm25-k5-w256</td>"):]
     w256 = w256[:w256.index("</tr>")]
@@ -217,9 +304,7 @@ def test_uncomputed_metrics_show_na_with_the_reason(tmp_path, monkeypatch):
     assert "n/a: not computed. Chunk-level metrics of a chunking variant" in section
 
 
-def test_question_types_are_a_heatmap_with_intervals_on_hover(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_question_types_are_a_heatmap_with_intervals_on_hover(wh, tmp_path):
     text = build_report(wh, tmp_path / "r.html").read_text()
     section = _section(text, "Metrics per question type")
     assert section.count('"hovertemplate":"%{y}\\u003cbr\\u003e%{x}: %{text}') == 2   # one heatmap per scope
@@ -228,14 +313,13 @@ def test_question_types_are_a_heatmap_with_intervals_on_hover(tmp_path):
     assert "(not computable), n=2" in section   # chunk hits of the window-256 variant ("n/a", "/" escaped)
 
 
-def test_growth_regressions_and_filings_when_there_is_a_single_run(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
-    con = duckdb.connect(str(wh))
-    con.execute("delete from eval.retrieval_results where run_id in ('A1', 'A4')")  # the earlier runs
-    con.execute("insert into core.corpus_versions (corpus_state, filing_ids, n_filings, n_chunks, embedder) "
-                "values ('corpus-2', '[]', 2, 6, 'test')")
-    con.close()
+def test_growth_regressions_and_filings_when_there_is_a_single_run(tmp_path_factory, tmp_path):
+    def single_run(con):
+        con.execute("delete from eval.retrieval_results where run_id in ('A1', 'A4')")  # the earlier runs
+        con.execute("insert into core.corpus_versions (corpus_state, filing_ids, n_filings, n_chunks, embedder) "
+                    "values ('corpus-2', '[]', 2, 6, 'test')")
+
+    wh = _marted(tmp_path_factory, "single-run", mutate=single_run)
     text = build_report(wh, tmp_path / "r.html").read_text()
     assert 'id="chart-corpus-growth"' not in text
     assert "every run so far saw 2 filing(s)" in _section(text, "Corpus growth")
@@ -246,9 +330,7 @@ def test_growth_regressions_and_filings_when_there_is_a_single_run(tmp_path):
     assert filings.count("<td>current</td>") == 2
 
 
-def test_worst_questions_show_reference_evidence_and_every_configurations_rank(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_worst_questions_show_reference_evidence_and_every_configurations_rank(wh, tmp_path):
     con = duckdb.connect(str(wh))
     con.execute("""update qa.items set evidence = '[[{"chunk_id": "c", "filing_id": "AAPL-2022-10K", "page": 41}],
                    [{"chunk_id": "d", "filing_id": "AAPL-2022-10K", "page": 7}, {"chunk_id": "e",
@@ -269,9 +351,7 @@ def test_worst_questions_show_reference_evidence_and_every_configurations_rank(t
     assert "The 21 hardest of 33 question x scope pairs" in section
 
 
-def test_report_summary_lists_the_best_of_each_scope_and_k(tmp_path):
-    wh = tmp_path / "warehouse.duckdb"
-    build_synthetic_warehouse(wh)
+def test_report_summary_lists_the_best_of_each_scope_and_k(wh):
     summary = load_report_summary(wh)
     assert list(zip(summary["scope"], summary["k"], summary["configs"], strict=True)) == [
         ("corpus", 5, 1), ("filing", 5, 3), ("filing", 10, 3)]

@@ -74,7 +74,7 @@ def test_report_and_web_read_the_same_current_rows(home):
     with duckdb.connect(str(home.path), read_only=True) as con:
         via_report = report._latest_retrieval_rows(con)
         via_view = con.execute(f"select * from {RETRIEVAL_CURRENT} order by source_row").df()
-        answers = report._latest_answer_rows(con)
+        answers = con.execute(f"select * from {ANSWER_CURRENT} order by source_row").df()
         n_answer_rows = con.execute("select count(*) from eval.answer_results").fetchone()[0]
     pd.testing.assert_frame_equal(via_report, via_view)
     # the synthetic home has older runs: the current rows are fewer than all rows, and one run per key

@@ -121,3 +121,20 @@ def test_filing_page_route_marks_the_requested_chunk_and_escapes_the_text(tmp_pa
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text and "<script>alert(1)" not in r.text
         assert 'id="prev-page"' in r.text and 'id="next-page"' not in r.text    # page 2 of 2
         assert "has no page 7" in client.get("/filing/ACME-2024-10K/7").text
+
+
+def test_pages_over_results_without_marts_say_the_marts_must_be_built(tmp_path):
+    """The explorer shows the marts' means and intervals only: a snapshot with evaluation rows but no
+    marts is a 503 naming the remedy on every page that summarises, never numbers of its own."""
+    from _synthetic_warehouse import build_synthetic_warehouse
+    from starlette.testclient import TestClient
+
+    from finrag_pipeline.web.app import create_app
+
+    paths = FinragPaths.from_env(tmp_path).ensure()
+    publish_snapshot(build_synthetic_warehouse(paths.warehouse), paths.warehouse_snapshot)
+    with TestClient(create_app(str(paths.home))) as client:
+        for url in ("/leaderboard", "/leaderboard?question_type=factual", "/failures"):
+            r = client.get(url)
+            assert r.status_code == 503, url
+            assert "marts" in r.text and "finrag report" in r.text, url

@@ -364,10 +364,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
-        progress(f"building dbt marts, the analysts' snapshot and the report (dbt log: {logs / 'build_marts.log'})")
-        result = _execute(defs, "build_marts", instance, report, log_dir=logs, trigger=trigger)
-        if not result.success:
-            report.failed["marts"] = _first_error(result)
+        run_marts_build(defs, instance, paths, report, progress=progress, trigger=trigger)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
 
@@ -390,6 +387,21 @@ def _build_variants_the_matrix_names(defs: dg.Definitions, instance: dg.DagsterI
     for (fid, variant), result in build_variant_partitions(defs, instance, missing, trigger=trigger).items():
         if not result.success:
             report.failed[f"{fid} x {variant}"] = _first_error(result)
+
+
+def run_marts_build(defs: dg.Definitions, instance: dg.DagsterInstance, paths: FinragPaths,
+                    report: PipelineReport | None = None, *, progress: Callable[[str], None] = print,
+                    trigger: str = "cli") -> PipelineReport:
+    """Run the ``build_marts`` job (bootstrap leaderboard, dbt build, the analysts' snapshot, the HTML
+    report): what `finrag ingest` / `finrag demo` do after evaluating and `finrag report` does when the
+    marts were never built. A failure lands in ``report.failed["marts"]``."""
+    report = report if report is not None else PipelineReport()
+    logs = paths.logs_dir
+    progress(f"building dbt marts, the analysts' snapshot and the report (dbt log: {logs / 'build_marts.log'})")
+    result = _execute(defs, "build_marts", instance, report, log_dir=logs, trigger=trigger)
+    if not result.success:
+        report.failed["marts"] = first_error(result)
+    return report
 
 
 def first_error(result: ExecutionResult) -> str:

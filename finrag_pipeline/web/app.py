@@ -130,7 +130,7 @@ def create_app(home: str | None = None) -> Starlette:
             board, source, figures = snap.cached(("leaderboard", tuple(filters.items())), build)
             options = q.filter_options(snap)
             answers = q.answer_quality(snap)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         metrics = [m for m in q.BOARD_METRICS if f"{m}_mean" in board.columns]
         answer_metrics = [m for m in q.ANSWER_BOARD_METRICS if f"{m}_mean" in answers.columns]
@@ -143,7 +143,7 @@ def create_app(home: str | None = None) -> Starlette:
         config, scope = request.query_params.get("config", ""), request.query_params.get("scope") or None
         try:
             rows = q.config_questions(explorer.snapshot, config, scope)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         return render(request, "questions.html", config=config, scope=scope, rows=rows.to_dict("records"))
 
@@ -153,7 +153,7 @@ def create_app(home: str | None = None) -> Starlette:
         snap = explorer.snapshot
         try:
             item = q.qa_item(snap, qa_id)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         if item is None:
             return render(request, "missing.html", status_code=404, message=f"no question {qa_id!r} in the snapshot")
@@ -200,7 +200,7 @@ def create_app(home: str | None = None) -> Starlette:
             split = q.disagreements(explorer.snapshot, scope=scope)
             worst = q.hardest(explorer.snapshot, scope)
             options = q.filter_options(explorer.snapshot)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         return render(request, "failures.html", missed=missed.to_dict("records"), split=split.to_dict("records"),
                       worst=worst.to_dict("records"),
@@ -211,7 +211,7 @@ def create_app(home: str | None = None) -> Starlette:
             filings = q.corpus_filings(explorer.snapshot)
             log = q.ingest_log(explorer.snapshot)
             runs = q.last_runs(explorer.snapshot)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         return render(request, "corpus.html", filings=filings.to_dict("records"), log=log.to_dict("records"),
                       runs=runs.to_dict("records"))
@@ -236,7 +236,7 @@ def create_app(home: str | None = None) -> Starlette:
                 runs.append(explorer.ask(question_text, s["retriever"], s["k"], scope, s["model"], s["overrides"]))
         try:
             filings = q.corpus_filings(explorer.snapshot)["filing_id"].tolist()
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         template = "_ask_results.html" if request.headers.get("HX-Request") else "ask.html"
         return render(request, template, question=question_text, scope=scope, sides=sides, compare=compare,
@@ -249,7 +249,7 @@ def create_app(home: str | None = None) -> Starlette:
         marks = [(kind, cid, kind) for kind in ("evidence", "cited", "hit") for cid in p.getlist(kind) if cid]
         try:
             page = explorer.page_view(filing_id, page_no, marks)
-        except q.SnapshotMissing as exc:
+        except q.NOT_READY as exc:
             return missing(request, exc)
         return render(request, "filing_page.html", page=page, query=str(request.url.query))
 

@@ -41,6 +41,10 @@ class SnapshotMissing(RuntimeError):
     """No analysts' snapshot has been published yet."""
 
 
+# What a page shows as "not ready yet" (503 with the message): no snapshot, or results without their marts.
+NOT_READY = (SnapshotMissing, report.MartsNotBuilt)
+
+
 class Snapshot:
     """A read-only DuckDB connection to the snapshot file, reopened when a new one is published."""
 
@@ -198,30 +202,32 @@ def filter_options(snap: Snapshot) -> dict[str, list[Any]]:
     return snap.cached("filter_options", make)
 
 
+# The "metrics by <dimension>" marts behind each breakdown filter of the leaderboard page.
+BREAKDOWN_MARTS = {"question_type": "mart_metrics_by_question_type", "company": "mart_metrics_by_company",
+                   "fiscal_year": "mart_metrics_by_fiscal_year"}
+
+
 def leaderboard(snap: Snapshot, *, scope: str | None = None, k: int | None = None,
                 question_type: str | None = None, company: str | None = None,
                 fiscal_year: int | None = None) -> tuple[pd.DataFrame, str]:
-    """(board, source). Unfiltered by question type / company / year: the leaderboard mart (bootstrap
-    intervals, paired comparison with the best). Filtered: the report's closed-form summary of the
-    matching current rows (Wilson / normal intervals), since the bootstrap covers whole configurations."""
+    """(board, source). Unfiltered: the leaderboard mart (bootstrap intervals, paired comparison with the
+    best). Filtered by question type, company or fiscal year: that dimension's breakdown mart (its key
+    metrics with the marts' intervals). Means and intervals are always the marts' own, never recomputed
+    here; the breakdown marts hold one dimension each, so one breakdown filter applies at a time.
+    ``report.MartsNotBuilt`` when the snapshot has results but no marts."""
     breakdown = {"question_type": question_type, "company": company, "fiscal_year": fiscal_year}
     breakdown = {c: v for c, v in breakdown.items() if v not in (None, "")}
+    if len(breakdown) > 1:
+        return pd.DataFrame(), ("one breakdown at a time (the marts break the leaderboard down by one "
+                                f"dimension): choose one of {', '.join(breakdown)}")
     if not breakdown:
         board = snap.cached("board", lambda: snap.with_con(report.load_leaderboard))
-        source = ("marts.mart_retriever_leaderboard" if snap.has_table("marts", "mart_retriever_leaderboard")
-                  else "eval tables (no marts yet)")
+        source = "marts.mart_retriever_leaderboard"
     else:
-        rows = latest_retrieval_rows(snap)
-        for col, val in breakdown.items():
-            rows = rows[rows[col].astype(str) == str(val)] if not rows.empty else rows
-        if rows.empty:
-            return pd.DataFrame(), "no rows"
-        metrics = [m for m in report.ALL_RETRIEVAL_METRICS if m in rows.columns]
-        board = report.summarise(rows, report.RETRIEVAL_KEYS, metrics)
-        g = rows.groupby(report.RETRIEVAL_KEYS, dropna=False, sort=True)
-        board["n_no_relevant"] = g["is_no_relevant"].sum().to_numpy()
-        board["latency_p50_ms"] = g["latency_ms"].quantile(0.5).to_numpy()
-        source = "current rows filtered by " + ", ".join(f"{c}={v}" for c, v in breakdown.items())
+        ((column, value),) = breakdown.items()
+        mart = BREAKDOWN_MARTS[column]
+        board = snap.with_con(lambda con: report.load_breakdown(con, mart, column, value))
+        source = f"marts.{mart} filtered by {column}={value}"
     if board.empty:
         return board, source
     if scope:
@@ -236,7 +242,7 @@ def leaderboard(snap: Snapshot, *, scope: str | None = None, k: int | None = Non
 
 
 def answer_quality(snap: Snapshot) -> pd.DataFrame:
-    """Answer quality per model / prompt / temperature: the mart, else the report's computation."""
+    """Answer quality per model / prompt / temperature: marts.mart_answer_quality."""
     return snap.cached("answer_quality", lambda: snap.with_con(lambda con: report.load_answer_quality(con)[0]))
 
 
@@ -345,21 +351,10 @@ def table_row(snap: Snapshot, filing_id: str, table_id: str, row_index: int) -> 
 
 
 def question_difficulty(snap: Snapshot) -> pd.DataFrame:
-    """marts.mart_question_difficulty (all of it), else the same aggregation from current rows."""
-    def make() -> pd.DataFrame:
-        if snap.has_table("marts", "mart_question_difficulty"):
-            return snap.df("SELECT * FROM marts.mart_question_difficulty ORDER BY scope, worst_rank, qa_id")
-        rows = latest_retrieval_rows(snap)
-        if rows.empty:
-            return rows
-        agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
-               .agg(n_configs=("config_name", "size"), n_failed=("is_failed", "sum"),
-                    hit_page_mean=("hit_page", "mean"), ndcg_page_mean=("ndcg_page", "mean"),
-                    hit_chunk_mean=("hit_chunk", "mean"), ndcg_chunk_mean=("ndcg_chunk", "mean"),
-                    question_type=("question_type", "first"), question=("question", "first"))
-               .reset_index())
-        return agg.sort_values(["scope", "ndcg_chunk_mean", "hit_chunk_mean", "qa_id"]).reset_index(drop=True)
-    return snap.cached("difficulty", make)
+    """marts.mart_question_difficulty (all of it); ``report.MartsNotBuilt`` when results exist without it."""
+    return snap.cached("difficulty", lambda: snap.with_con(lambda con: report.read_mart(
+        con, "mart_question_difficulty",
+        "SELECT * FROM marts.mart_question_difficulty ORDER BY scope, worst_rank, qa_id")))
 
 
 def all_missed(snap: Snapshot, scope: str | None = None) -> pd.DataFrame:

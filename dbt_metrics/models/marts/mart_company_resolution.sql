@@ -5,13 +5,8 @@
 -- years a 10-K also reports); wrong = filings that exclude it; unresolved = no company named, the
 -- whole scope was searched. resolution_accuracy = (exact + covers) / questions; failed searches count 0.
 with latest as (
-    select r.*, coalesce(q.question_set, 'synthetic') as question_set
-    from {{ ref('int_retrieval_latest') }} r
-    left join (
-        select qa_id, filing_id, any_value(question_set) as question_set
-        from {{ ref('stg_qa_items') }} group by qa_id, filing_id
-    ) q on q.qa_id = r.qa_id and q.filing_id = r.filing_id
-    where not r.is_no_relevant
+    select * from {{ ref('int_retrieval_latest_by_question_set') }}
+    where not is_no_relevant
 )
 select
     config_name, retriever, k, chunking, scope, question_set,

@@ -3,13 +3,8 @@
 -- per filing) and the cost = corpus mean - filing mean (negative: the other filings crowd the
 -- question's evidence out of the top k). n_paired is the number of questions behind both means.
 with latest as (
-    select r.*, coalesce(q.question_set, 'synthetic') as question_set
-    from {{ ref('int_retrieval_latest') }} r
-    left join (
-        select qa_id, filing_id, any_value(question_set) as question_set
-        from {{ ref('stg_qa_items') }} group by qa_id, filing_id
-    ) q on q.qa_id = r.qa_id and q.filing_id = r.filing_id
-    where not r.is_no_relevant
+    select * from {{ ref('int_retrieval_latest_by_question_set') }}
+    where not is_no_relevant
 ),
 paired as (
     select c.config_name, c.retriever, c.k, c.chunking, c.question_set,

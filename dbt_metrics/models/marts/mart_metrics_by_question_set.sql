@@ -4,14 +4,7 @@
 -- hand-written or real questions (finrag qa import; the demo's analyst_questions) apart from the
 -- generator's, so each set has its own leaderboard (rank_in_set: by all-evidence hit, then page hit).
 with latest as (
-    select
-        r.*,
-        coalesce(q.question_set, 'synthetic') as question_set
-    from {{ ref('int_retrieval_latest') }} r
-    left join (
-        select qa_id, filing_id, any_value(question_set) as question_set
-        from {{ ref('stg_qa_items') }} group by qa_id, filing_id
-    ) q on q.qa_id = r.qa_id and q.filing_id = r.filing_id
+    select * from {{ ref('int_retrieval_latest_by_question_set') }}
 ),
 agg as (
     {{ metrics_by(['question_set']) }}

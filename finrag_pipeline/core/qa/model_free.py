@@ -563,33 +563,33 @@ def generate_model_free(meta: FilingMeta, pages: list[Page], table_rows: list[Ta
 def metric_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[XbrlFact], ctx: _Ctx,
                      index: EvidenceIndex) -> list[QAItem]:
     """Metric questions (core/qa/metric_questions.py) over the filing's fact layer, capped by qa.yaml."""
-    cap = ctx.config.cap("metric")
-    if cap <= 0:
-        return []
-    from finrag_pipeline.core.facts.store import FilingFacts
     from finrag_pipeline.core.qa.metric_questions import metric_items
-    from finrag_pipeline.core.qa.phrasing import load_phrasing
 
-    filing = FilingFacts(meta, table_rows, facts)
-    made = metric_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
-                        random.Random(f"{ctx.config.seed}:{meta.filing_id}:metric"), ctx.count)
-    return _fit_to_cap(made, "metric", cap, ctx)
+    return _fact_layer_questions("metric", metric_items, meta, table_rows, facts, ctx, index)
 
 
 def choice_questions(meta: FilingMeta, table_rows: list[TableRow], facts: list[XbrlFact], ctx: _Ctx,
                      index: EvidenceIndex) -> list[QAItem]:
     """Choice questions (core/qa/choice_questions.py): one committed option, capped by qa.yaml."""
-    cap = ctx.config.cap("choice")
+    from finrag_pipeline.core.qa.choice_questions import choice_items
+
+    return _fact_layer_questions("choice", choice_items, meta, table_rows, facts, ctx, index)
+
+
+def _fact_layer_questions(qtype: str, make_items: Any, meta: FilingMeta, table_rows: list[TableRow],
+                          facts: list[XbrlFact], ctx: _Ctx, index: EvidenceIndex) -> list[QAItem]:
+    """``make_items`` (metric_items / choice_items) over the filing's fact layer, with the phrasing
+    vocabulary and a generator seeded by (seed, filing, question type), capped by qa.yaml."""
+    cap = ctx.config.cap(qtype)
     if cap <= 0:
         return []
     from finrag_pipeline.core.facts.store import FilingFacts
-    from finrag_pipeline.core.qa.choice_questions import choice_items
     from finrag_pipeline.core.qa.phrasing import load_phrasing
 
     filing = FilingFacts(meta, table_rows, facts)
-    made = choice_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
-                        random.Random(f"{ctx.config.seed}:{meta.filing_id}:choice"), ctx.count)
-    return _fit_to_cap(made, "choice", cap, ctx)
+    made = make_items(meta, ctx.company, filing, index, ctx.config, load_phrasing(),
+                      random.Random(f"{ctx.config.seed}:{meta.filing_id}:{qtype}"), ctx.count)
+    return _fit_to_cap(made, qtype, cap, ctx)
 
 
 def _narrative_questions(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], ctx: _Ctx) -> list[QAItem]:

@@ -1,14 +1,16 @@
 """One self-contained HTML report of the evaluation results, with plotly charts.
 
-``build_report(warehouse, out_path)`` reads the dbt marts (schema ``marts``) when they exist, and
-otherwise recomputes the same numbers from the ``eval.*`` tables, so the report also works before
-the first ``dbt build``. The file embeds plotly.js once (no CDN): it opens offline, from an email
-attachment or from the Dagster UI's metadata link.
+``build_report(warehouse, out_path)`` reads the dbt marts (schema ``marts``): every mean and interval
+it shows is the marts' own. It never recomputes them: on a warehouse with evaluation results but no
+marts it raises ``MartsNotBuilt`` (``finrag report`` builds the marts first, through the same
+``build_marts`` job the Dagster automation runs). The file embeds plotly.js once (no CDN): it opens
+offline, from an email attachment or from the Dagster UI's metadata link.
 
 Which rows count and how they score (the newest run of each configuration x filing x scope; failed
 questions scored 0; 'no_relevant' questions and not-computable (NULL) values left out of a mean) is the
 warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py),
-which the marts and the bootstrap leaderboard read too; 95% intervals by Wilson score (0/1 metrics) or normal approximation (graded),
+which the marts and the bootstrap leaderboard read too; the marts' 95% intervals (Wilson score for 0/1
+metrics, normal approximation for graded ones: dbt_metrics/macros/stats.sql) are shown,
 replaced by the evaluation engine's bootstrap intervals (``<metric>_boot_ci_low/high``, from
 eval.leaderboard via the leaderboard mart) wherever those exist. Configurations whose paired difference
 to the best of their scope and k (page nDCG, eval.comparisons) has a CI containing 0 are marked as
@@ -32,15 +34,12 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from finrag_pipeline.core.evaluation import metric_registry as registry
-from finrag_pipeline.core.evaluation.metric_registry import BINARY_METRICS
 from finrag_pipeline.core.evaluation.results_views import (
     ANSWER_CURRENT,
     RETRIEVAL_CURRENT,
-    RETRIEVAL_CURRENT_PER_CORPUS_SIZE,
     RETRIEVAL_RUN_ORDER,
 )
 
-Z = 1.96
 # Metric lists, their kinds and the configuration grain come from core/evaluation/metric_registry.py.
 RETRIEVAL_KEYS = list(registry.RETRIEVAL_KEYS)
 ALL_RETRIEVAL_METRICS = list(registry.RETRIEVAL_METRICS)
@@ -82,62 +81,21 @@ def _df(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------------------
-# Interval maths (the Python twin of dbt_metrics/macros/stats.sql)
+# Data: the marts (means and intervals), the results views (row-level detail)
 
 
-def wilson_interval(p: float, n: int, z: float = Z) -> tuple[float, float]:
-    if n <= 0 or p is None or math.isnan(p):
-        return (math.nan, math.nan)
-    centre = p + z * z / (2 * n)
-    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n)))
-    denom = 1 + z * z / n
-    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
-
-
-def normal_interval(values: pd.Series, z: float = Z) -> tuple[float, float]:
-    v = values.dropna()
-    if len(v) < 2:
-        return (math.nan, math.nan)
-    half = z * float(v.std(ddof=1)) / math.sqrt(len(v))
-    return max(0.0, float(v.mean()) - half), min(1.0, float(v.mean()) + half)
-
-
-def summarise(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
-    """Mean and 95% interval of each metric per group: ``<m>_mean``, ``<m>_ci_low``, ``<m>_ci_high``.
-
-    NULLs are left out of a metric's mean (callers zero failures first, as the marts do).
-    """
-    rows = []
-    for key, g in df.groupby(list(by), dropna=False, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key, strict=True))
-        row["n_questions"] = len(g)
-        for m in metrics:
-            vals = pd.to_numeric(g[m], errors="coerce")
-            mean = float(vals.mean()) if vals.notna().any() else math.nan
-            lo, hi = (wilson_interval(mean, int(vals.notna().sum())) if m in BINARY_METRICS
-                      else normal_interval(vals))
-            row.update({f"{m}_mean": mean, f"{m}_ci_low": lo, f"{m}_ci_high": hi})
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------------------------
-# Data: marts first, eval tables as the fallback
-
-
-def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection, *, per_corpus_size: bool = False) -> pd.DataFrame:
-    """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current`` (or, with
-    ``per_corpus_size``, ``eval.retrieval_current_per_corpus_size``), defined once in
-    core/evaluation/results_views.py; empty before any evaluation."""
-    view = RETRIEVAL_CURRENT_PER_CORPUS_SIZE if per_corpus_size else RETRIEVAL_CURRENT
-    if not _has_view(con, view, "eval.retrieval_results"):
+def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current``, defined once in
+    core/evaluation/results_views.py; empty before any evaluation. The worst questions' ranks and the
+    chance baseline read row-level detail here; every mean and interval comes from the marts."""
+    if not _has_view(con, RETRIEVAL_CURRENT, "eval.retrieval_results"):
         return pd.DataFrame()
-    return _df(con, f"select * from {view} order by source_row")
+    return _df(con, f"select * from {RETRIEVAL_CURRENT} order by source_row")
 
 
 def _latest_answer_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """The current answer rows, scored: the warehouse view ``eval.answer_current``."""
+    """The current answer rows, scored: the warehouse view ``eval.answer_current`` (the web explorer's
+    per-question answers)."""
     if not _has_view(con, ANSWER_CURRENT, "eval.answer_results"):
         return pd.DataFrame()
     return _df(con, f"select * from {ANSWER_CURRENT} order by source_row")
@@ -166,19 +124,9 @@ RANDOM_RETRIEVER = "sanity_random"
 
 
 def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Per sanity answerer: correctness on answerable questions (must stay <= 0.05), non-committal
-    rate, abstention accuracy on unanswerable ones; from the newest run of each config x filing."""
-    if not _has_table(con, *ANSWER_CURRENT.split(".")):
-        return pd.DataFrame()
-    df = _df(con, f"""
-        select model, count(*) filter (where answerable) as n_answerable,
-               avg(correctness) filter (where answerable) as correctness,
-               avg(non_committal) as non_committal,
-               count(*) filter (where not answerable) as n_unanswerable,
-               avg(abstention_correct) filter (where not answerable) as abstention_accuracy
-        from {ANSWER_CURRENT}
-        where is_sanity
-        group by model order by model""")
+    """marts.mart_sanity_answers: per sanity answerer, correctness on answerable questions (must stay
+    <= 0.05), non-committal rate, abstention accuracy on unanswerable ones; ``check`` marks a failure."""
+    df = read_mart(con, "mart_sanity_answers", "select * from marts.mart_sanity_answers order by model")
     if not df.empty:
         df["check"] = [("FAIL" if v > SANITY_MAX_CORRECTNESS else "ok") if not pd.isna(v) else "-"
                        for v in df["correctness"]]
@@ -236,106 +184,76 @@ def sanity_tables(answers: pd.DataFrame, retrieval: pd.DataFrame) -> list[str]:
     return parts
 
 
-COMPARISON_COLUMNS = {"best_config_name": "best_config_name", "mean_diff": "delta_vs_best",
-                      "ci_low": "delta_vs_best_ci_low", "ci_high": "delta_vs_best_ci_high",
-                      "p_value": "p_value_vs_best", "n_pairs": "n_pairs_vs_best",
-                      "distinguishable": "distinguishable_from_best", "is_best": "is_best"}
+class MartsNotBuilt(RuntimeError):
+    """Evaluation results exist but the dbt marts that summarise them do not: the report shows the marts'
+    means and intervals and never recomputes them."""
 
 
-def _attach_bootstrap(con: duckdb.DuckDBPyConnection, board: pd.DataFrame) -> pd.DataFrame:
-    """The mart's bootstrap and comparison columns, from eval.leaderboard / eval.comparisons (when
-    they exist), for the fallback leaderboard computed without dbt."""
-    if board.empty or not _has_table(con, "eval", "leaderboard"):
-        return board
-    board = _object_keys(board)
-    boot = _df(con, "select * from eval.leaderboard where kind = 'retrieval'")
-    if not boot.empty:
-        wide = boot.pivot_table(index=RETRIEVAL_KEYS, columns="metric", values=["ci_low", "ci_high"],
-                                aggfunc="first", dropna=False)
-        wide.columns = [f"{m}_boot_{bound}" for bound, m in wide.columns]
-        board = board.merge(_object_keys(wide.reset_index()), on=RETRIEVAL_KEYS, how="left")
-    if _has_table(con, "eval", "comparisons"):
-        cmp = _df(con, "select * from eval.comparisons where kind = 'retrieval' and metric = best_by")
-        if not cmp.empty:
-            cmp = cmp[[*RETRIEVAL_KEYS, *COMPARISON_COLUMNS]].rename(columns=COMPARISON_COLUMNS)
-            board = board.merge(_object_keys(cmp.drop_duplicates(RETRIEVAL_KEYS)), on=RETRIEVAL_KEYS, how="left")
-    return board
+MARTS_REMEDY = ("build them first: `finrag report` does (it runs the build_marts job, the same dbt build the "
+                "Dagster automation runs), or materialize the `build_marts` job in the Dagster UI")
 
 
-def _object_keys(df: pd.DataFrame) -> pd.DataFrame:
-    """Key columns as objects: an all-NULL key (chunking) reads as float NaN from one query and as
-    None from another, and pandas refuses to merge float on object."""
-    return df.astype({k: object for k in RETRIEVAL_KEYS if k in df.columns})
+def has_results(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when any evaluation row exists (retrieval or answer)."""
+    return any(_has_table(con, "eval", t) and con.execute(f"select count(*) from eval.{t}").fetchone()[0]
+               for t in ("retrieval_results", "answer_results"))
+
+
+# Every mart the report reads its means and intervals from (marts added later are absent from an older
+# build: the CLI builds them before reporting).
+REPORT_MARTS = ("mart_retriever_leaderboard", "mart_metrics_by_question_type", "mart_corpus_growth",
+                "mart_question_difficulty", "mart_answer_quality", "mart_answer_response_states",
+                "mart_sanity_answers")
+
+
+def missing_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The marts of ``REPORT_MARTS`` not built yet, when the warehouse has evaluation results (else [])."""
+    missing = [m for m in REPORT_MARTS if not _has_table(con, "marts", m)]
+    return missing if missing and has_results(con) else []
+
+
+def marts_needed(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when the warehouse has evaluation results but not every mart the report reads."""
+    return bool(missing_marts(con))
+
+
+def read_mart(con: duckdb.DuckDBPyConnection, name: str, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
+    """``sql`` over ``marts.<name>``; empty when there are no results yet; ``MartsNotBuilt`` when there
+    are results but the mart is missing (never a recomputation, never an empty report over real rows)."""
+    if _has_table(con, "marts", name):
+        return con.execute(sql, list(params)).df()
+    if has_results(con):
+        raise MartsNotBuilt(f"the warehouse has evaluation results but no dbt mart marts.{name}: {MARTS_REMEDY}.")
+    return pd.DataFrame()
 
 
 def load_leaderboard(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    if _has_table(con, "marts", "mart_retriever_leaderboard"):
-        return _df(con, "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
-    rows = _latest_retrieval_rows(con)
-    if rows.empty:
-        return pd.DataFrame()
-    out = summarise(rows, RETRIEVAL_KEYS, ALL_RETRIEVAL_METRICS)
-    g = rows.groupby(RETRIEVAL_KEYS, dropna=False, sort=True)
-    n_ok, n_nr = g["is_ok"].sum().to_numpy(), g["is_no_relevant"].sum().to_numpy()
-    out["n_no_relevant"] = n_nr
-    scoreable = out["n_questions"].to_numpy() - n_nr
-    out["coverage"] = [ok / sc if sc else math.nan for ok, sc in zip(n_ok, scoreable, strict=True)]
-    out["n_filings"] = g["filing_id"].nunique().to_numpy()
-    out["latency_p50_ms"] = g["latency_ms"].quantile(0.5).to_numpy()
-    out["latency_p95_ms"] = g["latency_ms"].quantile(0.95).to_numpy()
-    out["rank_in_scope_k"] = (out.groupby(["scope", "k"])["ndcg_chunk_mean"]
-                              .rank(ascending=False, method="min", na_option="bottom"))
-    out = _attach_bootstrap(con, out)
-    return out.sort_values(["scope", "rank_in_scope_k"]).reset_index(drop=True)
+    """marts.mart_retriever_leaderboard: means, closed-form and bootstrap intervals, comparison with the best."""
+    return read_mart(con, "mart_retriever_leaderboard",
+                     "select * from marts.mart_retriever_leaderboard order by scope, rank_in_scope_k")
 
 
 def load_by_question_type(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    if _has_table(con, "marts", "mart_metrics_by_question_type"):
-        return _df(con, "select * from marts.mart_metrics_by_question_type")
-    rows = _latest_retrieval_rows(con)
-    if rows.empty:
-        return pd.DataFrame()
-    rows["question_type"] = rows["question_type"].fillna("unknown")
-    return summarise(rows, [*RETRIEVAL_KEYS, "question_type"], CHART_METRICS)
+    return read_mart(con, "mart_metrics_by_question_type", "select * from marts.mart_metrics_by_question_type")
+
+
+def load_breakdown(con: duckdb.DuckDBPyConnection, mart: str, column: str, value: object) -> pd.DataFrame:
+    """The rows of the "metrics by <column>" mart ``marts.<mart>`` whose ``column`` equals ``value``
+    (compared as text: a fiscal year may come from a form as a string)."""
+    if not mart.replace("_", "").isalnum() or not column.replace("_", "").isalnum():
+        raise ValueError(f"not a mart or column name: {mart!r}, {column!r}")
+    return read_mart(con, mart, f"select * from marts.{mart} where cast({column} as varchar) = ?", [str(value)])
 
 
 def load_corpus_growth(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    if _has_table(con, "marts", "mart_corpus_growth"):
-        return _df(con, "select * from marts.mart_corpus_growth order by n_filings_in_corpus")
-    rows = _latest_retrieval_rows(con, per_corpus_size=True)
-    if rows.empty:
-        return pd.DataFrame()
-    rows["n_filings_in_corpus"] = rows["corpus_size"]
-    keys = ["config_name", "retriever", "k", "chunking", "n_filings_in_corpus"]
-    return summarise(rows, keys, CHART_METRICS).sort_values("n_filings_in_corpus")
+    return read_mart(con, "mart_corpus_growth", "select * from marts.mart_corpus_growth order by n_filings_in_corpus")
 
 
 def load_worst_questions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    if _has_table(con, "marts", "mart_question_difficulty"):
-        return _df(con, f"""select * from marts.mart_question_difficulty
-                            qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
-                            order by scope, worst_rank, qa_id""")
-    rows = _latest_retrieval_rows(con)
-    if not rows.empty:
-        rows = rows[rows["retriever"] != RANDOM_RETRIEVER]   # the chance baseline, as in the mart
-    if rows.empty:
-        return pd.DataFrame()
-    agg = (rows.groupby(["qa_id", "filing_id", "scope"], dropna=False)
-           .agg(n_configs=("config_name", "size"), n_failed=("is_failed", "sum"),
-                hit_chunk_mean=("hit_chunk", "mean"), ndcg_chunk_mean=("ndcg_chunk", "mean"),
-                question_type=("question_type", "first"))
-           .reset_index())
-    best = (rows.sort_values("ndcg_chunk", ascending=False, na_position="last")
-            .drop_duplicates(["qa_id", "filing_id", "scope"])
-            [["qa_id", "filing_id", "scope", "config_name", "ndcg_chunk"]]
-            .rename(columns={"config_name": "best_config_name", "ndcg_chunk": "best_ndcg_chunk"}))
-    agg = agg.merge(best, on=["qa_id", "filing_id", "scope"], how="left")
-    if _has_table(con, "qa", "items"):
-        questions = _df(con, "select qa_id, any_value(question) as question, "
-                             "any_value(reference_answer) as reference_answer from qa.items group by qa_id")
-        agg = agg.merge(questions, on="qa_id", how="left")
-    agg = agg.sort_values(["scope", "ndcg_chunk_mean", "hit_chunk_mean", "qa_id"])
-    return agg.groupby("scope", group_keys=False).head(WORST_QUESTIONS)
+    return read_mart(con, "mart_question_difficulty", f"""
+        select * from marts.mart_question_difficulty
+        qualify row_number() over (partition by scope order by worst_rank, qa_id) <= {WORST_QUESTIONS}
+        order by scope, worst_rank, qa_id""")
 
 
 def load_question_ranks(con: duckdb.DuckDBPyConnection, questions: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -428,22 +346,14 @@ def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | N
 
 
 def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(quality per model x prompt x temperature, response-state shares)."""
-    if _has_table(con, "marts", "mart_answer_quality"):
-        quality = _df(con, "select * from marts.mart_answer_quality order by model, prompt_type, temperature")
-        states = (_df(con, "select * from marts.mart_answer_response_states")
-                  if _has_table(con, "marts", "mart_answer_response_states") else pd.DataFrame())
-        return quality, states
-    df = _latest_answer_rows(con)
-    if df.empty:
+    """(quality per model x prompt x temperature, response-state shares): marts.mart_answer_quality and
+    marts.mart_answer_response_states."""
+    if not _has_table(con, "eval", "answer_results") or not con.execute(
+            "select count(*) from eval.answer_results").fetchone()[0]:
         return pd.DataFrame(), pd.DataFrame()
-    keys = ["model", "prompt_type", "temperature"]
-    quality = summarise(df, keys, ANSWER_METRICS).rename(columns={"n_questions": "n_answers"})
-    g = df.groupby(keys, dropna=False, sort=True)
-    for m in ANSWER_METRICS:
-        quality[f"{m}_coverage"] = g[m].count().to_numpy() / g.size().to_numpy()
-    states = df.groupby([*keys, "response_state"], dropna=False).size().rename("n_answers").reset_index()
-    states["share"] = states["n_answers"] / states.groupby(keys, dropna=False)["n_answers"].transform("sum")
+    quality = read_mart(con, "mart_answer_quality",
+                    "select * from marts.mart_answer_quality order by model, prompt_type, temperature")
+    states = read_mart(con, "mart_answer_response_states", "select * from marts.mart_answer_response_states")
     return quality, states
 
 
@@ -888,9 +798,14 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
     """Write the HTML report for ``warehouse`` (a path or an open connection) to ``out_path``.
 
     Written to a temp file and renamed, so a browser or the Dagster UI never opens half a report.
+    ``MartsNotBuilt`` when there are evaluation results but no marts (see ``marts_needed``).
     """
     out = Path(out_path)
     with _open(warehouse) as con:
+        missing = missing_marts(con)
+        if missing:
+            raise MartsNotBuilt(f"the warehouse has evaluation results but the dbt marts are not built "
+                                f"({', '.join(missing)}): {MARTS_REMEDY}.")
         board = load_leaderboard(con)
         by_type = load_by_question_type(con)
         growth = load_corpus_growth(con)
@@ -905,7 +820,6 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         corpus_cost_html = corpus_cost_section(con)
         n_comparable = count_rerun_comparisons(con)
         filings = load_filings_evaluated(con)
-        source = "dbt marts" if _has_table(con, "marts", "mart_retriever_leaderboard") else "eval tables"
 
     sections = [
         _section("Filings evaluated", [filings_table(filings)] if not filings.empty else [],
@@ -936,7 +850,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
 <script type="text/javascript">{get_plotlyjs()}</script>
 </head><body>
 <h1>finrag evaluation report</h1>
-<p class="meta">Generated {generated} from the {source}. Means count failed questions as 0; intervals are
+<p class="meta">Generated {generated} from the dbt marts. Means count failed questions as 0; intervals are
 95%: the evaluation engine's bootstrap intervals where available, else Wilson (hit rates) or the
 normal approximation (graded metrics). "≈ best" marks a configuration whose paired difference to the
 best of its scope and k (page nDCG) has a 95% CI containing 0: the data cannot tell them apart.</p>

@@ -54,40 +54,55 @@ def _variant_index_deps() -> list[dg.AssetDep]:
     return [dg.AssetDep(key, partition_mapping=on_filing_dimension()) for key in VARIANT_INDEX_KEYS]
 
 
-@dg.asset(
-    partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"},
-    deps=["qa_set", "corpus_state", *_variant_index_deps()],
-    code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "lexicon.yaml"),
-    automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
+def per_filing_evaluation(*config_files: str, description: str, deps: tuple = ()):
+    """The asset decorator of both evaluations: one partition per filing, re-run when the filing's QA set,
+    the corpus state, one of ``config_files`` (its code version) or one of ``deps`` changes."""
+    return dg.asset(partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"},
+                    deps=["qa_set", "corpus_state", *deps], code_version=config_fingerprint(*config_files),
+                    automation_condition=EVALUATE_WHEN_INPUTS_CHANGE, description=description)
+
+
+@per_filing_evaluation(
+    "retrievers.yaml", "eval_matrix.yaml", "lexicon.yaml", deps=tuple(_variant_index_deps()),
     description="Retrieval metrics (hit, MRR, precision, recall, AP, nDCG at chunk and page level, "
                 "all-evidence hit) per question x retriever x k x scope. Tables eval.retrieval_results, eval.runs.",
 )
 def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: FinragResource,
                    embedder: EmbedderResource) -> dg.MaterializeResult:
-    fid = context.partition_key
     session = config.session(finrag, embedder)
     state = session.corpus_state()
-    t0 = time.perf_counter()
-    try:
-        run_rows, rows = session.evaluate_retrieval(fid, config.matrix(session), dagster_run_id=context.run_id)
-    except VariantNotBuilt as exc:  # never built here: the variant assets' partitions are what is missing
-        raise dg.Failure(description=str(exc), metadata={
-            "missing": dg.MetadataValue.json({f"{f}|{v}": why for (f, v), why in exc.missing.items()})}) from exc
+    rows, metadata = _evaluate(context, config, finrag, session, "retrieval")
     table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
     return dg.MaterializeResult(metadata={
-        **row_counts(finrag.warehouse, "eval.retrieval_results", fid),
+        **metadata,
         "questions": len({r["qa_id"] for r in rows}), "rows": len(rows), "configs": len({r["config_name"] for r in rows}),
         "corpus_state": state.corpus_state, "filings_in_corpus": state.n_filings,
-        "seconds": round(time.perf_counter() - t0, 2),
         "leaderboard": dg.MetadataValue.md(table.round(3).to_markdown(index=False)),
     })
 
 
-@dg.asset(
-    partitions_def=filings_partitions, group_name=GROUP, kinds={"duckdb"}, deps=["qa_set", "corpus_state"],
+_RESULT_TABLES = {"retrieval": "eval.retrieval_results", "answers": "eval.answer_results"}
+
+
+def _evaluate(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: FinragResource,
+              session: FinragSession, kind: str) -> tuple[list[dict], dict]:
+    """The ``kind`` ("retrieval" / "answers") evaluation of the partition's filing with the launchpad's
+    matrix: (result rows, the metadata both assets report: the result table's row counts, seconds)."""
+    fid = context.partition_key
+    evaluate = session.evaluate_retrieval if kind == "retrieval" else session.evaluate_answers
+    t0 = time.perf_counter()
+    try:
+        _run_rows, rows = evaluate(fid, config.matrix(session), dagster_run_id=context.run_id)
+    except VariantNotBuilt as exc:  # never built here: the variant assets' partitions are what is missing
+        raise dg.Failure(description=str(exc), metadata={
+            "missing": dg.MetadataValue.json({f"{f}|{v}": why for (f, v), why in exc.missing.items()})}) from exc
+    return rows, {**row_counts(finrag.warehouse, _RESULT_TABLES[kind], fid),
+                  "seconds": round(time.perf_counter() - t0, 2)}
+
+
+@per_filing_evaluation(
     # lexicon.yaml: the calculator's line items, XBRL concepts and formulas
-    code_version=config_fingerprint("retrievers.yaml", "eval_matrix.yaml", "models.yaml", "lexicon.yaml"),
-    automation_condition=EVALUATE_WHEN_INPUTS_CHANGE,
+    "retrievers.yaml", "eval_matrix.yaml", "models.yaml", "lexicon.yaml",
     description="Answers per question x model x prompt x decoding (offline calculator and extractive answerers "
                 "by default, beside the sanity answerers) with response state, correctness, non-committal, "
                 "grounding, period check, page and block citations "
@@ -95,15 +110,11 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, fin
 )
 def answer_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: FinragResource,
                 embedder: EmbedderResource) -> dg.MaterializeResult:
-    fid = context.partition_key
     session = config.session(finrag, embedder)
-    t0 = time.perf_counter()
-    _run_rows, rows = session.evaluate_answers(fid, config.matrix(session), dagster_run_id=context.run_id)
+    rows, metadata = _evaluate(context, config, finrag, session, "answers")
     states = pd.Series([r["response_state"] for r in rows]).value_counts().to_dict() if rows else {}
     return dg.MaterializeResult(metadata={
-        **row_counts(finrag.warehouse, "eval.answer_results", fid),
-        "answers": len(rows), "response_states": dg.MetadataValue.json(states),
-        "seconds": round(time.perf_counter() - t0, 2),
+        **metadata, "answers": len(rows), "response_states": dg.MetadataValue.json(states),
     })
 
 

@@ -1,0 +1,13 @@
+-- The lazy answerers that run beside the real ones (core/evaluation/sanity_answerers.py), per answerer:
+-- correctness on answerable questions (a scoring that cannot be gamed keeps it near 0), the non-committal
+-- rate, and abstention accuracy on unanswerable questions; newest run of each configuration x filing.
+select
+    model,
+    count(*) filter (where answerable) as n_answerable,
+    avg(correctness) filter (where answerable) as correctness,
+    avg(non_committal) as non_committal,
+    count(*) filter (where not answerable) as n_unanswerable,
+    avg(abstention_correct) filter (where not answerable) as abstention_accuracy
+from {{ ref('int_answer_latest') }}
+where is_sanity
+group by model
