@@ -109,7 +109,7 @@ def cmd_train_ce(session, args) -> None:
     print(f"training filings {cands['train_filings']}: {len(rows)} questions -> {len(pairs)} pairs "
           f"({int(sum(p.label for p in pairs))} positive), max_length {args.max_length}", flush=True)
     run = train_cross_encoder(pairs, default_model_path(), out, max_length=args.max_length, epochs=args.epochs,
-                              batch_size=args.batch_size, seed=args.seed, n_questions=len(rows),
+                              batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed, n_questions=len(rows),
                               train_filings=cands["train_filings"])
     print(json.dumps(run.__dict__, indent=2, default=list))
 
@@ -290,6 +290,7 @@ def main() -> None:
     ap.add_argument("--max-length", type=int, default=192)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--learning-rate", type=float, default=3e-5)
     ap.add_argument("--positives", type=int, default=2)
     ap.add_argument("--negatives", type=int, default=4)
     # llm / report
