@@ -8,10 +8,10 @@ Steps (each reads what the previous one cached under $FINRAG_HOME/cache/rerank_b
 
     B="env FINRAG_HOME=/tmp/finrag-rerank PYTHONPATH=$PWD .venv/bin/python benchmarks/rerank_generalise.py"
     $B candidates                       # base top --depth per question and scope (+ the training filings')
-    $B train-ce --max-length 192        # -> $FINRAG_HOME/models/cross_encoder_synthetic (+ manifest)
+    $B train-ce --max-length 128 --negatives 2   # -> $FINRAG_HOME/models/cross_encoder_synthetic (+ manifest)
     $B llm --model qwen2.5-0.5b --rerank-depth 10 --sets analysts:filing analysts:corpus
     $B ce --ce-model-path $FINRAG_HOME/models/cross_encoder_synthetic --sets analysts:filing ...
-    $B report --ce-model-path $FINRAG_HOME/models/cross_encoder_synthetic
+    $B report --ce-model-path $FINRAG_HOME/models/cross_encoder_synthetic --ce-max-length 128
 
 The rerankers are the core classes of core/retrieval/rerank.py (what a configured retriever runs); the
 LLM's scores are cached per (model, passage cut, question, chunk) in a JSONL file so a stopped run resumes.
@@ -48,7 +48,7 @@ from finrag_pipeline.core.retrieval.rerank import (  # noqa: E402
     Reranker,
     local_llm_score_pairs,
 )
-from finrag_pipeline.core.retrieval.rerank_fit import split_by_filing  # noqa: E402
+from finrag_pipeline.core.retrieval.rerank_fit import pair_auc, split_by_filing  # noqa: E402
 from finrag_pipeline.core.retrieval.rerank_train import (  # noqa: E402
     is_evidence_hit,
     train_cross_encoder,
@@ -189,15 +189,6 @@ def cmd_score(session, args) -> None:
             print(f"{key} {n}/{len(rows)} ({len(cache.scores)} pairs cached)", flush=True)
 
 
-def pair_auc(scored: list[tuple[float, bool]]) -> float | None:
-    """P(an evidence candidate outscores a non-evidence one), ties half: does the score separate them at all?"""
-    pos = [x for x, is_ev in scored if is_ev]
-    neg = [x for x, is_ev in scored if not is_ev]
-    if not pos or not neg:
-        return None
-    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in pos for b in neg) / (len(pos) * len(neg))
-
-
 def evaluate(rows_hits, k: int) -> tuple[list[float], list[float]]:
     aeh, recall = [], []
     for groups, hits in rows_hits:
@@ -287,7 +278,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     # train-ce
     ap.add_argument("--output", default=None)
-    ap.add_argument("--max-length", type=int, default=192)
+    ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=3e-5)
@@ -301,7 +292,7 @@ def main() -> None:
     ap.add_argument("--sets", nargs="*", default=["analysts:filing", "analysts:corpus"])
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--ce-model-path", default=None)
-    ap.add_argument("--ce-max-length", type=int, default=192)
+    ap.add_argument("--ce-max-length", type=int, default=128)
     args = ap.parse_args()
     session = FinragSession.open(args.home)
     {"candidates": cmd_candidates, "train-ce": cmd_train_ce, "llm": cmd_score, "ce": cmd_score,
