@@ -9,6 +9,7 @@ from finrag_pipeline.core.retrieval.rerank_fit import (
     Example,
     fit_feature_weights,
     mean_score,
+    pair_auc,
     score_example,
     split_by_filing,
 )
@@ -50,3 +51,16 @@ def test_fit_picks_the_feature_that_helps_and_not_the_one_that_hurts():
     assert mean_score([], weights, 0.5, 1) is None
     with pytest.raises(ValueError, match="no training questions"):
         fit_feature_weights([], k=1)
+
+
+@pytest.mark.parametrize(("scored", "expected"), [
+    ([(0.9, True), (0.1, False)], 1.0),                              # evidence above
+    ([(0.1, True), (0.9, False)], 0.0),                              # evidence below
+    ([(0.5, True), (0.5, False)], 0.5),                              # a tie counts half
+    # 2 evidence x 3 other = 6 pairs: 0.8 beats all 3; 0.4 beats 0.3, ties 0.4, loses to 0.6 -> 4.5 / 6
+    ([(0.8, True), (0.4, True), (0.6, False), (0.4, False), (0.3, False)], 0.75),
+    ([(0.8, True), (0.4, True)], None),                              # no negative: nothing to separate
+    ([], None),
+])
+def test_pair_auc_hand_computed(scored, expected):
+    assert pair_auc(scored) == expected

@@ -62,3 +62,19 @@ def test_llm_reranker_lifts_income_statement_above_risk_factors(local_ready, tmp
     (net_sales,) = [h for h in reranked if "Total net sales" in h.text and h.chunk_type == "table_row"]
     risk = [h for h in reranked if h.page_start == RISK_FACTORS_PAGE]
     assert risk and all(net_sales.score > h.score for h in risk)
+
+
+def test_llm_reranker_orders_two_passages_by_what_they_say(local_ready):
+    """The default LLMReranker (the local 0.5B model's P(Yes)) on two passages: the one holding the
+    asked figure goes above prose that shares the company but not the answer, whatever the base order."""
+    from finrag_pipeline.core.models import Hit
+    from finrag_pipeline.core.retrieval.rerank import LLMReranker
+
+    hits = [Hit("prose", 0.9, 1, "AAPL-2022-10K", 20, 20, "text",
+                "The Company leases office space in Cupertino, California.", "bm25"),
+            Hit("row", 0.1, 2, "AAPL-2022-10K", 31, 31, "table_row",
+                "Net sales by category: iPhone 205,489; Mac 40,177; iPad 29,292; Wearables 41,241; "
+                "Services 78,129. Total net sales 394,328 for 2022.", "bm25")]
+    reranked = LLMReranker(model="qwen2.5-0.5b").rerank(QUESTION, hits)
+    assert [h.chunk_id for h in reranked] == ["row", "prose"]
+    assert all(h.stage == "rerank:llm" and 0.0 < h.score < 1.0 for h in reranked)

@@ -80,3 +80,15 @@ def fit_feature_weights(examples: Sequence[Example], k: int, *, grid: Sequence[f
                 best = (value, weights, bw)
     assert best is not None
     return best[1], best[2], best[0]
+
+
+def pair_auc(scored: Iterable[tuple[float, bool]]) -> float | None:
+    """P(an evidence candidate outscores a non-evidence one), ties counting half (Mann-Whitney AUC):
+    whether a reranker's scores separate evidence from the rest at all, independent of the cut-off.
+    None when either class is empty (nothing to separate)."""
+    scored = list(scored)
+    pos = [x for x, is_evidence in scored if is_evidence]
+    neg = [x for x, is_evidence in scored if not is_evidence]
+    if not pos or not neg:
+        return None
+    return sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in pos for b in neg) / (len(pos) * len(neg))
