@@ -143,3 +143,69 @@ def test_shard_refuses_foreign_chunks_and_bad_ids(store: ObjectStore, real_chunk
     with pytest.raises(ValueError, match="not a valid filing id"):
         shards.write_filing_shard(store, "../escape", apple_chunks)
     assert store.list() == []
+
+
+def test_added_filings_publish_incrementally_with_the_scores_of_a_full_build(store: ObjectStore, real_chunks,
+                                                                             tmp_path, monkeypatch):
+    (apple, apple_chunks), (walmart, walmart_chunks) = sorted(real_chunks.items())
+    shards.write_filing_shard(store, apple, apple_chunks)
+    first = shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    assert first.build == "full"  # nothing to start from
+    old = shards.open_published_bm25(store, tmp_path / "cache")
+
+    # a publisher that dies while adding Walmart: nothing is published, searchers keep the old snapshot
+    shards.write_filing_shard(store, walmart, walmart_chunks)
+    indexed: list[list[str]] = []
+    real_upsert = TantivyIndex.upsert_filings
+
+    def upsert_then_die(self, filings):
+        filings = list(filings)
+        indexed.append([fid for fid, _ in filings])
+        real_upsert(self, filings[:1])
+        raise OSError("publisher killed")
+
+    monkeypatch.setattr(TantivyIndex, "upsert_filings", upsert_then_die)
+    with pytest.raises(OSError, match="publisher killed"):
+        shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    assert indexed == [[walmart]]  # only the added filing was being indexed, not Apple again
+    assert store.read_pointer(shards.POINTER).payload["snapshot_id"] == first.snapshot_id
+    assert shards.open_published_bm25(store, tmp_path / "cache").filing_ids() == [apple]
+    monkeypatch.setattr(TantivyIndex, "upsert_filings", real_upsert)
+
+    second = shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    assert second.changed and second.build == "incremental"
+    assert second.n_docs == sum(c.is_leaf for cs in real_chunks.values() for c in cs)
+    searcher = shards.open_published_bm25(store, tmp_path / "cache")
+    fresh = shards.build_index_from_shards(store, shards.current_heads(store), tmp_path / "fresh", tmp_path / "sc")
+    full = TantivyIndex(tmp_path / "fresh")
+    assert fresh == searcher.count() == second.n_docs and searcher.filing_ids() == [apple, walmart]
+    n_compared = 0
+    for query in QUERIES:  # same ranked ids and the same BM25 scores as a full rebuild of the same shards
+        expected = results(full, query)
+        assert results(searcher, query) == expected, query
+        n_compared += len(expected)
+    assert n_compared > 50
+    assert results(old, "Walmart consolidated revenues") != results(searcher, "Walmart consolidated revenues")
+
+
+def test_a_replaced_filing_is_rebuilt_in_full_and_an_earlier_manifest_is_reused(store: ObjectStore, real_chunks,
+                                                                                tmp_path):
+    (apple, apple_chunks), (walmart, walmart_chunks) = sorted(real_chunks.items())
+    shards.write_filing_shard(store, apple, apple_chunks)
+    shards.write_filing_shard(store, walmart, walmart_chunks)
+    both = shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    # Walmart re-ingested with fewer chunks: an incremental build would keep its deleted documents in the
+    # BM25 statistics, so the publisher rebuilds everything
+    fewer = [c for c in walmart_chunks if c.is_leaf][: sum(c.is_leaf for c in walmart_chunks) // 2]
+    shards.write_filing_shard(store, walmart, fewer)
+    replaced = shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    assert replaced.build == "full" and replaced.n_docs == sum(c.is_leaf for c in apple_chunks) + len(fewer)
+    searcher = shards.open_published_bm25(store, tmp_path / "cache")
+    local = local_index(tmp_path / "local", {apple: apple_chunks, walmart: fewer})
+    for query in QUERIES:
+        assert results(searcher, query) == results(local, query), query
+    # back to the first manifest: its snapshot object is still in the store and is published as it is
+    shards.write_filing_shard(store, walmart, walmart_chunks)
+    again = shards.publish_bm25_snapshot(store, tmp_path / "pub")
+    assert again.build == "reused" and again.snapshot_id == both.snapshot_id and again.n_docs == both.n_docs
+    assert shards.open_published_bm25(store, tmp_path / "cache").count(walmart) == sum(c.is_leaf for c in walmart_chunks)

@@ -18,7 +18,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from finrag_pipeline.core.config import load_yaml
 from finrag_pipeline.core.paths import DAGSTER_INSTANCE_YAML
@@ -47,8 +47,26 @@ class TagLimit(BaseModel):
 
 
 class CelerySettings(BaseModel):
+    """How a lost worker is noticed (docs/DEPLOYMENT.md, Failure modes)."""
+
     model_config = ConfigDict(extra="forbid")
+    # Redis hands an unacknowledged step to another worker after this long; must exceed the longest step,
+    # or a healthy slow step is run twice
     visibility_timeout_seconds: int = Field(default=3600, ge=10)
+    # how often each worker sweeps Redis for such steps (kombu's unacked_restore_interval, throttle 1)
+    restore_check_seconds: int = Field(default=10, ge=1)
+    # the run's executor pings the worker of every started step; silent this long = lost: the step fails
+    # (its task revoked) and the run retry re-executes it, long before the visibility timeout
+    worker_lost_after_seconds: int = Field(default=60, ge=5)
+    ping_interval_seconds: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _several_pings_before_lost(self) -> CelerySettings:
+        if self.worker_lost_after_seconds < 2 * self.ping_interval_seconds:
+            raise ValueError(f"worker_lost_after_seconds ({self.worker_lost_after_seconds}) must be at least twice "
+                             f"ping_interval_seconds ({self.ping_interval_seconds}): a busy worker needs more than "
+                             "one chance to answer")
+        return self
 
 
 class DistributedSettings(BaseModel):
@@ -176,10 +194,11 @@ def celery_executor_config(cfg: DeploymentConfig) -> dict:
     """The dagster-celery executor config (also the workers' ``-y`` file under ``execution.config``).
 
     URLs are referenced by environment variable, so neither run config nor worker files hold secrets.
-    Late acknowledgement: a step is acknowledged when it finished, so the step of a worker that vanished
-    (machine lost, ``kill -9`` of the whole worker) is handed to another worker once the broker's visibility
-    timeout passed. A step whose process died under a live worker (OOM kill) fails with WorkerLostError
-    (not redelivered: a step that kills its process would loop) and the run retry re-executes the run from it.
+    Late acknowledgement: a step is acknowledged when it finished, so the broker still holds the step of a
+    worker that vanished (machine lost, ``kill -9`` of the whole worker); the run's executor notices the
+    silent worker within ``celery.worker_lost_after_seconds`` (core/worker_watch.py) and fails the step, and
+    the run retry re-executes the run from it. A step whose process died under a live worker (OOM kill) fails
+    with WorkerLostError (not redelivered: a step that kills its process would loop), likewise retried.
     """
     s = cfg.settings
     return {
@@ -190,7 +209,11 @@ def celery_executor_config(cfg: DeploymentConfig) -> dict:
             "broker_connection_retry_on_startup": True,
             "task_acks_late": True,
             "task_reject_on_worker_lost": False,
-            "broker_transport_options": {"visibility_timeout": s.celery.visibility_timeout_seconds},
+            # the result backend records STARTED with the worker's hostname: the executor pings that worker
+            "task_track_started": True,
+            "broker_transport_options": {"visibility_timeout": s.celery.visibility_timeout_seconds,
+                                         "unacked_restore_interval": s.celery.restore_check_seconds,
+                                         "unacked_restore_throttle": 1},
             "result_backend_transport_options": {"visibility_timeout": s.celery.visibility_timeout_seconds},
             "worker_prefetch_multiplier": 1,
         },

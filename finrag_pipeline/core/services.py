@@ -71,6 +71,7 @@ class LocalServices:
     workers: dict[str, subprocess.Popen] = field(default_factory=dict)
     _procs: list[subprocess.Popen] = field(default_factory=list)
     _pgdata: Path | None = None
+    _log_offsets: dict[str, int] = field(default_factory=dict)
     _moto: object | None = None
 
     # -- Celery workers -------------------------------------------------------------------------
@@ -87,6 +88,8 @@ class LocalServices:
         env = {**os.environ, **self.env, **(extra_env or {})}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(conf_dir), env.get("PYTHONPATH", "")) if p)
         log = self.root / f"worker-{name}.log"
+        # a restarted worker appends to its log: readiness is read after this offset
+        self._log_offsets[name] = log.stat().st_size if log.exists() else 0
         cmd = [sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "--loglevel=INFO",
                f"--concurrency={concurrency}", "--prefetch-multiplier=1", "-n", f"{name}@%h",
                "-I", ",".join(exec_cfg["include"]), "--without-gossip", "--without-mingle", "--without-heartbeat"]
@@ -102,7 +105,9 @@ class LocalServices:
         pending = dict(self.workers)
         while pending and time.monotonic() < deadline:
             for name, proc in list(pending.items()):
-                log = (self.root / f"worker-{name}.log").read_text(errors="replace")
+                with (self.root / f"worker-{name}.log").open("rb") as fh:
+                    fh.seek(self._log_offsets.get(name, 0))
+                    log = fh.read().decode(errors="replace")
                 if proc.poll() is not None:
                     raise ServiceStartError(f"celery worker {name} exited ({proc.returncode}). Log:\n{log[-3000:]}")
                 if " ready." in log:

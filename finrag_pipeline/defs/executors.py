@@ -1,6 +1,8 @@
 """The executor of every job, chosen by the deployment configuration alone (core/deployment.py):
 local mode keeps Dagster's default executor; distributed mode sends each step to dagster-celery workers
-through the broker named in deployment.yaml."""
+through the broker named in deployment.yaml, and fails a step whose worker vanished after
+``celery.worker_lost_after_seconds`` instead of waiting for the broker's visibility timeout
+(core/worker_watch.py; docs/DEPLOYMENT.md, Failure modes)."""
 
 import dagster as dg
 
@@ -14,11 +16,56 @@ def is_distributed_executor(executor: dg.ExecutorDefinition | None) -> bool:
     return executor is not None and executor.name == CELERY_EXECUTOR_NAME
 
 
+def _watched_celery_executor_class():
+    from dagster_celery.executor import CeleryExecutor
+
+    class WatchedCeleryExecutor(CeleryExecutor):
+        """dagster-celery's executor whose step results watch the worker that runs them."""
+
+        def __init__(self, *, lost_after_seconds: float, ping_interval_seconds: float, **kwargs):
+            super().__init__(**kwargs)
+            self.lost_after_seconds = lost_after_seconds
+            self.ping_interval_seconds = ping_interval_seconds
+
+        def execute(self, plan_context, execution_plan):
+            # _submit_task: dagster-celery's one submission function (private, pinned 0.29.x), reused not copied
+            from dagster_celery.core_execution_loop import core_celery_execution_loop
+            from dagster_celery.executor import _submit_task
+
+            from finrag_pipeline.core.worker_watch import WatchedResult, WorkerWatch, celery_ping
+
+            watches = {}  # one per Celery app (the loop makes one app per run)
+
+            def submit(app, job_context, step, queue, priority, known_state):
+                result = _submit_task(app, job_context, step, queue, priority, known_state)
+                watch = watches.get(id(app))
+                if watch is None:
+                    ping = celery_ping(app, timeout=min(3.0, self.ping_interval_seconds))
+                    watch = watches[id(app)] = WorkerWatch(ping, self.lost_after_seconds, self.ping_interval_seconds)
+                return WatchedResult(result, watch, step.key)
+
+            return core_celery_execution_loop(plan_context, execution_plan, step_execution_fn=submit)
+
+    return WatchedCeleryExecutor
+
+
 def deployment_executor(cfg: DeploymentConfig | None = None) -> dg.ExecutorDefinition | None:
     """None (the Definitions' default executor) in local mode; the configured Celery executor otherwise."""
     cfg = cfg or load_deployment()
     if not cfg.distributed:
         return None
-    from dagster_celery import celery_executor
+    from dagster._core.execution.retries import RetryMode
+    from dagster_celery.executor import CELERY_CONFIG
 
-    return celery_executor.configured(celery_executor_config(cfg), name=CELERY_EXECUTOR_NAME)
+    celery = cfg.settings.celery
+
+    @dg.executor(name=CELERY_EXECUTOR_NAME, config_schema=CELERY_CONFIG,
+                 requirements=dg.multiple_process_executor_requirements())
+    def finrag_celery(init_context):
+        conf = init_context.executor_config
+        return _watched_celery_executor_class()(
+            lost_after_seconds=celery.worker_lost_after_seconds, ping_interval_seconds=celery.ping_interval_seconds,
+            broker=conf.get("broker"), backend=conf.get("backend"), config_source=conf.get("config_source"),
+            include=conf.get("include"), retries=RetryMode.from_config(conf["retries"]))
+
+    return finrag_celery.configured(celery_executor_config(cfg), name=CELERY_EXECUTOR_NAME)

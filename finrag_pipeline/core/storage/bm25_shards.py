@@ -18,9 +18,17 @@ cache folder named by its id (extracted to a temp folder, then renamed), and ope
 :class:`TantivyIndex`. Whatever workers write meanwhile, the searcher sees one published state: a
 half-written filing is never in a snapshot, because a snapshot is built from complete shards only.
 
-The publisher builds each snapshot from scratch, filings in sorted order, with the documents
-``TantivyIndex.upsert_filing`` builds in a local run, in one commit (``upsert_filings``): the index holds
-no deleted documents, and its BM25 scores equal a local index built from the same documents.
+The publisher builds a snapshot with the documents ``TantivyIndex.upsert_filing`` builds in a local run,
+and never one holding deleted documents (tantivy counts them in BM25 document frequencies until a merge),
+so its BM25 scores equal a fresh index of the same documents. It builds incrementally when it can:
+
+* ``reused``: the manifest equals a snapshot still in the store (a filing removed again): nothing is built;
+* ``incremental``: filings were only added since the published snapshot: that snapshot is the base, and only
+  the new filings' shards are indexed, as one new segment (the old segments are copied as they are);
+* ``full``: a filing was replaced or removed, there is no base, or its format differs: every shard is
+  indexed afresh, filings in sorted order, in one commit.
+
+Either way the index is built in a temporary folder, uploaded complete, and only then published.
 """
 
 from __future__ import annotations
@@ -75,6 +83,7 @@ class PublishedSnapshot:
     n_docs: int
     changed: bool               # False: the pointer already named this snapshot
     removed_orphans: int = 0
+    build: str = "none"         # how the snapshot was made: none (unchanged) | reused | incremental | full
 
 
 def _shard_table(filing_id: str, chunks: Iterable[Chunk]) -> pa.Table:
@@ -150,6 +159,28 @@ def build_index_from_shards(store: ObjectStore, heads: dict[str, ShardRef], inde
     return index.upsert_filings(documents())  # one commit for the whole snapshot
 
 
+def _add_shards_to_base(store: ObjectStore, base_key: str, added: dict[str, ShardRef], index_dir: Path,
+                        shard_cache: Path, tmp: Path) -> int:
+    """The base snapshot extracted into ``index_dir`` plus ``added`` filings' documents in one commit."""
+    with tarfile.open(store.get_file(base_key, tmp / "base.tar")) as tar:
+        tar.extractall(index_dir, filter="data")  # refuses absolute paths and '..'
+    index = TantivyIndex(index_dir)
+    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+        list(pool.map(lambda ref: store.fetch_cached(ref.shard_key, shard_cache), added.values()))
+    index.upsert_filings((fid, _chunks_of(pq.read_table(store.fetch_cached(added[fid].shard_key, shard_cache))))
+                         for fid in sorted(added))
+    return index.count()
+
+
+def _build_plan(current_payload: dict[str, Any] | None, filings: dict[str, str]) -> tuple[str, list[str]]:
+    """("incremental", the added filings) when the published snapshot is a valid base, else ("full", all)."""
+    base = (current_payload or {}).get("filings")
+    if (current_payload is None or base is None or current_payload.get("format") != SNAPSHOT_FORMAT
+            or any(filings.get(fid) != sha for fid, sha in base.items())):  # replaced or removed: deletions
+        return "full", sorted(filings)
+    return "incremental", sorted(set(filings) - set(base))
+
+
 def publish_bm25_snapshot(store: ObjectStore, work_dir: str | os.PathLike, *,
                           orphan_grace: timedelta = ORPHAN_GRACE) -> PublishedSnapshot:
     """The single publisher step: build a snapshot of every filing's current shard and point searchers at it.
@@ -168,19 +199,28 @@ def publish_bm25_snapshot(store: ObjectStore, work_dir: str | os.PathLike, *,
         removed = _sweep(store, heads, current.payload, None, orphan_grace)
         return PublishedSnapshot(snapshot_id, snapshot_key, filings, int(current.payload["n_docs"]), False, removed)
 
-    with tempfile.TemporaryDirectory(dir=_mkdir(work_dir)) as tmp:
-        index_dir = Path(tmp) / "index"
-        n_docs = build_index_from_shards(store, heads, index_dir, work_dir / "shard-cache")
-        tar_path = Path(tmp) / "snapshot.tar"
-        with tarfile.open(tar_path, "w") as tar:
-            for path in sorted(index_dir.iterdir()):
-                if path.name.endswith(".lock"):  # tantivy's lock files are per process, not index data
-                    continue
-                tar.add(path, arcname=path.name)
-        store.put_file(snapshot_key, tar_path)
+    if store.exists(snapshot_key):  # the id names its manifest and format: an object under it is complete
+        build, n_docs = "reused", sum(ref.n_docs for ref in heads.values())
+    else:
+        build, added = _build_plan(current.payload if current else None, filings)
+        with tempfile.TemporaryDirectory(dir=_mkdir(work_dir)) as tmp:
+            index_dir, shard_cache = Path(tmp) / "index", work_dir / "shard-cache"
+            if build == "incremental":
+                n_docs = _add_shards_to_base(store, current.payload["snapshot_key"], {f: heads[f] for f in added},
+                                             index_dir, shard_cache, Path(tmp))
+            else:
+                n_docs = build_index_from_shards(store, heads, index_dir, shard_cache)
+            tar_path = Path(tmp) / "snapshot.tar"
+            with tarfile.open(tar_path, "w") as tar:
+                for path in sorted(index_dir.iterdir()):
+                    if path.name.endswith(".lock"):  # tantivy's lock files are per process, not index data
+                        continue
+                    tar.add(path, arcname=path.name)
+            store.put_file(snapshot_key, tar_path)
 
     payload: dict[str, Any] = {"snapshot_id": snapshot_id, "snapshot_key": snapshot_key, "filings": filings,
-                               "n_docs": n_docs, "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                               "n_docs": n_docs, "format": SNAPSHOT_FORMAT, "build": build,
+                               "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                "previous_snapshot_key": current.payload.get("snapshot_key") if current else None}
     try:
         store.publish_pointer(POINTER, payload, expected_etag=current.etag if current else None)
@@ -188,7 +228,7 @@ def publish_bm25_snapshot(store: ObjectStore, work_dir: str | os.PathLike, *,
         raise PointerConflict("another BM25 publisher moved bm25/CURRENT.json while this one built "
                               f"{snapshot_id}; run the publisher again") from None
     removed = _sweep(store, heads, payload, current.payload if current else None, orphan_grace)
-    return PublishedSnapshot(snapshot_id, snapshot_key, filings, n_docs, True, removed)
+    return PublishedSnapshot(snapshot_id, snapshot_key, filings, n_docs, True, removed, build)
 
 
 def _sweep(store: ObjectStore, heads: dict[str, ShardRef], published: dict[str, Any],

@@ -1,0 +1,210 @@
+"""A step whose Celery worker vanished fails within ``worker_lost_after_seconds`` (core/worker_watch.py):
+first against a fake clock and fake results, then against a real Redis and a real Celery worker that is
+killed (its whole process group, as when its machine is lost) in the middle of a task."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from finrag_pipeline.core.deployment import CelerySettings, celery_executor_config, load_deployment
+from finrag_pipeline.core.worker_watch import CeleryWorkerLost, WatchedResult, WorkerWatch, celery_ping
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Pinger:
+    """Records every broadcast; ``alive`` is who answers."""
+
+    def __init__(self, alive: set[str]):
+        self.alive = alive
+        self.calls: list[list[str]] = []
+
+    def __call__(self, hostnames: list[str]) -> set[str]:
+        self.calls.append(hostnames)
+        return self.alive & set(hostnames)
+
+
+class FakeResult:
+    def __init__(self, state: str, hostname: str | None = None, value=None):
+        self.id, self.state, self.value, self.revoked = "task-1", state, value, 0
+        self.info = {"hostname": hostname, "pid": 42} if hostname else None
+
+    def ready(self) -> bool:
+        return self.state in ("SUCCESS", "FAILURE")
+
+    def get(self):
+        return self.value
+
+    def revoke(self, **kwargs):
+        self.revoked += 1
+
+
+def test_a_silent_worker_is_lost_only_after_the_window_and_an_answering_one_never():
+    clock, pinger = Clock(), Pinger(alive={"w2@vm"})
+    watch = WorkerWatch(pinger, lost_after_seconds=30, ping_interval_seconds=5, clock=clock)
+    timeline = []
+    for t in range(0, 41, 5):
+        clock.now = t
+        timeline.append((t, watch.is_lost("w1@vm"), watch.is_lost("w2@vm")))
+    # w1 never answers: silent 30 s is not yet lost, 35 s is; w2 answers every ping
+    assert [t for t, w1_lost, _ in timeline if w1_lost] == [35, 40]
+    assert not any(w2_lost for *_, w2_lost in timeline)
+    # one broadcast per interval for every watched worker (not one per question)
+    assert len(pinger.calls) == 9 and pinger.calls[-1] == ["w1@vm", "w2@vm"]
+
+
+def test_a_worker_that_answers_again_is_no_longer_counted_silent():
+    clock, pinger = Clock(), Pinger(alive=set())
+    watch = WorkerWatch(pinger, lost_after_seconds=20, ping_interval_seconds=5, clock=clock)
+    for t in (0, 5, 10, 15):
+        clock.now = t
+        assert not watch.is_lost("w1@vm")
+    pinger.alive.add("w1@vm")  # a busy broker delayed the replies: it answers now
+    clock.now = 20
+    assert watch.silent_for("w1@vm") == 0 and not watch.is_lost("w1@vm")
+    pinger.alive.clear()
+    clock.now = 40
+    assert watch.silent_for("w1@vm") == 20 and not watch.is_lost("w1@vm")
+    clock.now = 45
+    assert watch.is_lost("w1@vm")
+
+
+@pytest.mark.parametrize("lost_after, interval", [(5, 5), (10, 0)])
+def test_a_window_without_several_pings_is_rejected(lost_after, interval):
+    with pytest.raises(ValueError, match="must exceed ping_interval_seconds"):
+        WorkerWatch(Pinger(set()), lost_after_seconds=lost_after, ping_interval_seconds=interval)
+
+
+def test_watched_result_fails_the_step_of_a_lost_worker_and_revokes_its_task():
+    clock, pinger = Clock(), Pinger(alive=set())
+    watch = WorkerWatch(pinger, lost_after_seconds=10, ping_interval_seconds=2, clock=clock)
+    queued, started = FakeResult("PENDING"), FakeResult("STARTED", hostname="w1@vm")
+    watched_queued, watched = WatchedResult(queued, watch, "vector_index"), WatchedResult(started, watch, "qa_set")
+    for t in range(0, 11, 2):
+        clock.now = t
+        assert not watched.ready() and not watched_queued.ready()
+    assert pinger.calls and all(call == ["w1@vm"] for call in pinger.calls)  # a queued step has no worker to ping
+    clock.now = 12
+    assert watched.ready() and watched.lost_worker == "w1@vm" and started.revoked == 1
+    with pytest.raises(CeleryWorkerLost, match=r"step 'qa_set': Celery worker w1@vm answered no ping for 10 s"):
+        watched.get()
+    assert not watched_queued.ready() and queued.revoked == 0  # the queued step waits for a live worker
+
+
+def test_watched_result_passes_a_finished_step_through():
+    watch = WorkerWatch(Pinger(set()), lost_after_seconds=10, ping_interval_seconds=2, clock=Clock())
+    done = FakeResult("SUCCESS", value=["event"])
+    watched = WatchedResult(done, watch, "chunks")
+    assert watched.ready() and watched.get() == ["event"] and done.revoked == 0
+    watched.revoke()
+    assert done.revoked == 1
+
+
+def test_settings_need_several_pings_per_window_and_reach_the_celery_config():
+    with pytest.raises(ValidationError, match="at least twice ping_interval_seconds"):
+        CelerySettings(worker_lost_after_seconds=8, ping_interval_seconds=5)
+    env = {"FINRAG_DEPLOYMENT": "distributed", "FINRAG_POSTGRES_URL": "postgresql://u@h/db",
+           "FINRAG_BROKER_URL": "redis://127.0.0.1:1/0"}
+    source = celery_executor_config(load_deployment(env=env))["config_source"]
+    assert source["task_track_started"] is True and source["task_acks_late"] is True
+    assert source["broker_transport_options"] == {"visibility_timeout": 3600, "unacked_restore_interval": 10,
+                                                  "unacked_restore_throttle": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# Real Redis, real Celery worker
+
+APP = """\
+import time
+from celery import Celery
+
+app = Celery("watch", broker="{url}", backend="{url}")
+app.conf.update(task_acks_late=True, task_track_started=True, worker_prefetch_multiplier=1,
+                broker_transport_options={{"visibility_timeout": 3600}})
+
+
+@app.task(name="nap")
+def nap(seconds):
+    time.sleep(seconds)
+    return seconds
+"""
+
+
+@pytest.fixture
+def redis_and_app(tmp_path):
+    import shutil
+
+    from finrag_pipeline.core.services import start_services
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (make test installs it)")
+    svc = start_services(postgres=False, s3=False)
+    (tmp_path / "watchapp.py").write_text(APP.format(url=svc.broker_url))
+    sys.path.insert(0, str(tmp_path))
+    import watchapp
+
+    try:
+        yield svc, watchapp, tmp_path
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("watchapp", None)
+        svc.close()
+
+
+def _start_worker(tmp_path, name: str) -> subprocess.Popen:
+    log = (tmp_path / f"{name}.log").open("ab")
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "watchapp", "worker", "--concurrency=1", "-n",
+                             f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{what} within {timeout:.0f} s")
+
+
+@pytest.mark.distributed
+def test_a_killed_worker_fails_its_step_in_bounded_time_and_a_busy_one_does_not(redis_and_app):
+    _svc, app_module, tmp_path = redis_and_app
+    app = app_module.app
+    worker = _start_worker(tmp_path, "doomed")
+    try:
+        _wait(lambda: app.control.ping(timeout=0.5), 60, "the worker answers pings")
+        watch = WorkerWatch(celery_ping(app, timeout=1.0), lost_after_seconds=6, ping_interval_seconds=1)
+        # a healthy task running longer than the window: its worker answers, so it is never taken as lost
+        busy = WatchedResult(app_module.nap.delay(9), watch, "busy_step")
+        _wait(lambda: busy._result.state == "STARTED", 30, "the task starts")
+        _wait(busy.ready, 30, "the healthy task finishes")
+        assert busy.lost_worker is None and busy.get() == 9
+
+        doomed = WatchedResult(app_module.nap.delay(600), watch, "qa_set")
+        _wait(lambda: doomed._result.state == "STARTED", 30, "the task starts")
+        os.killpg(worker.pid, signal.SIGKILL)  # the whole worker, as when its machine is lost
+        worker.wait(10)
+        killed_at = time.monotonic()
+        _wait(doomed.ready, 30, "the step of the lost worker is given up")
+        waited = time.monotonic() - killed_at
+        assert 5 <= waited <= 15, waited
+        assert doomed.lost_worker.startswith("doomed@")
+        with pytest.raises(CeleryWorkerLost, match="doomed@.* answered no ping"):
+            doomed.get()
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(10)
