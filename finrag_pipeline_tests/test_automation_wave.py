@@ -8,7 +8,8 @@ arrival) runs in seconds. Each automation sensor of the definitions evaluates it
 own cursor, as the daemon does (a sensor does not see what another requests in the same tick). A requested
 run is created in the instance (so automation sees it as in progress), waits in a queue that honours the
 tag concurrency limits of assets_config/deployment.yaml, runs for a few ticks, and then executes for real
-(materializations recorded by Dagster). The same harness on the conditions this branch replaced shows the
+(materializations recorded by Dagster), with the sensors ticking again between the two steps of an
+evaluation run (live, its answer_eval and retrieval_eval materialize minutes apart). The same harness on the conditions this branch replaced shows the
 defects it was built to catch.
 """
 
