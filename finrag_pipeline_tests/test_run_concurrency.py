@@ -51,6 +51,8 @@ def test_the_instance_queue_gets_the_limits(tmp_path):
     instance = dg.DagsterInstance.from_config(str(home))
     queue = instance.run_coordinator.get_run_queue_config()
     assert queue.tag_concurrency_limits == [{"key": "finrag/pool", "value": "evaluation", "limit": 3}]
+    # queued runs start within a second (Dagster's default pass is every 5 s; a wave queues ~8 runs in a chain)
+    assert instance.run_coordinator.dequeue_interval_seconds == 1
     assert instance.run_monitoring_enabled  # the rest of the instance config is kept
     # no limits configured: no run coordinator section (Dagster's default queue, unlimited)
     assert "run_coordinator" not in dagster_instance_yaml(_write(tmp_path, "run_concurrency: []\n"))

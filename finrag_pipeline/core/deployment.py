@@ -160,6 +160,12 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
     )
 
 
+# How often the daemon's run queue starts queued runs (Dagster's default 5 s). A wave is a chain of about
+# eight runs each waiting in the queue once (ingest, corpus state, evaluations, marts); a dequeue pass is one
+# query on the run storage.
+DEQUEUE_INTERVAL_SECONDS = 1
+
+
 def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
     """dagster.yaml for the mode. Local: the SQLite instance, with the queued run coordinator when
     ``run_concurrency`` lists limits (runs over a limit wait in the queue). Distributed: run, event-log and
@@ -169,7 +175,8 @@ def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
         limits = [t.as_dagster() for t in cfg.run_concurrency]
         coordinator = {"run_coordinator": {
             "module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator",
-            "config": {"tag_concurrency_limits": limits}}} if limits else {}
+            "config": {"tag_concurrency_limits": limits,
+                       "dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS}}} if limits else {}
         return (f"{GENERATED_MARKER} (mode: local)\n" + DAGSTER_INSTANCE_YAML
                 + (yaml.safe_dump(coordinator, sort_keys=False) if coordinator else ""))
     s = cfg.settings
@@ -180,7 +187,8 @@ def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
             "module": "dagster._core.run_coordinator",
             "class": "QueuedRunCoordinator",
             "config": {"max_concurrent_runs": s.max_concurrent_runs,
-                       "tag_concurrency_limits": [t.as_dagster() for t in cfg.run_concurrency]},
+                       "tag_concurrency_limits": [t.as_dagster() for t in cfg.run_concurrency],
+                       "dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS},
         },
         # A run whose process died is failed by the daemon, then re-executed from the failed step.
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 180, "max_resume_run_attempts": 0},

@@ -16,7 +16,9 @@ each asset (partition) built once.
   it, and evaluating then would evaluate it twice (once against the old corpus).
 - REFRESH_MARTS: an evaluation (or an upstream mart) updated -> eval_statistics, the dbt models, the
   analysts' snapshot and the report, in one run, once no evaluation partition is pending (in progress,
-  requested, missing, waiting for its own inputs, or with inputs updated since it ran). Ingest-side
+  requested, missing, waiting for its own inputs, or with inputs updated since it ran). The gate sees an
+  asset's own evaluation deps only, so every mart entry depends on both evaluations (eval_statistics by
+  definition, each dbt model over an evaluation table through MartsTranslator). Ingest-side
   updates (a filing's pages, chunks, QA set, which some dbt staging views read) do not trigger them on
   their own: they always lead to evaluations, after which the marts build once.
 - BUILD_VARIANT: a filing parsed (pages / table_rows updated), a chunking variant added to ingest.yaml
@@ -35,7 +37,8 @@ import dagster as dg
 
 AC = dg.AutomationCondition
 
-EVALUATIONS = dg.AssetSelection.assets("retrieval_eval", "answer_eval")
+EVALUATION_KEYS = (dg.AssetKey("retrieval_eval"), dg.AssetKey("answer_eval"))
+EVALUATIONS = dg.AssetSelection.assets(*EVALUATION_KEYS)
 CORPUS = dg.AssetSelection.assets("corpus_state")
 # eval_statistics, the dbt models (groups staging and marts), analyst_snapshot and eval_report.
 MART_ASSETS = dg.AssetSelection.assets("eval_statistics") | dg.AssetSelection.groups("staging", "marts")

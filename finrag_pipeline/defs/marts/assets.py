@@ -19,7 +19,7 @@ from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting.report import build_report, load_report_summary
 from finrag_pipeline.core.reporting.serve import report_url
 from finrag_pipeline.core.warehouse import publish_snapshot
-from finrag_pipeline.defs.automation.conditions import REFRESH_MARTS
+from finrag_pipeline.defs.automation.conditions import EVALUATION_KEYS, REFRESH_MARTS
 from finrag_pipeline.defs.marts.columns import column_schema
 from finrag_pipeline.defs.resources import FinragResource
 
@@ -61,6 +61,26 @@ class MartsTranslator(DagsterDbtTranslator):
 
     def get_automation_condition(self, dbt_resource_props: Mapping[str, Any]):
         return REFRESH_MARTS
+
+    def get_asset_spec(self, manifest: Mapping[str, Any], unique_id: str, project: DbtProject | None) -> dg.AssetSpec:
+        """A model that reads either evaluation's tables depends on both: one evaluation run writes
+        retrieval_eval and answer_eval one after the other, and the mart gate (REFRESH_MARTS) sees only an
+        asset's own deps, so a model over answer_eval alone would build (and the snapshot and report after
+        it) while the same run's retrieval_eval was still being written, and again after it."""
+        spec = super().get_asset_spec(manifest, unique_id, project)
+        if not unique_id.startswith("model."):
+            return spec
+        return with_both_evaluations(spec)
+
+
+
+def with_both_evaluations(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """``spec`` with every evaluation as a dep if it has any as a dep (unchanged otherwise)."""
+    deps = {dep.asset_key for dep in spec.deps}
+    missing = [key for key in EVALUATION_KEYS if key not in deps]
+    if not deps & set(EVALUATION_KEYS) or not missing:
+        return spec
+    return spec.merge_attributes(deps=missing)
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=MartsTranslator(
