@@ -239,13 +239,13 @@ _ERRORS_ONLY_JOBS = {"build_marts"}
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
              partition_key: str | None = None, log_dir: Path | None = None,
-             trigger: str = "cli") -> ExecutionResult:
+             trigger: str = "cli", asset_selection: Iterable[dg.AssetKey] | None = None) -> ExecutionResult:
     # The console shows warnings and errors; every event is still in the instance for `make ui`.
     level = "ERROR" if job_name in _ERRORS_ONLY_JOBS else "WARNING"
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
     with _stdout_to(log_dir / f"{job_name}.log" if log_dir else None):
         result = execute_job(defs, job_name, instance, trigger=trigger, partition_key=partition_key,
-                             run_config=quiet, tags={PID_TAG: process_token()})
+                             run_config=quiet, tags={PID_TAG: process_token()}, asset_selection=asset_selection)
     for ev in result.get_asset_check_evaluations():
         report.checks.append((ev.asset_key.to_user_string(), ev.check_name, ev.partition or partition_key, ev.passed,
                               ev.severity.value))
@@ -267,10 +267,12 @@ def _stdout_to(path: Path | None) -> Iterator[None]:
 def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.DagsterInstance,
                  defs: dg.Definitions, *, evaluate: bool = True, build_marts: bool = True,
                  progress: Callable[[str], None] = print,
-                 external_sets: Iterable[tuple[str | Path, str]] = (), trigger: str = "cli") -> PipelineReport:
+                 external_sets: Iterable[tuple[str | Path, str]] = (), trigger: str = "cli",
+                 overlap_embedding: bool = True) -> PipelineReport:
     """Register ``files``, ingest every new or changed filing, refresh the corpus, import the
     ``external_sets`` ((path, format) pairs, as `finrag qa import`), evaluate, build marts.
-    ``trigger`` ("demo" or "cli") tags every run."""
+    ``trigger`` ("demo" or "cli") tags every run. ``overlap_embedding``: in local mode, several filings are
+    ingested with their embedding in a background thread (``_ingest_overlapped``); False: one run each."""
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
@@ -294,12 +296,15 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     to_ingest = [f for f in active if f in changed or f in unfinished]
 
     t0 = time.perf_counter()
-    for i, fid in enumerate(to_ingest, 1):
-        progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
-        result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
-        if not result.success:
-            report.failed[fid] = _first_error(result)
-            progress(f"  failed: {report.failed[fid]}")
+    if overlap_embedding and len(to_ingest) > 1 and not is_distributed_executor(defs.resolve_job_def(INGEST_JOB).executor_def):
+        _ingest_overlapped(defs, instance, report, to_ingest, paths, wh, logs, trigger, progress)
+    else:
+        for i, fid in enumerate(to_ingest, 1):
+            progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
+            result = _execute(defs, INGEST_JOB, instance, report, fid, logs, trigger)
+            if not result.success:
+                report.failed[fid] = _first_error(result)
+                progress(f"  failed: {report.failed[fid]}")
     for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
         report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
         progress(f"  failed: {fid} {report.failed[fid]}")
@@ -338,6 +343,53 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             report.failed["marts"] = _first_error(result)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
+
+
+INGEST_JOB = "ingest_filing"
+VECTOR_INDEX_ASSET = dg.AssetKey("vector_index")
+
+
+def _ingest_overlapped(defs: dg.Definitions, instance: dg.DagsterInstance, report: PipelineReport,
+                       filing_ids: list[str], paths: FinragPaths, wh: Warehouse, logs: Path, trigger: str,
+                       progress: Callable[[str], None]) -> None:
+    """Ingest several filings in local mode with the embedding overlapped (core/indexing/embedding_prefetch.py).
+
+    Each filing's ``ingest_filing`` job runs as two runs: first every asset but ``vector_index`` (parse,
+    checks, chunks, BM25, QA set: single-threaded Python), after which its leaf texts go to the background
+    embedding thread; once all filings are through that, one run per filing of ``vector_index`` (and its
+    check), which finds its vectors in the embedding cache. So filing n+1 is parsed while filing n is
+    embedded on the other core. Same assets, checks, rows and vectors as one run per filing (tested)."""
+    from finrag_pipeline.core.indexing.embedding_prefetch import EmbeddingPrefetcher
+    from finrag_pipeline.core.records import load_chunks
+    from finrag_pipeline.defs.resources import code_location_resources
+
+    job = defs.resolve_job_def(INGEST_JOB)
+    before_vectors = [k for k in job.asset_layer.selected_asset_keys if k != VECTOR_INDEX_ASSET]
+    resources = code_location_resources(str(paths.home))
+    finrag, embedder = resources["finrag"], resources["embedder"]
+    index = finrag.lance(embedder.get(finrag.config_dir))  # the index (embedder, cache) vector_index writes
+    parsed: list[str] = []
+    n = len(filing_ids)
+    with EmbeddingPrefetcher(index.embedder, index.cache) as prefetcher:
+        for i, fid in enumerate(filing_ids, 1):
+            progress(f"[{i}/{n}] ingest {fid}: parse, chunk, BM25, QA (embedding runs in the background)")
+            result = _execute(defs, INGEST_JOB, instance, report, fid, logs, trigger, asset_selection=before_vectors)
+            if not result.success:
+                report.failed[fid] = _first_error(result)
+                progress(f"  failed: {report.failed[fid]}")
+                continue
+            parsed.append(fid)
+            prefetcher.submit(fid, [c.text for c in load_chunks(wh, fid, leaves_only=True)])
+        for i, fid in enumerate(parsed, 1):
+            ahead = prefetcher.wait(fid)
+            note = (f"{ahead.encoded} texts embedded in the background" if ahead.encoded
+                    else f"embedded in this step ({ahead.error or ahead.skipped})")
+            progress(f"[{i}/{len(parsed)}] vector index {fid}: {note}")
+            result = _execute(defs, INGEST_JOB, instance, report, fid, logs, trigger,
+                              asset_selection=[VECTOR_INDEX_ASSET])
+            if not result.success:
+                report.failed[fid] = _first_error(result)
+                progress(f"  failed: {report.failed[fid]}")
 
 
 def first_error(result: ExecutionResult) -> str:

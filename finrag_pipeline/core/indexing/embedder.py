@@ -127,6 +127,19 @@ class SentenceTransformerEmbedder:
             return "encode"
         return "onnx" if self.query_backend == "onnx" and self._onnx_session() is not None else "torch"
 
+    def batch_copy(self) -> SentenceTransformerEmbedder:
+        """A copy for another thread's batches (EmbeddingPrefetcher): its own deep copy of the model, so
+        of the tokenizer, whose Rust object fails ("Already borrowed") when one thread changes its
+        truncation settings while another encodes. Same weights and code path, so ``encode_st`` gives
+        the same vectors bit for bit. Only for batches: small inputs take the query path
+        (``direct_batch``), which stays with this object."""
+        import copy
+
+        clone = copy.copy(self)
+        clone.model = copy.deepcopy(self.model)
+        clone._direct, clone._onnx = None, False  # no query path: encode() is always encode_st()
+        return clone
+
     def _load(self, device: str) -> Any:
         from sentence_transformers import SentenceTransformer
 
