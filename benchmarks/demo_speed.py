@@ -14,6 +14,11 @@ shared machine's load hits both alike):
     # hit vs once), over every filing's questions in both scopes, on a finished demo home
     python benchmarks/demo_speed.py retrievers --home /tmp/some-demo-home
 
+    # ingest: one run per filing (before) vs the overlapped ingest (after: embedding on a background
+    # thread while the next filing is parsed), each into a fresh home with an empty embedding cache;
+    # rows and vectors compared
+    python benchmarks/demo_speed.py ingest --work /tmp/ingest-bench [--files APPLE_2021_10K.pdf ...]
+
 The whole `make demo` is timed by the integrator on an idle machine (docs/BENCHMARKS.md).
 """
 
@@ -182,6 +187,54 @@ def marts_row_counts(home: Path) -> None:
           f"| {w2 - w1:.2f} ({c2 - c1:.2f} CPU) | {'yes' if old == new else 'NO'} |")
 
 
+def ingest(work: Path, files: list[str]) -> None:
+    """The ingest of ``files`` (names in data/sample_filings), without and then with the overlap."""
+    import shutil
+
+    import dagster as dg
+    import lancedb
+    import numpy as np
+
+    from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    corpus = work / "corpus"
+    shutil.rmtree(work, ignore_errors=True)
+    corpus.mkdir(parents=True)
+    for name in files:
+        shutil.copy(SAMPLE_FILINGS_DIR / name, corpus)
+    from finrag_pipeline.definitions import defs
+    from finrag_pipeline.defs.local_runs import run_pipeline
+    from finrag_pipeline.defs.resources import EmbedderResource
+
+    EmbedderResource().get().encode(["warm-up: load the model once for both sides"] * 20)
+    out = {}
+    for overlap in (False, True):
+        home = work / ("overlapped" if overlap else "sequential")
+        os.environ["FINRAG_HOME"] = str(home)
+        os.environ["FINRAG_EMBEDDING_CACHE"] = str(home / "embeddings.sqlite")  # empty: everything encoded
+        paths = FinragPaths.from_env(str(home)).ensure()
+        load0 = os.getloadavg()
+        w0, c0 = time.perf_counter(), time.process_time()
+        report = run_pipeline([corpus], paths, dg.DagsterInstance.ephemeral(), defs, evaluate=False,
+                              build_marts=False, progress=lambda _m: None, overlap_embedding=overlap)
+        w1, c1 = time.perf_counter(), time.process_time()
+        assert not report.failed, report.failed
+        table = lancedb.connect(str(paths.lancedb_dir)).open_table("chunks").to_arrow()
+        vectors = dict(zip(table["chunk_id"].to_pylist(), table["vector"].to_pylist(), strict=True))
+        chunks = Warehouse(paths.warehouse).query_df("SELECT chunk_id, text FROM core.chunks ORDER BY 1")
+        out[overlap] = (w1 - w0, c1 - c0, load0, os.getloadavg(), vectors, chunks)
+    same_vectors = out[False][4].keys() == out[True][4].keys() and all(
+        np.array_equal(np.asarray(v, np.float32), np.asarray(out[True][4][k], np.float32)) for k, v in out[False][4].items())
+    same_chunks = out[False][5].equals(out[True][5])
+    print(f"{len(files)} filings, {len(out[False][4])} leaf chunks embedded\n")
+    print("| ingest | wall s | CPU s (this process) | load average before / after (1 min) |\n|---|---|---|---|")
+    for overlap, label in ((False, "one run per filing (before)"), (True, "overlapped embedding (after)")):
+        wall, cpu, l0, l1, _v, _c = out[overlap]
+        print(f"| {label} | {wall:.1f} | {cpu:.1f} | {l0[0]:.1f} / {l1[0]:.1f} |")
+    print(f"\nsame chunks: {'yes' if same_chunks else 'NO'}; same vectors bit for bit: {'yes' if same_vectors else 'NO'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -192,6 +245,9 @@ def main() -> None:
     p.add_argument("--filings", type=int, default=None)
     p = sub.add_parser("retrievers")
     p.add_argument("--home", type=Path, required=True)
+    p = sub.add_parser("ingest")
+    p.add_argument("--work", type=Path, required=True)
+    p.add_argument("--files", nargs="+", default=["APPLE_2021_10K.pdf", "aapl-10-k-2024-11-01.html"])
     args = parser.parse_args()
     if args.command == "retrievers":
         print("| lever | old CPU s | new CPU s | same results |\n|---|---|---|---|")
@@ -199,6 +255,8 @@ def main() -> None:
         marts_row_counts(args.home)
     elif args.command == "steps":
         steps(args.home)
+    elif args.command == "ingest":
+        ingest(args.work, args.files)
     elif args.command == "eval":
         evaluation(args.home, args.filings)
 
