@@ -207,6 +207,8 @@ def _sign_flip_unpacked(d, observed, n_perm, rng):
 
 def statistics(home: Path) -> None:
     """build_eval_statistics + build_external_agreement on a finished demo's warehouse, old then new."""
+    from datetime import datetime
+
     from finrag_pipeline.core.evaluation import stats as stats_module
     from finrag_pipeline.core.evaluation.agreement import build_external_agreement
     from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics
@@ -214,13 +216,14 @@ def statistics(home: Path) -> None:
     from finrag_pipeline.core.warehouse import Warehouse
 
     matrix, wh = EvalMatrix.load(), Warehouse(home / "warehouse.duckdb")
+    built_at = datetime(2026, 1, 1)  # the tables' build timestamp, the same for both sides
     new_flip = stats_module._sign_flip_extremes
     out = {}
     for label, flip in (("old", _sign_flip_unpacked), ("new", new_flip)):
         stats_module._sign_flip_extremes = flip
         w0, c0 = time.perf_counter(), time.process_time()
-        result = build_eval_statistics(wh, matrix.stats)
-        agreement, _ = build_external_agreement(wh, matrix.agreement, matrix.stats)
+        result = build_eval_statistics(wh, matrix.stats, built_at=built_at)
+        agreement, _ = build_external_agreement(wh, matrix.agreement, matrix.stats, built_at=built_at)
         out[label] = (time.perf_counter() - w0, time.process_time() - c0, result, agreement)
     stats_module._sign_flip_extremes = new_flip
     same = all(out["old"][2].__dict__[k].equals(out["new"][2].__dict__[k]) for k in out["old"][2].__dict__
