@@ -297,7 +297,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
 
     t0 = time.perf_counter()
     if overlap_embedding and len(to_ingest) > 1 and not is_distributed_executor(defs.resolve_job_def(INGEST_JOB).executor_def):
-        _ingest_overlapped(defs, instance, report, to_ingest, paths, wh, logs, trigger, progress)
+        _ingest_overlapped(defs, instance, report, to_ingest, logs, trigger, progress)
     else:
         for i, fid in enumerate(to_ingest, 1):
             progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
@@ -350,8 +350,7 @@ VECTOR_INDEX_ASSET = dg.AssetKey("vector_index")
 
 
 def _ingest_overlapped(defs: dg.Definitions, instance: dg.DagsterInstance, report: PipelineReport,
-                       filing_ids: list[str], paths: FinragPaths, wh: Warehouse, logs: Path, trigger: str,
-                       progress: Callable[[str], None]) -> None:
+                       filing_ids: list[str], logs: Path, trigger: str, progress: Callable[[str], None]) -> None:
     """Ingest several filings in local mode with the embedding overlapped (core/indexing/embedding_prefetch.py).
 
     Each filing's ``ingest_filing`` job runs as two runs: first every asset but ``vector_index`` (parse,
@@ -361,12 +360,11 @@ def _ingest_overlapped(defs: dg.Definitions, instance: dg.DagsterInstance, repor
     embedded on the other core. Same assets, checks, rows and vectors as one run per filing (tested)."""
     from finrag_pipeline.core.indexing.embedding_prefetch import EmbeddingPrefetcher
     from finrag_pipeline.core.records import load_chunks
-    from finrag_pipeline.defs.resources import code_location_resources
 
     job = defs.resolve_job_def(INGEST_JOB)
     before_vectors = [k for k in job.asset_layer.selected_asset_keys if k != VECTOR_INDEX_ASSET]
-    resources = code_location_resources(str(paths.home))
-    finrag, embedder = resources["finrag"], resources["embedder"]
+    # the resources the vector_index step gets (``defs`` may bind another embedder or config directory)
+    finrag, embedder = defs.resources["finrag"], defs.resources["embedder"]
     index = finrag.lance(embedder.get(finrag.config_dir))  # the index (embedder, cache) vector_index writes
     parsed: list[str] = []
     n = len(filing_ids)
@@ -379,7 +377,8 @@ def _ingest_overlapped(defs: dg.Definitions, instance: dg.DagsterInstance, repor
                 progress(f"  failed: {report.failed[fid]}")
                 continue
             parsed.append(fid)
-            prefetcher.submit(fid, [c.text for c in load_chunks(wh, fid, leaves_only=True)])
+            # the leaves exactly as vector_index loads them
+            prefetcher.submit(fid, [c.text for c in load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)])
         for i, fid in enumerate(parsed, 1):
             ahead = prefetcher.wait(fid)
             note = (f"{ahead.encoded} texts embedded in the background" if ahead.encoded
