@@ -116,9 +116,7 @@ def test_the_code_location_is_the_one_the_runs_name(ui):
 
 def test_demo_runs_are_listed_on_their_job_pages_with_trigger_and_filing(ui):
     ingest = _job_runs(ui, "ingest_filing")
-    # several filings at once: two ingest runs each, every asset but vector_index, then vector_index with
-    # its vectors embedded meanwhile in the background (local_runs._ingest_overlapped)
-    assert sorted(_tags(r)[FILING_TAG] for r in ingest) == sorted(FILINGS * 2)
+    assert sorted(_tags(r)[FILING_TAG] for r in ingest) == list(FILINGS)
     evaluate = _job_runs(ui, "evaluate_filing")
     assert sorted(_tags(r)[FILING_TAG] for r in evaluate) == list(FILINGS)
     for job, n in (("refresh_corpus_state", 1), ("build_marts", 1)):
@@ -133,7 +131,7 @@ def test_demo_runs_are_listed_on_their_job_pages_with_trigger_and_filing(ui):
     # nothing the demo ran is outside the code location's jobs (GraphQL hides the .dagster/ tags: the
     # job-page filter above is what shows they carry the repository label)
     everything = _graphql(ui, RUNS_QUERY, {"filter": {}})["pipelineRunsOrError"]["results"]
-    assert len(everything) == 2 * len(FILINGS) + len(FILINGS) + 2
+    assert len(everything) == 6
     assert all(r["repositoryOrigin"]["repositoryLocationName"] == "finrag_pipeline" for r in everything)
 
 

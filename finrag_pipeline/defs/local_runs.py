@@ -268,11 +268,12 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
                  defs: dg.Definitions, *, evaluate: bool = True, build_marts: bool = True,
                  progress: Callable[[str], None] = print,
                  external_sets: Iterable[tuple[str | Path, str]] = (), trigger: str = "cli",
-                 overlap_embedding: bool = True) -> PipelineReport:
+                 overlap_embedding: bool = False) -> PipelineReport:
     """Register ``files``, ingest every new or changed filing, refresh the corpus, import the
     ``external_sets`` ((path, format) pairs, as `finrag qa import`), evaluate, build marts.
-    ``trigger`` ("demo" or "cli") tags every run. ``overlap_embedding``: in local mode, several filings are
-    ingested with their embedding in a background thread (``_ingest_overlapped``); False: one run each."""
+    ``trigger`` ("demo" or "cli") tags every run. ``overlap_embedding`` (opt-in: measured slower by 2-3 s
+    on 2 filings on the idle machine, docs/BENCHMARKS.md): in local mode, several filings are ingested with
+    their embedding in a background thread (``_ingest_overlapped``); False: one run each."""
     report = PipelineReport()
     wh = Warehouse(paths.warehouse)
     logs = paths.logs_dir
