@@ -14,6 +14,11 @@ shared machine's load hits both alike):
     # hit vs once), over every filing's questions in both scopes, on a finished demo home
     python benchmarks/demo_speed.py retrievers --home /tmp/some-demo-home
 
+    # eval_statistics (leaderboard, paired comparisons, external agreement): the sign-flip test by
+    # unpacked bits and a matrix product (before) vs byte tables (after); tables must be identical
+    python benchmarks/demo_speed.py stats --home /tmp/some-demo-home
+
+
 The whole `make demo` is timed by the integrator on an idle machine (docs/BENCHMARKS.md).
 """
 
@@ -182,6 +187,48 @@ def marts_row_counts(home: Path) -> None:
           f"| {w2 - w1:.2f} ({c2 - c1:.2f} CPU) | {'yes' if old == new else 'NO'} |")
 
 
+def _sign_flip_unpacked(d, observed, n_perm, rng):
+    """stats._sign_flip_extremes before the byte tables: every bit unpacked to a float, one matrix product."""
+    import numpy as np
+
+    n, total, extreme = len(d), float(d.sum()), 0
+    block = max(1, 2_000_000 // n)
+    for start in range(0, n_perm, block):
+        rows = min(block, n_perm - start)
+        bits = np.unpackbits(rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
+        means = np.abs((2.0 * (bits.astype(np.float64) @ d) - total) / n)
+        extreme += int(np.sum(means >= observed - 1e-12))
+    return extreme
+
+
+def statistics(home: Path) -> None:
+    """build_eval_statistics + build_external_agreement on a finished demo's warehouse, old then new."""
+    from datetime import datetime
+
+    from finrag_pipeline.core.evaluation import stats as stats_module
+    from finrag_pipeline.core.evaluation.agreement import build_external_agreement
+    from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics
+    from finrag_pipeline.core.evaluation.runner import EvalMatrix
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    matrix, wh = EvalMatrix.load(), Warehouse(home / "warehouse.duckdb")
+    built_at = datetime(2026, 1, 1)  # the tables' build timestamp, the same for both sides
+    new_flip = stats_module._sign_flip_extremes
+    out = {}
+    for label, flip in (("old", _sign_flip_unpacked), ("new", new_flip)):
+        stats_module._sign_flip_extremes = flip
+        w0, c0 = time.perf_counter(), time.process_time()
+        result = build_eval_statistics(wh, matrix.stats, built_at=built_at)
+        agreement, _ = build_external_agreement(wh, matrix.agreement, matrix.stats, built_at=built_at)
+        out[label] = (time.perf_counter() - w0, time.process_time() - c0, result, agreement)
+    stats_module._sign_flip_extremes = new_flip
+    same = all(out["old"][2].__dict__[k].equals(out["new"][2].__dict__[k]) for k in out["old"][2].__dict__
+               if hasattr(out["old"][2].__dict__[k], "equals")) and out["old"][3].equals(out["new"][3])
+    print(f"| eval_statistics + external agreement ({len(out['new'][2].comparisons)} comparisons), wall s "
+          f"| {out['old'][0]:.1f} ({out['old'][1]:.1f} CPU) | {out['new'][0]:.1f} ({out['new'][1]:.1f} CPU) "
+          f"| {'yes' if same else 'NO'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -192,6 +239,8 @@ def main() -> None:
     p.add_argument("--filings", type=int, default=None)
     p = sub.add_parser("retrievers")
     p.add_argument("--home", type=Path, required=True)
+    p = sub.add_parser("stats")
+    p.add_argument("--home", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "retrievers":
         print("| lever | old CPU s | new CPU s | same results |\n|---|---|---|---|")
@@ -199,6 +248,9 @@ def main() -> None:
         marts_row_counts(args.home)
     elif args.command == "steps":
         steps(args.home)
+    elif args.command == "stats":
+        print("| lever | old | new | same results |\n|---|---|---|---|")
+        statistics(args.home)
     elif args.command == "eval":
         evaluation(args.home, args.filings)
 

@@ -84,3 +84,22 @@ def test_sign_flip_p_value_matches_exact_enumeration(d):
     exact = sum(abs(np.mean(np.array(s) * d)) >= observed - 1e-12 for s in flips) / len(flips)
     res = paired_comparison([0.0] * len(d), d, n_boot=200, n_perm=40_000, seed=1)
     assert res.p_value == pytest.approx(exact, abs=0.01)
+
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 50, 385])
+@pytest.mark.parametrize("kind", ["ties", "thirds", "normal"])
+def test_sign_flip_counts_equal_unpacked_signs_from_the_same_bytes(n, kind):
+    """The byte-table sum (stats._sign_flip_extremes) against signs unpacked one by one from the same
+    random bytes (1,200 flips: one block): the same count of |mean| >= observed, exact ties included."""
+    from finrag_pipeline.core.evaluation.stats import _sign_flip_extremes
+
+    r = np.random.default_rng(n)
+    d = {"ties": r.integers(-1, 2, n).astype(float), "thirds": r.integers(-3, 4, n) / 3.0,
+         "normal": r.normal(size=n)}[kind]
+    observed = abs(float(d.mean()))
+    random_bytes = np.random.default_rng(0).integers(0, 256, size=(1200, (n + 7) // 8), dtype=np.uint8)
+    signs = 2.0 * np.unpackbits(random_bytes, axis=1, count=n) - 1.0
+    expected = int(np.sum(np.abs((signs * d).sum(axis=1) / n) >= observed - 1e-12))
+    assert 0 < expected <= 1200
+    assert _sign_flip_extremes(d, observed, 1200, np.random.default_rng(0)) == expected

@@ -55,12 +55,22 @@ class EmbeddingCache:
         with self._connect() as con:
             con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
 
+    def missing(self, embedder_name: str, texts: Sequence[str]) -> dict[str, str]:
+        """sha -> text of the ``texts`` not cached yet, in first-seen order: exactly what ``embed`` would
+        hand to ``encode`` now."""
+        shas = [text_sha(t) for t in texts]
+        return self._missing(shas, texts, self.get_many(embedder_name, shas))
+
+    @staticmethod
+    def _missing(shas: Sequence[str], texts: Sequence[str], cached: dict[str, np.ndarray]) -> dict[str, str]:
+        return {sha: text for sha, text in zip(shas, texts, strict=True) if sha not in cached}
+
     def embed(self, embedder_name: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
               dim: int) -> tuple[np.ndarray, int]:
         """Vectors for ``texts`` (cached or freshly encoded) and how many were encoded."""
         shas = [text_sha(t) for t in texts]
         cached = self.get_many(embedder_name, shas)
-        missing = {sha: text for sha, text in zip(shas, texts, strict=True) if sha not in cached}
+        missing = self._missing(shas, texts, cached)
         if missing:
             fresh = encode(list(missing.values()))
             new = dict(zip(missing.keys(), fresh, strict=True))
