@@ -24,7 +24,7 @@ from finrag_pipeline.core.catalog import Registration, active_filings, register_
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.executors import is_distributed_executor
-from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME, evaluated_variants
 from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
 
 SUPPORTED_SUFFIXES = (".pdf", ".htm", ".html", ".xhtml")
@@ -329,7 +329,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
         result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
         if not result.success:
-            report.failed[fid] = _first_error(result)
+            report.failed[fid] = first_error(result)
             progress(f"  failed: {report.failed[fid]}")
     for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
         report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
@@ -360,7 +360,7 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
             result = _execute(defs, "evaluate_filing", instance, report, fid, logs, trigger)
             if not result.success:
-                report.failed[fid] = _first_error(result)
+                report.failed[fid] = first_error(result)
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
@@ -374,19 +374,16 @@ def _build_variants_the_matrix_names(defs: dg.Definitions, instance: dg.DagsterI
                                      progress: Callable[[str], None], trigger: str) -> None:
     """Before the evaluations: the (filing, variant) partitions eval_matrix.yaml's chunking variants need and
     lack, built by the build_chunking_variants job (the evaluation itself refuses to run without them)."""
-    from finrag_pipeline.core.chunking.config import chunking_variants
-    from finrag_pipeline.core.evaluation.runner import EvalMatrix
-    from finrag_pipeline.core.variants import is_default_chunking, missing_builds
+    from finrag_pipeline.core.variants import missing_builds
 
-    known = chunking_variants()
-    named = [c for c in EvalMatrix.load().retrieval.chunking if not is_default_chunking(c) and c in known]
+    named = evaluated_variants()
     missing = sorted(missing_builds(paths, wh, named, filing_ids)) if named else []
     if not missing:
         return
     progress(f"building {len(missing)} chunking-variant partition(s) the evaluation matrix needs")
     for (fid, variant), result in build_variant_partitions(defs, instance, missing, trigger=trigger).items():
         if not result.success:
-            report.failed[f"{fid} x {variant}"] = _first_error(result)
+            report.failed[f"{fid} x {variant}"] = first_error(result)
 
 
 def run_marts_build(defs: dg.Definitions, instance: dg.DagsterInstance, paths: FinragPaths,
@@ -409,9 +406,6 @@ def first_error(result: ExecutionResult) -> str:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
     return "run failed"
-
-
-_first_error = first_error  # the name other modules used before it was public
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,6 +470,6 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
                               asset_selection=selection)
             if not run.success:
                 raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "
-                                   f"{_first_error(run)}")
+                                   f"{first_error(run)}")
             ran += [(k.to_user_string(), pk) for k in selection]
     return ran
