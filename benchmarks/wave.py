@@ -84,6 +84,43 @@ def _max_concurrent(runs) -> Counter:
     return peak
 
 
+def _timeline(instance, runs, t0: float) -> list[dict]:
+    """Per run, seconds after the drop: created, process up (the run worker's "Started process" event),
+    started (RUN_START: the code location is loaded), finished; and the run's steps with their durations."""
+    import dagster as dg
+
+    rows = []
+    for rec in sorted(runs, key=lambda r: r.create_timestamp.timestamp()):
+        run = rec.dagster_run
+        events = instance.all_logs(run.run_id)
+        process_up = next((e.timestamp for e in events if e.is_dagster_event
+                           and e.dagster_event.event_type == dg.DagsterEventType.ENGINE_EVENT
+                           and "Started process for run" in (e.message or "")), None)
+        steps: dict[str, list[float]] = {}
+        for e in events:
+            if e.is_dagster_event and e.step_key and e.dagster_event.event_type in (
+                    dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+                steps.setdefault(e.step_key, []).append(e.timestamp)
+        rows.append({
+            "job": run.job_name, "partition": run.tags.get("dagster/partition", ""),
+            "pool": run.tags.get("finrag/pool", "-"), "status": run.status.value,
+            "created": round(rec.create_timestamp.timestamp() - t0, 1),
+            "process_up": round(process_up - t0, 1) if process_up else None,
+            "started": round(rec.start_time - t0, 1) if rec.start_time else None,
+            "finished": round(rec.end_time - t0, 1) if rec.end_time else None,
+            "steps": {k: round(max(v) - min(v), 1) for k, v in steps.items()},
+        })
+    return rows
+
+
+def _print_timeline(label: str, rows: list[dict]) -> None:
+    print(f"\n[{label}] timeline, seconds after the drop (created / process up / started / finished):")
+    for r in rows:
+        steps = ", ".join(f"{k} {v}" for k, v in r["steps"].items())
+        print(f"  {r['job']:<22} {r['partition']:<15} {r['pool']:<10} {r['created']!s:>7} {r['process_up']!s:>7} "
+              f"{r['started']!s:>7} {r['finished']!s:>7}  {r['status']:<8} {steps}")
+
+
 def measure(label: str, source: Path, demo_home: Path, arrival: Path, work: Path, timeout: float) -> dict:
     home = work / label / "home"
     if home.exists():
@@ -149,8 +186,11 @@ def _wave(label: str, daemon, home: Path, arrival: Path, timeout: float) -> dict
     reports = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey("eval_report"), after_timestamp=t0), limit=100).records
     report_times = sorted(r.timestamp - t0 for r in reports)
+    timeline = _timeline(instance, runs, t0)
+    _print_timeline(label, timeline)
     return {
         "label": label,
+        "timeline": timeline,
         "drop_to_last_report_s": round(report_times[-1], 1) if report_times else None,
         "drop_to_first_report_s": round(report_times[0], 1) if report_times else None,
         "reports": len(report_times),
