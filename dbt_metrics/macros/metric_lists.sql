@@ -56,3 +56,21 @@
         {'name': 'state_correct', 'binary': true, 'rate': false},
     ]) }}
 {%- endmacro %}
+
+{#- The retrieval metrics with a chance level (column <name>_chance per question). -#}
+{% macro chance_metrics() -%}
+    {{ return([
+        'hit_chunk',
+        'hit_page',
+        'all_evidence_hit',
+    ]) }}
+{%- endmacro %}
+
+{#- The sanity limits (metric_registry.SANITY_LIMITS). -#}
+{% macro sanity_limits() -%}
+    {{ return({
+        'max_correctness': 0.05,
+        'chance_band_se': 3.0,
+        'chance_band_slack': 0.02,
+    }) }}
+{%- endmacro %}

@@ -181,6 +181,15 @@ class FinragSession:
         with self.configured():
             return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
 
+    def chance_pool(self, chunking: str | None, filters: Any) -> list[Any]:
+        """The leaves sanity_random draws from for this chunking and scope (the chance levels' pool)."""
+        from finrag_pipeline.core.retrieval.sanity import candidate_pool
+        from finrag_pipeline.core.variants import is_default_chunking
+
+        store = (self.resources.get("chunk_store") if is_default_chunking(chunking)
+                 else self.variants.get(chunking).chunk_store())
+        return candidate_pool(store, filters)
+
     def require_variants(self, matrix: Any, filing_id: str, state: CorpusState | None = None) -> None:
         """Every chunking variant the retrieval matrix names must be built (by the variant assets) for the
         filings its scopes search: the filing itself, and with scope ``corpus`` every filing of the corpus
@@ -220,7 +229,8 @@ class FinragSession:
             self.require_variants(matrix, filing_id, state)
             runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
                                             matrix, scope, filing_id, state.corpus_state,
-                                            n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+                                            n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
+                                            chance_pool=self.chance_pool)
         self._replace_runs(runs, "eval.retrieval_results", rows)
         return runs, rows
 

@@ -26,6 +26,8 @@ import pyarrow as pa
 
 from finrag_pipeline.core.evaluation.metric_registry import (
     ANSWER_METRIC_SPECS,
+    CHANCE_COLUMNS,
+    CHANCE_INPUT_COLUMNS,
     RETRIEVAL_METRIC_SPECS,
     ddl_columns,
 )
@@ -99,7 +101,10 @@ TABLE_DDL: dict[str, str] = {
         {ddl_columns(RETRIEVAL_METRIC_SPECS)},
         latency_ms DOUBLE, status VARCHAR, error VARCHAR, notes VARCHAR, corpus_state VARCHAR,
         n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP,
-        resolution VARCHAR, resolution_correct DOUBLE, resolved_filings VARCHAR""",
+        resolution VARCHAR, resolution_correct DOUBLE, resolved_filings VARCHAR,
+        {", ".join(f"{c} {t}" for c, t in CHANCE_INPUT_COLUMNS)}, {", ".join(f"{c} DOUBLE" for c in CHANCE_COLUMNS)}""",
+    # chance_*, <metric>_chance: what a random draw of k leaves of the scope's candidate pool scores on this
+    # question (core/retrieval/sanity.py); NULL = not recorded (older rows) or not computable.
     # resolution: how a configuration's company/period resolution compares with the question's filing
     # (exact | covers | wrong | unresolved; NULL = the configuration resolves nothing), see
     # core/retrieval/company_first.resolution_outcome.

@@ -10,7 +10,9 @@ models (``source('eval', 'retrieval_current')`` ...), the bootstrap leaderboard
   a failure scores 0 on every metric (a retriever that crashes on hard questions cannot look better
   than one that answers them badly), a 'no_relevant' question has NULL metrics (left out of every mean,
   counted apart), a NULL metric on an 'ok' row was not computable (lowers coverage). Latency only for
-  non-failed rows. Flags ``is_ok``, ``is_no_relevant``, ``is_failed``.
+  non-failed rows. Flags ``is_ok``, ``is_no_relevant``, ``is_failed``. The chance levels
+  (``<metric>_chance``: what a random draw scores on the question) stay as recorded on a failed row (a
+  question's chance does not depend on the retriever) and are NULL on a 'no_relevant' one.
 * ``eval.retrieval_run_order``: one row per run of a configuration (config_name, retriever, k,
   chunking) on one filing and scope, ``run_recency`` 1 = newest, ordered by the run's own time in
   eval.runs (finished, else started), else the newest ``evaluated_at`` of its rows; ties -> larger run_id.
@@ -70,8 +72,10 @@ def view_sql(retrieval_specs: Sequence[MetricSpec] | None = None,
     retrieval_specs = registry.RETRIEVAL_METRIC_SPECS if retrieval_specs is None else retrieval_specs
     answer_specs = registry.ANSWER_METRIC_SPECS if answer_specs is None else answer_specs
     retrieval_metrics = ",\n        ".join(
-        f"case when status = 'no_relevant' then null when _failed then 0.0 else {s.name} end as {s.name}"
-        for s in retrieval_specs)
+        [f"case when status = 'no_relevant' then null when _failed then 0.0 else {s.name} end as {s.name}"
+         for s in retrieval_specs]
+        + [f"case when status = 'no_relevant' then null else {c} end as {c}"
+           for c in (registry.chance_column(s.name) for s in retrieval_specs if s.chance)])
     answer_metrics = ",\n        ".join(
         f"case when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
         f" as {s.name}" for s in answer_specs if not s.rate)

@@ -33,7 +33,14 @@ from finrag_pipeline.core.evaluation import metrics as m
 from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, AnswerKey, LLMJudge, score_answer
 from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
 from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
-from finrag_pipeline.core.evaluation.metric_registry import RETRIEVAL_METRIC_SPECS, RETRIEVAL_METRICS
+from finrag_pipeline.core.evaluation.metric_registry import (
+    CHANCE_COLUMNS,
+    CHANCE_INPUT_COLUMNS,
+    CHANCE_METRICS,
+    RETRIEVAL_METRIC_SPECS,
+    RETRIEVAL_METRICS,
+    chance_column,
+)
 from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
@@ -47,7 +54,8 @@ RETRIEVAL_COLUMNS = (
     "run_id", "filing_id", "scope", "config_name", "retriever", "k", "chunking", "config_hash", "qa_id",
     "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
     *RETRIEVAL_METRICS, "latency_ms", "status", "error", "notes", "corpus_state", "n_filings_in_corpus",
-    "evaluated_at", "resolution", "resolution_correct", "resolved_filings")
+    "evaluated_at", "resolution", "resolution_correct", "resolved_filings",
+    *(c for c, _ in CHANCE_INPUT_COLUMNS), *CHANCE_COLUMNS)
 RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing_id", "scope", "code_version",
                "corpus_state", "n_filings_in_corpus", "n_questions", "status", "message", "dagster_run_id",
                "started_at", "finished_at")
@@ -334,6 +342,8 @@ def retrieval_metrics_for(hits: Sequence[Hit], item: QAItem, k: int, *, chunk_le
 # Retrieval evaluation
 
 RetrieverFactory = Callable[[str, "str | None"], Any]  # (retriever name, chunking) -> object with .search
+# (chunking, scope filters) -> the leaves a random draw picks from (core/retrieval/sanity.candidate_pool)
+ChancePool = Callable[["str | None", "SearchFilters | None"], Sequence[Any]]
 
 
 def _now() -> datetime:
@@ -353,7 +363,8 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
                        scope: str | None, filing_id: str, corpus_state: str, *,
                        n_filings_in_corpus: int | None = None, retriever_specs: Mapping[str, Any] | None = None,
                        evidence_chunking: str | None = None, dagster_run_id: str | None = None,
-                       version: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                       version: str | None = None, chance_pool: ChancePool | None = None
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Evaluate every retrieval config of ``matrix`` on one filing's questions.
 
     ``scope`` None runs every scope of the matrix. Each (retriever, chunking, scope) searches once
@@ -362,6 +373,8 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
     chunk-level metrics are NULL with a note and the page-level ones carry the comparison.
     Returns (eval.runs rows, eval.retrieval_results rows). run_id is deterministic in
     (config, filing, scope, corpus_state), so a re-run replaces its own rows.
+    ``chance_pool`` gives each (chunking, scope) its candidate pool, from which every row records the
+    question's chance levels (``<metric>_chance``, :func:`chance_columns`); None leaves them NULL.
     """
     version = version or code_version()
     if retriever_specs is None:
@@ -374,6 +387,7 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
     by_base: dict[tuple[str, str | None], list[RetrievalConfig]] = {}
     for cfg in configs:
         by_base.setdefault((cfg.retriever, cfg.chunking), []).append(cfg)
+    chances = _ChanceCache(chance_pool, matrix.retrieval.top_k)
     for (name, chunking), cfgs in by_base.items():
         chunk_level = chunking == evidence_chunking or chunking is None and evidence_chunking is None
         for sc in scopes:
@@ -387,6 +401,7 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
                 for item, (hits, latency, error, info, top_pages) in zip(qa_items, searched, strict=True):
                     row = _retrieval_row(item, hits, latency, error, cfg, chunk_level, top_pages)
                     row.update(_resolution_columns(info, filing_id))
+                    row.update(chances.columns(item, chunking, sc, filters, cfg.k, chunk_level))
                     counts[row["status"]] += 1
                     row.update(run_id=run_id, filing_id=filing_id, scope=sc, config_name=cfg.name,
                                retriever=cfg.retriever, k=cfg.k, chunking=cfg.chunking,
@@ -405,6 +420,44 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
                     "message": json.dumps(counts), "dagster_run_id": dagster_run_id,
                     "started_at": started, "finished_at": finished})
     return run_rows, result_rows
+
+
+class _ChanceCache:
+    """Chance levels per (chunking, scope) pool and question, computed once and shared by every
+    retriever and k of an evaluation (they do not depend on the retriever)."""
+
+    def __init__(self, chance_pool: ChancePool | None, ks: Sequence[int]):
+        self.chance_pool = chance_pool
+        self.ks = list(ks)
+        self._levels: dict[tuple[str | None, str], Any] = {}
+        self._questions: dict[tuple[str | None, str, str, bool], Any] = {}
+
+    def columns(self, item: QAItem, chunking: str | None, scope: str, filters: SearchFilters | None, k: int,
+                chunk_level: bool) -> dict[str, Any]:
+        """The chance columns of one row: NULL without a pool, for a question without evidence, or where
+        the pool could not be read (a missing chunking variant is already an error row of its own)."""
+        empty = {**{c: None for c, _ in CHANCE_INPUT_COLUMNS}, **dict.fromkeys(CHANCE_COLUMNS)}
+        if self.chance_pool is None or not page_groups(item):
+            return empty
+        key = (chunking, scope)
+        if key not in self._levels:
+            from finrag_pipeline.core.retrieval.sanity import ChanceLevels
+
+            try:
+                self._levels[key] = ChanceLevels(self.chance_pool(chunking, filters))
+            except Exception:  # noqa: BLE001 - the chance level is optional; the metrics must still be written
+                self._levels[key] = None
+        levels = self._levels[key]
+        if levels is None:
+            return empty
+        qkey = (chunking, scope, item.qa_id, chunk_level)
+        if qkey not in self._questions:
+            groups = chunk_groups(item) if chunk_level else None
+            self._questions[qkey] = levels.for_question(groups, page_groups(item), self.ks)
+        q = self._questions[qkey]
+        return {"chance_pool_size": q.pool_size, "chance_evidence_chunks": q.evidence_chunks,
+                "chance_evidence_page_chunks": q.evidence_page_chunks,
+                **{chance_column(m): getattr(q, m)[k] for m in CHANCE_METRICS}}
 
 
 def _retrievers_yaml_specs() -> dict[str, Any]:
