@@ -3,6 +3,10 @@
 Numbers the tests assert (failed questions count as 0, 'no_relevant' ones are left out):
   * dense-k5 / filing / AAPL: hit_chunk [1, 0, 1, error, no_relevant] -> mean 0.5, coverage 0.75,
     mrr_chunk [1, 0, 0.5, error, -] -> 0.375, latency [10, 20, 30] -> p50 20, p95 29.
+    Chance levels (CHANCE_B1, pool of 20 leaves): hit_chunk and hit_page [0.1, 0.2, 0.3, 0.4 (the failed
+    question keeps its chance)] -> 0.25, band 3 * sqrt(0.09 + 0.16 + 0.21 + 0.24) / 4; all_evidence_hit
+    [0.1, 0.2, 0.3, not computable] -> n/a ("1 of 4 ... no computable chance level"). Every other
+    configuration was "evaluated before chance levels were recorded" (NULL pool size).
   * bm25-k5-w256 (a chunking variant): chunk-level metrics NULL (not computable), hit_page
     [1, 1, 0, 1] -> 0.75, chunk_metrics_coverage 0.
   * bm25-k5 / filing / AAPL: run A1 hits [1, 1, 1, 1], then run A2 hits [1, 0, 1, error] (0.5): a
@@ -79,9 +83,12 @@ ERR = "error"       # a failed question in the hit lists below
 NR = "no_relevant"  # a question without relevant evidence (metrics NULL, left out of means)
 
 
+CHANCE_B1 = [0.1, 0.2, 0.3, 0.4, None]   # per question of run B1 (q5: no relevant evidence)
+
+
 def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, mrrs=None,
                     latencies=None, n_filings=1, at=T1, k=5, chunking="window-512", chunk_level=True,
-                    resolutions=None):
+                    resolutions=None, chances=None):
     rows = []
     correct = {"exact": 1.0, "covers": 1.0, "wrong": 0.0, "unresolved": 0.0}
     for i, (qa_id, hit) in enumerate(zip(qa_ids, hits, strict=True)):
@@ -106,8 +113,17 @@ def _retrieval_rows(run_id, config, retriever, filing_id, scope, qa_ids, hits, m
             corpus_state=f"corpus-{n_filings}", n_filings_in_corpus=n_filings, evaluated_at=at,
             resolution=resolutions[i] if resolutions else None,
             resolution_correct=correct[resolutions[i]] if resolutions else None,
+            **_chance_columns(chances[i] if chances else None),
         ))
     return rows
+
+
+def _chance_columns(p):
+    """Chance columns as the runner records them; None = not recorded (an older row)."""
+    if p is None:
+        return {}
+    return dict(chance_pool_size=20, chance_evidence_chunks=2, chance_evidence_page_chunks=4,
+                hit_chunk_chance=p, hit_page_chance=p, all_evidence_hit_chance=p if p < 0.4 else None)
 
 
 def _run(run_id, config, filing_id, scope, n_questions, n_filings, at):
@@ -133,7 +149,7 @@ def retrieval_rows() -> tuple[list[dict], list[dict]]:
         runs.append(_run(run_id, config, filing_id, scope, len(qa_ids), n_filings, at))
 
     add("B1", "dense-k5", "dense", a, "filing", [*AAPL_Q, "q5"], [1, 0, 1, ERR, NR], 2, T1,
-        mrrs=[1, 0, 0.5, None, None], latencies=[10.0, 20.0, 30.0, 500.0, 12.0])
+        mrrs=[1, 0, 0.5, None, None], latencies=[10.0, 20.0, 30.0, 500.0, 12.0], chances=CHANCE_B1)
     add("C1", "bm25-k5-w256", "bm25", a, "filing", AAPL_Q, [1, 1, 0, 1], 2, T1,
         chunking="window-256", chunk_level=False)
     add("A1", "bm25-k5", "bm25", a, "filing", AAPL_Q, [1, 1, 1, 1], 1, T0)

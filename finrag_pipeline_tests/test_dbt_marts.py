@@ -258,3 +258,54 @@ def test_corpus_cost_mart_pairs_the_same_questions(marts):
     # configurations evaluated in one scope only have no paired questions, hence no row
     assert marts.execute("select count(*) from marts.mart_corpus_cost where config_name = 'dense-k5'"
                          ).fetchone()[0] == 0
+
+
+def test_chance_levels_mart_averages_the_recorded_chance_of_the_measured_questions(marts):
+    """dense-k5 / filing (CHANCE_B1): chance [0.1, 0.2, 0.3, 0.4] over the 4 questions with a hit value
+    (the failed q4 keeps its chance; the no_relevant q5 is left out) -> 0.25, band 3 SE."""
+    rows = {r[0]: r[1:] for r in marts.execute("""
+        select metric, n_questions, n_with_chance, mean, chance_level, chance_band, above_chance,
+               within_chance_band, chance_note
+        from marts.mart_chance_levels where config_name = 'dense-k5' and scope = 'filing'""").fetchall()}
+    assert set(rows) == {"hit_chunk", "hit_page", "all_evidence_hit"}
+    band = 3 * math.sqrt(0.1 * 0.9 + 0.2 * 0.8 + 0.3 * 0.7 + 0.4 * 0.6) / 4
+    for metric in ("hit_chunk", "hit_page"):
+        n, n_chance, mean, chance, got_band, above, within, note = rows[metric]
+        assert (n, n_chance) == (4, 4) and note is None
+        assert (mean, chance, got_band) == (pytest.approx(0.5), pytest.approx(0.25), pytest.approx(band))
+        assert above == pytest.approx(0.25) and within is True       # |0.25| <= 0.627 + 0.02
+    # one question's all-evidence chance was not computable: n/a with the reason, never a mean over 3
+    n, n_chance, mean, chance, got_band, above, within, note = rows["all_evidence_hit"]
+    assert (n, n_chance, chance, got_band, above, within) == (4, 3, None, None, None, None)
+    assert note.startswith("n/a: 1 of 4 questions have no computable chance level")
+
+
+def test_chance_levels_of_rows_evaluated_before_they_were_recorded_are_na(marts):
+    chance, note = one(marts, """
+        select chance_level, chance_note from marts.mart_chance_levels
+        where config_name = 'bm25-k5' and scope = 'filing' and metric = 'hit_page'""")
+    assert chance is None
+    assert note == ("n/a: 6 of 6 questions were evaluated before chance levels were recorded "
+                    "(re-evaluate to record them)")
+    # a chunking variant has no chunk-level score, hence no chunk-level chance row at all
+    assert marts.execute("select metric from marts.mart_chance_levels where config_name = 'bm25-k5-w256' "
+                         "order by metric").fetchall() == [("all_evidence_hit",), ("hit_page",)]
+
+
+def test_leaderboard_carries_the_chance_columns(marts):
+    hit, chance, band, ae_chance, chunk_chance = one(marts, """
+        select hit_page_mean, hit_page_chance, hit_page_chance_band, all_evidence_hit_chance, hit_chunk_chance
+        from marts.mart_retriever_leaderboard where config_name = 'dense-k5' and scope = 'filing'""")
+    assert (hit, chance, chunk_chance) == (pytest.approx(0.5), pytest.approx(0.25), pytest.approx(0.25))
+    assert band == pytest.approx(3 * math.sqrt(0.7) / 4) and ae_chance is None
+    assert one(marts, """select hit_page_chance from marts.mart_retriever_leaderboard
+                         where config_name = 'bm25-k5' and scope = 'filing'""") == (None,)
+
+
+def test_sanity_answers_mart_reads_the_registry_limit(marts):
+    from finrag_pipeline.core.evaluation.metric_registry import SANITY_LIMITS
+
+    limit, within, correctness = one(marts, """
+        select max_correctness, within_limit, correctness from marts.mart_sanity_answers
+        where model = 'sanity_echo'""")
+    assert limit == pytest.approx(SANITY_LIMITS.max_correctness) and correctness == 0.0 and within is True

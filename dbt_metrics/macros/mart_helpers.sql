@@ -26,7 +26,9 @@
     n_retrieved, first_relevant_rank_chunk, first_relevant_rank_page, status, is_ok, is_no_relevant, is_failed,
     error,
     {% for m in retrieval_metrics() -%}{{ m.name }}, {% endfor %}
-    latency_ms, corpus_state, n_filings_in_corpus, evaluated_at, resolution, resolution_correct, resolved_filings
+    latency_ms, corpus_state, n_filings_in_corpus, evaluated_at, resolution, resolution_correct, resolved_filings,
+    chance_pool_size, chance_evidence_chunks, chance_evidence_page_chunks,
+    {% for m in chance_metrics() -%}{{ m }}_chance{% if not loop.last %}, {% endif %}{% endfor %}
 {%- endmacro %}
 
 {% macro scored_answer_columns() -%}

@@ -1,7 +1,8 @@
 -- Answer quality per model x prompt type x temperature (newest run of every answer config x filing).
 -- correctness is measured on answerable questions, abstention_correct on unanswerable ones (each is
 -- NULL elsewhere), non_committal on answered answerable ones; is_sanity marks the lazy baselines
--- (core/evaluation/sanity_answerers.py) whose correctness must stay <= 0.05.
+-- (core/evaluation/sanity_answerers.py) whose correctness must stay within the sanity limit
+-- (metric_registry.SANITY_LIMITS; mart_sanity_answers checks it).
 -- Failed answers score 0; a metric NULL on a successful answer is not applicable and left out of
 -- that metric's mean, so every metric carries its `_coverage` (share of answers it was measured on).
 with latest as (

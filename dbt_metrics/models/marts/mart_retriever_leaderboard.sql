@@ -12,6 +12,9 @@
 -- eval.comparisons, metric = best_by = ndcg_page): delta_vs_best = this config - best on the questions
 -- both answered, its paired-bootstrap CI, the sign-flip permutation p_value_vs_best, and
 -- distinguishable_from_best = that CI excludes 0 (false for the best itself).
+-- Chance levels (mart_chance_levels): <metric>_chance is what k leaf chunks drawn at random earn on the
+-- same questions, <metric>_chance_band its band (sanity limits' standard errors), for every metric with a
+-- chance level (macro chance_metrics()); NULL when some question has none (the reason: mart_chance_levels).
 with latest as (
     select * from {{ ref('int_retrieval_latest') }}
 ),
@@ -50,6 +53,16 @@ boot as (
     where kind = 'retrieval'
     group by scope, config_name, retriever, k, chunking
 ),
+chance as (
+    select
+        {{ retrieval_config_cols() }},
+        {% for m in chance_metrics() -%}
+        max(chance_level) filter (where metric = '{{ m }}') as {{ m }}_chance,
+        max(chance_band) filter (where metric = '{{ m }}') as {{ m }}_chance_band{% if not loop.last %},{% endif %}
+        {% endfor %}
+    from {{ ref('mart_chance_levels') }}
+    group by {{ retrieval_config_cols() }}
+),
 cmp as (
     select
         scope, config_name, retriever, k, chunking,
@@ -75,6 +88,10 @@ joined as (
         {% endfor -%}
         boot.boot_n_resamples,
         boot.boot_built_at,
+        {% for m in chance_metrics() -%}
+        chance.{{ m }}_chance,
+        chance.{{ m }}_chance_band,
+        {% endfor -%}
         cmp.best_config_name,
         cmp.compared_on_metric,
         cmp.delta_vs_best,
@@ -86,6 +103,7 @@ joined as (
         cmp.is_best
     from agg
     left join boot on {{ null_safe_join('boot', 'agg', ['scope', 'config_name', 'retriever', 'k', 'chunking']) }}
+    left join chance on {{ null_safe_join('chance', 'agg', ['scope', 'config_name', 'retriever', 'k', 'chunking']) }}
     left join cmp on {{ null_safe_join('cmp', 'agg', ['scope', 'config_name', 'retriever', 'k', 'chunking']) }}
 )
 select
