@@ -200,41 +200,46 @@ def test_report_with_retrieval_but_no_answers(wh, tmp_path):
 
 
 def test_report_sanity_checks_section(wh, tmp_path):
-    """Sanity answerers with their correctness on answerable questions (<= 0.05: ok), and sanity_random's
-    chunk hit rate beside its chance level 1 - C(N-g, k)/C(N, k)."""
-    import json
-    from math import comb
-
+    """Sanity answerers against the registry's correctness limit, and sanity_random's chunk hit, page hit
+    and all-evidence page hit beside their chance levels, all read from the marts (mart_sanity_answers,
+    mart_chance_levels): ok within the band, FAIL outside it, n/a with the reason where no chance level was
+    recorded."""
+    from finrag_pipeline.core.evaluation.metric_registry import SANITY_LIMITS
     from finrag_pipeline.core.evaluation.runner import RETRIEVAL_COLUMNS
     from finrag_pipeline.core.reporting.report import load_random_retrieval, load_sanity_answers
 
-    wh_path, wh = wh, Warehouse(wh)
     f = "AAPL-2022-10K"
-    # 20 leaf chunks in the filing; q1 has 2 evidence chunks, q2 one: chance at k=5 = mean of
-    # 1 - C(18,5)/C(20,5) and 1 - C(19,5)/C(20,5)
-    wh.replace_rows("core.chunks", [{"chunk_id": f"c{i}", "filing_id": f, "is_leaf": True} for i in range(20)],
-                    where={"filing_id": f})
-    ev = {"q1": [[{"chunk_id": "c1", "page": 1, "filing_id": f}, {"chunk_id": "c2", "page": 1, "filing_id": f}]],
-          "q2": [[{"chunk_id": "c3", "page": 2, "filing_id": f}]]}
-    wh.replace_rows("qa.items", [{"qa_id": q, "filing_id": f, "evidence": json.dumps(e)} for q, e in ev.items()],
-                    where={"qa_id": list(ev)})
     rows = []
-    for qa_id, hit in (("q1", 1.0), ("q2", 0.0)):
-        row = dict.fromkeys(RETRIEVAL_COLUMNS)
-        row.update(run_id="R9", filing_id=f, scope="filing", config_name="sanity_random@5", retriever="sanity_random",
-                   k=5, qa_id=qa_id, hit_chunk=hit, status="ok", evaluated_at=pd.Timestamp("2026-01-01"))
-        rows.append(row)
-    wh.replace_rows("eval.retrieval_results", rows, where={"run_id": "R9"})
-    with duckdb.connect(str(wh_path), read_only=True) as con:
+    # k=5 (chance recorded): hit_chunk [1, 0, 0, 0] vs chance 0.1 each (band 3 * sqrt(4 * 0.09) / 4 = 0.45);
+    # hit_page [1, 1, 0, 0] vs 0.5 each (band 0.75); all-evidence [1, 0, 0, 0] vs chance 0: band 0, so
+    # 0.25 is outside 0 + 0.02 -> FAIL. k=3: nothing recorded -> n/a with the reason.
+    for k, chances in ((5, dict(hit_chunk_chance=0.1, hit_page_chance=0.5, all_evidence_hit_chance=0.0)), (3, {})):
+        for i, qa_id in enumerate(("q1", "q2", "q3", "q4")):
+            row = dict.fromkeys(RETRIEVAL_COLUMNS)
+            row.update(run_id=f"R{k}", filing_id=f, scope="filing", config_name=f"sanity_random@{k}",
+                       retriever="sanity_random", k=k, qa_id=qa_id, status="ok", hit_chunk=float(i == 0),
+                       hit_page=float(i < 2), all_evidence_hit=float(i == 0), evaluated_at=pd.Timestamp("2026-01-01"),
+                       **({"chance_pool_size": 20, **chances} if chances else {}))
+            rows.append(row)
+    Warehouse(wh).replace_rows("eval.retrieval_results", rows, where={"run_id": ["R5", "R3"]})
+    result = run_dbt_build(wh, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]
+    with duckdb.connect(str(wh), read_only=True) as con:
         answers = load_sanity_answers(con).set_index("model")
-        rnd = load_random_retrieval(con)
+        rnd = load_random_retrieval(con).set_index(["k", "metric"])
     assert list(answers.index) == ["sanity_echo"]
     assert answers.loc["sanity_echo", "correctness"] == 0.0 and answers.loc["sanity_echo", "check"] == "ok"
-    expected = ((1 - comb(18, 5) / comb(20, 5)) + (1 - comb(19, 5) / comb(20, 5))) / 2
-    (row,) = rnd.to_dict("records")
-    assert row["chance_level"] == pytest.approx(expected) and row["hit_chunk"] == 0.5 and row["n_questions"] == 2
-    text = build_report(wh_path, tmp_path / "r.html").read_text()
+    assert answers.loc["sanity_echo", "max_correctness"] == pytest.approx(SANITY_LIMITS.max_correctness)
+    chunk, page, every = (rnd.loc[(5, m)] for m in ("hit_chunk", "hit_page", "all_evidence_hit"))
+    assert (chunk["mean"], chunk["chance_level"], chunk["chance_band"]) == (
+        pytest.approx(0.25), pytest.approx(0.1), pytest.approx(0.45))
+    assert chunk["check"] == "ok" and page["check"] == "ok" and page["chance_level"] == pytest.approx(0.5)
+    assert every["check"] == "FAIL"
+    assert rnd.loc[(3, "hit_page"), "check"].startswith("n/a: 4 of 4 questions were evaluated before")
+    text = build_report(wh, tmp_path / "r.html").read_text()
     assert "Sanity checks" in text and 'class="sanity-answers"' in text and 'class="sanity-random"' in text
+    assert "FAIL" in text and "0.500 \u00b1 0.750" in text   # the leaderboard's page chance column
+
 
 @pytest.fixture(scope="module")
 def built_marts_with_statistics(tmp_path_factory) -> Path:
@@ -299,9 +304,13 @@ def test_uncomputed_metrics_show_na_with_the_reason(wh, tmp_path, monkeypatch):
     section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Retriever leaderboard")
     w256 = section[section.index("<td>bm25-k5-w256</td>"):]
     w256 = w256[:w256.index("</tr>")]
-    # chunk-level metrics of a chunking variant are not computable; page-level ones are
-    assert w256.count("<td>n/a</td>") == 4 and "0.750 [" in w256
+    # chunk-level metrics of a chunking variant are not computable; page-level ones are; its rows were
+    # written without chance levels (as before they were recorded): both chance columns n/a
+    assert w256.count("<td>n/a</td>") == 4 + 2 and "0.750 [" in w256
     assert "n/a: not computed. Chunk-level metrics of a chunking variant" in section
+    assert "In a chance column: some question has no recorded chance level" in section
+    dense = section[section.index("<td>dense-k5</td>"):]
+    assert "<td>0.250 \u00b1 0.627</td>" in dense[:dense.index("</tr>")]   # CHANCE_B1: 3 * sqrt(0.7) / 4
 
 
 def test_question_types_are_a_heatmap_with_intervals_on_hover(wh, tmp_path):

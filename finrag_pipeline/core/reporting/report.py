@@ -87,7 +87,7 @@ def _df(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current``, defined once in
     core/evaluation/results_views.py; empty before any evaluation. The worst questions' ranks and the
-    chance baseline read row-level detail here; every mean and interval comes from the marts."""
+    row-level detail is read here; every mean, interval and chance level comes from the marts."""
     if not _has_view(con, RETRIEVAL_CURRENT, "eval.retrieval_results"):
         return pd.DataFrame()
     return _df(con, f"select * from {RETRIEVAL_CURRENT} order by source_row")
@@ -118,68 +118,55 @@ def _has_view(con: duckdb.DuckDBPyConnection, view: str, table: str) -> bool:
     return False
 
 
-# A sanity answerer above this correctness on answerable questions means the scoring can be gamed.
-SANITY_MAX_CORRECTNESS = 0.05
 RANDOM_RETRIEVER = "sanity_random"
+SANITY_LIMITS = registry.SANITY_LIMITS   # one place: core/evaluation/metric_registry.py (dbt reads it too)
 
 
 def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """marts.mart_sanity_answers: per sanity answerer, correctness on answerable questions (must stay
-    <= 0.05), non-committal rate, abstention accuracy on unanswerable ones; ``check`` marks a failure."""
+    within the registry's limit, the mart's ``within_limit``), non-committal rate, abstention accuracy on
+    unanswerable ones; ``check`` marks a failure."""
     df = read_mart(con, "mart_sanity_answers", "select * from marts.mart_sanity_answers order by model")
     if not df.empty:
-        df["check"] = [("FAIL" if v > SANITY_MAX_CORRECTNESS else "ok") if not pd.isna(v) else "-"
-                       for v in df["correctness"]]
+        within = df["within_limit"] if "within_limit" in df else pd.Series([None] * len(df), index=df.index)
+        df["check"] = ["-" if w is None or pd.isna(w) else ("ok" if w else "FAIL") for w in within]
     return df
 
 
 def load_random_retrieval(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """``sanity_random`` chunk hit rate per scope x k beside its chance level: the mean over the
-    questions of 1 - C(N - g, k) / C(N, k) (N leaf chunks in scope, g evidence chunks)."""
-    from finrag_pipeline.core.retrieval.sanity import chance_hit_rate
-
-    rows = _latest_retrieval_rows(con)
-    if rows.empty or not _has_table(con, "qa", "items") or not _has_table(con, "core", "chunks"):
-        return pd.DataFrame()
-    rows = rows[(rows["retriever"] == RANDOM_RETRIEVER) & rows["is_ok"] & rows["hit_chunk"].notna()]
-    if rows.empty:
-        return pd.DataFrame()
-    leaves = dict(con.execute("select filing_id, count(*) from core.chunks where is_leaf group by 1").fetchall())
-    evidence = dict(con.execute("select qa_id, evidence from qa.items").fetchall())
-    chances = []
-    for _, r in rows.iterrows():
-        groups = json.loads(evidence.get(r["qa_id"]) or "[]")
-        g = len({p.get("chunk_id") for grp in groups for p in grp if p.get("chunk_id")})
-        n = leaves.get(r["filing_id"], 0) if r["scope"] == "filing" else sum(leaves.values())
-        chances.append(chance_hit_rate(n, g, int(r["k"])))
-    rows = rows.assign(chance=chances)
-    out = rows.groupby(["scope", "k"], sort=True).agg(
-        n_questions=("qa_id", "size"), hit_chunk=("hit_chunk", "mean"), chance_level=("chance", "mean")
-    ).reset_index()
-    # 3 binomial standard errors of the mean around chance: the band a random retriever stays in
-    sd = rows.assign(var=[c * (1 - c) for c in chances]).groupby(["scope", "k"], sort=True)["var"].sum()
-    out["band"] = [3 * math.sqrt(v) / n if n else math.nan for v, n in zip(sd.to_numpy(), out["n_questions"],
-                                                                          strict=True)]
-    out["check"] = ["ok" if abs(h - c) <= b + 0.02 else "FAIL"
-                    for h, c, b in zip(out["hit_chunk"], out["chance_level"], out["band"], strict=True)]
-    return out
+    """marts.mart_chance_levels for ``sanity_random``: per scope x k, its chunk hit, page hit and
+    all-evidence page hit beside their chance levels and bands; ``check`` is ok / FAIL (the mart's
+    ``within_chance_band``) or the mart's n/a reason."""
+    df = read_mart(con, "mart_chance_levels", """
+        select scope, k, metric, n_questions, mean, chance_level, chance_band, within_chance_band, chance_note
+        from marts.mart_chance_levels where retriever = ? order by scope, k, metric""", [RANDOM_RETRIEVER])
+    if not df.empty:
+        df["check"] = [note if isinstance(note, str) and note else ("ok" if w else "FAIL")
+                       for w, note in zip(df["within_chance_band"], df["chance_note"], strict=True)]
+        df = df.drop(columns=["within_chance_band", "chance_note"])
+    return df
 
 
 def sanity_tables(answers: pd.DataFrame, retrieval: pd.DataFrame) -> list[str]:
     parts = []
     if not answers.empty:
-        view = answers.copy()
+        view = answers.drop(columns=[c for c in ("max_correctness", "within_limit") if c in answers])
         for c in ("correctness", "non_committal", "abstention_accuracy"):
             view[c] = view[c].map(_fmt)
         parts.append(f"<p>Lazy answerers run beside the real ones. Correctness on answerable questions must stay "
-                     f"&le; {SANITY_MAX_CORRECTNESS}; <code>sanity_abstain</code> earns credit only as abstention "
-                     "accuracy on unanswerable questions.</p>" + _html_table(view, "sanity-answers"))
+                     f"&le; {SANITY_LIMITS.max_correctness}; <code>sanity_abstain</code> earns credit only as "
+                     "abstention accuracy on unanswerable questions.</p>" + _html_table(view, "sanity-answers"))
     if not retrieval.empty:
         view = retrieval.copy()
-        for c in ("hit_chunk", "chance_level", "band"):
+        for c in ("mean", "chance_level", "chance_band"):
             view[c] = view[c].map(_fmt)
-        parts.append("<p><code>sanity_random</code> draws k leaf chunks at random: its chunk hit rate must stay "
-                     "near the chance level 1 - C(N-g, k)/C(N, k) (within 3 standard errors + 0.02).</p>"
+        parts.append("<p><code>sanity_random</code> draws k leaf chunks of the scope at random: each metric must "
+                     f"stay within {SANITY_LIMITS.chance_band_se:g} standard errors + "
+                     f"{SANITY_LIMITS.chance_band_slack} of its chance level. Chunk hit: 1 - C(N-g, k)/C(N, k) "
+                     "(N leaves, g evidence chunks); page hit: the same with m = leaves on an evidence page "
+                     "(statement pages hold many table-row chunks, so page chance is far above chunk chance); "
+                     "all-evidence page hit: every evidence group drawn, by inclusion-exclusion "
+                     "(docs/METRICS.md, \"Chance levels\").</p>"
                      + _html_table(view, "sanity-random"))
     return parts
 
@@ -203,7 +190,7 @@ def has_results(con: duckdb.DuckDBPyConnection) -> bool:
 # build: the CLI builds them before reporting).
 REPORT_MARTS = ("mart_retriever_leaderboard", "mart_metrics_by_question_type", "mart_corpus_growth",
                 "mart_question_difficulty", "mart_answer_quality", "mart_answer_response_states",
-                "mart_sanity_answers")
+                "mart_sanity_answers", "mart_chance_levels")
 
 
 def missing_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -539,6 +526,9 @@ def leaderboard_table(board: pd.DataFrame) -> str:
         **{name: [_fmt_ci(r, m) for _, r in top.iterrows()] for name, m in [
             ("hit@k chunk", "hit_chunk"), ("MRR chunk", "mrr_chunk"), ("nDCG chunk", "ndcg_chunk"),
             ("recall chunk", "recall_chunk"), ("hit@k page", "hit_page"), ("all evidence", "all_evidence_hit")]},
+        # what k random leaves of the scope earn on the same questions: page figures read against chance
+        **{name: [_fmt_chance(r, m) for _, r in top.iterrows()] for name, m in [
+            ("hit@k page chance", "hit_page"), ("all evidence chance", "all_evidence_hit")]},
         "latency p50 ms": top["latency_p50_ms"].map(_fmt_ms), "latency p95 ms": top["latency_p95_ms"].map(_fmt_ms),
     })
     if "distinguishable_from_best" in top:
@@ -549,8 +539,17 @@ def leaderboard_table(board: pd.DataFrame) -> str:
     if any(v == NOT_COMPUTED for col in view.columns for v in view[col]):
         notes.append(f"{NOT_COMPUTED}: not computed. Chunk-level metrics of a chunking variant are not "
                      "computable (the evidence's chunk ids belong to the default chunking); the page-level "
-                     "metrics compare them.")
+                     "metrics compare them. In a chance column: some question has no recorded chance level "
+                     "(mart_chance_levels.chance_note says why).")
     return _table_block(view, "leaderboard", caption, notes)
+
+
+def _fmt_chance(row: pd.Series, metric: str) -> str:
+    """The chance level of ``metric`` from the leaderboard mart, with its band (n/a when not recorded)."""
+    chance, band = row.get(registry.chance_column(metric)), row.get(f"{registry.chance_column(metric)}_band")
+    if chance is None or pd.isna(chance):
+        return NOT_COMPUTED
+    return f"{chance:.3f}" if band is None or pd.isna(band) else f"{chance:.3f} \u00b1 {band:.3f}"
 
 
 def _fmt_vs_best(row: pd.Series) -> str:
