@@ -86,8 +86,8 @@ def _df(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
 
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current``, defined once in
-    core/evaluation/results_views.py; empty before any evaluation. The worst questions' ranks and the
-    row-level detail is read here; every mean, interval and chance level comes from the marts."""
+    core/evaluation/results_views.py; empty before any evaluation. The worst questions' per-configuration
+    ranks read row-level detail here; every mean, interval and chance level comes from the marts."""
     if not _has_view(con, RETRIEVAL_CURRENT, "eval.retrieval_results"):
         return pd.DataFrame()
     return _df(con, f"select * from {RETRIEVAL_CURRENT} order by source_row")
