@@ -240,3 +240,43 @@ def test_answer_eval_failures_and_abstentions_lower_the_mean():
     assert faith.n_scored == 1 and faith.coverage == 0.5      # no judge: NULL with a reason, shown as coverage
     wh_cols = set(ddl_columns("eval.answer_results"))
     assert set(df.columns) == wh_cols
+
+
+def _chance_pool(chunking, filters):
+    """CHUNKS as a chunk store, scoped as sanity_random scopes its draw."""
+    from finrag_pipeline.core.models import Chunk
+    from finrag_pipeline.core.retrieval.resources import ChunkStore
+    from finrag_pipeline.core.retrieval.sanity import candidate_pool
+
+    store = ChunkStore(Chunk(chunk_id=cid, filing_id=f, ticker=None, company="x", fiscal_year=2022, form_type="10-K",
+                             section=None, page_start=p0, page_end=p1, chunk_type="table_row", text=text)
+                       for cid, f, p0, p1, text in CHUNKS)
+    return candidate_pool(store, filters)
+
+
+def test_rows_record_the_chance_levels_of_each_question_and_k():
+    """Filing scope: 4 leaves (sales p28, ni p28, rd p30-31, risk p10). q1: g = 1 (sales), m = 2 (p28 holds
+    sales and ni); q2: groups {ni} and {rd}: g = 2, page groups p28 -> {sales, ni}, p30/31 -> {rd}: m = 3,
+    all-evidence needs rd and one of sales/ni. Hand-computed from C(N - x, k) / C(N, k)."""
+    _, rows = run_retrieval_eval(ITEMS, factory, MATRIX, None, F, "v1", chance_pool=_chance_pool)
+    by = pd.DataFrame(rows).set_index(["config_name", "scope", "qa_id"])
+    expected = {  # (config, scope, qa_id): (N, g, m, hit_chunk, hit_page, all_evidence_hit)
+        ("overlap@1", "filing", "q1"): (4, 1, 2, 1 / 4, 2 / 4, 2 / 4),
+        ("overlap@3", "filing", "q1"): (4, 1, 2, 3 / 4, 1.0, 1.0),
+        ("overlap@1", "filing", "q2"): (4, 2, 3, 2 / 4, 3 / 4, 0.0),
+        ("overlap@3", "filing", "q2"): (4, 2, 3, 1.0, 1.0, 3 / 4),
+        ("overlap@10", "filing", "q2"): (4, 2, 3, 1.0, 1.0, 1.0),      # k > N: every leaf drawn
+        ("overlap@1", "corpus", "q1"): (6, 1, 2, 1 / 6, 2 / 6, 2 / 6),  # Microsoft's 2 leaves join the pool
+        ("reverse@3", "filing", "q2"): (4, 2, 3, 1.0, 1.0, 3 / 4),     # the same for every retriever
+        ("overlap@1", "filing", "q4"): (4, 1, 2, 1 / 4, 2 / 4, 2 / 4),  # a failed search keeps its chance
+    }
+    cols = ["chance_pool_size", "chance_evidence_chunks", "chance_evidence_page_chunks",
+            "hit_chunk_chance", "hit_page_chance", "all_evidence_hit_chance"]
+    for key, values in expected.items():
+        got = tuple(by.loc[key, cols])
+        assert got == pytest.approx(values), (key, got)
+    assert by.loc[("overlap@1", "filing", "q4"), "status"] == "error"
+    # no evidence: no chance level; no pool given: nothing recorded (NULL, never 0)
+    assert by.loc[("overlap@3", "filing", "q3"), cols].isna().all()
+    _, plain = _df()
+    assert plain[cols].isna().all().all()
