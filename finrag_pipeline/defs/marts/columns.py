@@ -34,6 +34,10 @@ SUFFIXES = [
     ("_boot_ci_high", "upper bound of the seeded percentile bootstrap 95% interval of {m} (eval.leaderboard)"),
     ("_ci_low", "lower bound of the closed-form 95% interval of {m} (Wilson for 0/1 metrics, else normal)"),
     ("_ci_high", "upper bound of the closed-form 95% interval of {m} (Wilson for 0/1 metrics, else normal)"),
+    ("_chance_band", "band around the chance level of {m}: chance_band_se standard errors of its mean "
+                     "(metric_registry.SANITY_LIMITS; mart_chance_levels)"),
+    ("_chance", "chance level of {m}: what k leaf chunks drawn at random from the scope earn on the same "
+                "questions (mart_chance_levels; NULL = not recorded for some question, see its chance_note)"),
     ("_delta_vs_smallest", "change of the mean {m} against the smallest corpus this configuration was measured on"),
     ("_coverage", "share of rows where {m} was computable"),
     ("_mean", "mean {m} over questions (failed questions count 0, not-computable values are left out)"),
@@ -56,6 +60,13 @@ COLUMNS = {
     "n_filings_in_corpus": "filings in the corpus when the run happened",
     "corpus_state": "hash of the indexed corpus the run saw", "run_id": "evaluation run id",
     "model": "answer model", "prompt_type": "prompt variant", "temperature": "decoding temperature",
+    "chance_level": "mean over the questions of the metric's chance level (k random leaves of the scope)",
+    "chance_band": "chance_band_se standard errors of the chance level's mean: the band a random retriever stays in",
+    "above_chance": "mean - chance_level", "n_with_chance": "questions with a recorded chance level",
+    "within_chance_band": "|mean - chance_level| <= chance_band + chance_band_slack (sanity_random must be)",
+    "chance_note": "why chance_level is n/a (NULL when it is computed)",
+    "max_correctness": "the sanity limit on correctness (metric_registry.SANITY_LIMITS)",
+    "within_limit": "correctness <= max_correctness (NULL without answerable questions)",
 }
 
 
