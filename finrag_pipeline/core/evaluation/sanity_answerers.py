@@ -2,7 +2,7 @@
 
 Each says nothing a careful reader would accept, so each must score (near) 0 correctness on
 answerable questions; if one does not, the scoring can be gamed (finrag_pipeline_tests/
-test_sanity_answerers.py fails above 0.05):
+test_sanity_answerers.py fails above metric_registry.SANITY_LIMITS.max_correctness):
 
 * ``sanity_echo`` repeats the question;
 * ``sanity_all_figures`` quotes every figure of the retrieved evidence, with the scale each text
