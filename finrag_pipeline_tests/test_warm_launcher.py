@@ -110,6 +110,11 @@ def test_a_module_that_starts_a_thread_is_refused(tmp_path, monkeypatch):
             server.fork("some-run", "{}")
     finally:
         server.stop()
+    try:  # the launcher keeps the refusal while the code is unchanged instead of importing again per run
+        first = current_server("warm_thread_mod")
+        assert first.wait_ready(120) and current_server("warm_thread_mod") is first
+    finally:
+        stop_servers()
 
 
 def test_a_module_that_fails_to_import_is_an_error_not_a_hang(tmp_path, monkeypatch):

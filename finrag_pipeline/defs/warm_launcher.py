@@ -56,10 +56,14 @@ def source_fingerprint(module: str) -> str:
     roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     if roots:
         roots.append(roots[0].parent / "assets_config")
+    elif spec and spec.origin:  # a single-file module
+        roots.append(Path(spec.origin))
     if os.environ.get("FINRAG_CONFIG_DIR"):
         roots.append(Path(os.environ["FINRAG_CONFIG_DIR"]))
-    newest, count = 0.0, 0
+    newest, count = 0, 0
     for root in roots:
+        if root.is_file():
+            newest, count = max(newest, root.stat().st_mtime_ns), count + 1
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
             for name in filenames:
@@ -69,7 +73,7 @@ def source_fingerprint(module: str) -> str:
                     except OSError:
                         continue
                     count += 1
-    return f"{newest:.0f}:{count}"
+    return f"{newest}:{count}"
 
 
 class ForkServer:
@@ -82,6 +86,7 @@ class ForkServer:
             [sys.executable, "-m", "finrag_pipeline.defs.warm_launcher", module],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=cwd)
         self._ready = threading.Event()
+        self._io = threading.Lock()  # one request and its reply at a time (the run queue may launch from threads)
         self._error: str | None = None
         self._start_timeout = start_timeout
         threading.Thread(target=self._await_ready, daemon=True, name="finrag-fork-server-ready").start()
@@ -95,6 +100,9 @@ class ForkServer:
 
     def alive(self) -> bool:
         return self._proc.poll() is None
+
+    def failed_to_start(self) -> bool:
+        return self._ready.is_set() and self._error is not None
 
     @property
     def pid(self) -> int:
@@ -114,9 +122,10 @@ class ForkServer:
         if error:
             raise ForkServerError(error)
         try:
-            self._proc.stdin.write(json.dumps({"run_id": run_id, "instance_ref": instance_ref}) + "\n")
-            self._proc.stdin.flush()
-            reply = json.loads(self._proc.stdout.readline() or "{}")
+            with self._io:
+                self._proc.stdin.write(json.dumps({"run_id": run_id, "instance_ref": instance_ref}) + "\n")
+                self._proc.stdin.flush()
+                reply = json.loads(self._proc.stdout.readline() or "{}")
         except (OSError, ValueError) as exc:
             raise ForkServerError(f"the fork server did not answer: {exc}") from exc
         if "pid" not in reply:
@@ -142,7 +151,10 @@ def current_server(module: str) -> ForkServer:
     """The live, fresh fork server for ``module``: started, or restarted when it died or its sources changed."""
     with _SERVERS_LOCK:
         server = _SERVERS.get(module)
-        if server is None or not server.alive() or server.fingerprint != source_fingerprint(module):
+        fingerprint = source_fingerprint(module)
+        if server is not None and server.failed_to_start() and server.fingerprint == fingerprint:
+            return server  # same code, same failure: its runs go to the fallback without a new import each time
+        if server is None or not server.alive() or server.fingerprint != fingerprint:
             if server is not None:
                 server.stop()
             _SERVERS[module] = server = ForkServer(module)
@@ -157,6 +169,8 @@ def stop_servers() -> None:
 
 
 class WarmRunLauncher(RunLauncher, ConfigurableClass):
+    """Forks runs of ``module`` from its fork server; everything else goes to Dagster's DefaultRunLauncher."""
+
     def __init__(self, module: str = DEFAULT_MODULE, inst_data: ConfigurableClassData | None = None):
         self._inst_data = inst_data
         self.module = module
