@@ -82,11 +82,19 @@ class DistributedSettings(BaseModel):
     object_store: ObjectStoreConfig | None = None
 
 
+RunLauncherName = Literal["warm", "default"]
+# dagster.yaml's run_launcher for ``run_launcher: warm`` (defs/warm_launcher.py); ``default`` writes none
+# (Dagster's DefaultRunLauncher).
+WARM_RUN_LAUNCHER = {"module": "finrag_pipeline.defs.warm_launcher", "class": "WarmRunLauncher",
+                     "config": {"module": "finrag_pipeline.definitions"}}
+
+
 class DeploymentFile(BaseModel):
     """deployment.yaml as written."""
 
     model_config = ConfigDict(extra="forbid")
     mode: Literal["local", "distributed"] = "local"
+    run_launcher: RunLauncherName = "warm"
     distributed: DistributedSettings = DistributedSettings()
     run_concurrency: list[TagLimit] = []
 
@@ -105,6 +113,7 @@ class DeploymentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     mode: Literal["local", "distributed"] = "local"
+    run_launcher: RunLauncherName = "warm"
     postgres_url: str | None = None
     broker_url: str | None = None
     result_backend_url: str | None = None
@@ -137,7 +146,8 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
         raise DeploymentError(f"{DEPLOYMENT_ENV}={env.get(DEPLOYMENT_ENV)!r}: expected one of {', '.join(MODES)}")
     settings = parsed.distributed
     if mode == "local":
-        return DeploymentConfig(mode="local", run_concurrency=parsed.run_concurrency, settings=settings)
+        return DeploymentConfig(mode="local", run_launcher=parsed.run_launcher, run_concurrency=parsed.run_concurrency,
+                                settings=settings)
 
     def required(var: str, example: str) -> str:
         value = env.get(var, "").strip()
@@ -149,6 +159,7 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
     broker = required(settings.broker_url_env, "redis://localhost:6379/0")
     return DeploymentConfig(
         mode="distributed",
+        run_launcher=parsed.run_launcher,
         postgres_url=required(settings.postgres_url_env,
                               "postgresql+psycopg2://dagster:secret@localhost:5432/dagster"),
         broker_url=broker,
@@ -170,15 +181,18 @@ def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
     """dagster.yaml for the mode. Local: the SQLite instance, with the queued run coordinator when
     ``run_concurrency`` lists limits (runs over a limit wait in the queue). Distributed: run, event-log and
     schedule storage on Postgres (URL read from its environment variable when the instance loads, so the
-    file holds no secret), the queued run coordinator with the tag limits, run monitoring and run retries."""
+    file holds no secret), the queued run coordinator with the tag limits, run monitoring and run retries.
+    Either mode: the warm run launcher unless deployment.yaml says ``run_launcher: default``."""
+    launcher = {"run_launcher": WARM_RUN_LAUNCHER} if cfg.run_launcher == "warm" else {}
     if not cfg.distributed:
         limits = [t.as_dagster() for t in cfg.run_concurrency]
         coordinator = {"run_coordinator": {
             "module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator",
             "config": {"tag_concurrency_limits": limits,
                        "dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS}}} if limits else {}
+        extra = {**coordinator, **launcher}
         return (f"{GENERATED_MARKER} (mode: local)\n" + DAGSTER_INSTANCE_YAML
-                + (yaml.safe_dump(coordinator, sort_keys=False) if coordinator else ""))
+                + (yaml.safe_dump(extra, sort_keys=False) if extra else ""))
     s = cfg.settings
     instance = {
         "telemetry": {"enabled": False},
@@ -194,6 +208,7 @@ def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 180, "max_resume_run_attempts": 0},
         "run_retries": {"enabled": s.run_retries > 0, "max_retries": s.run_retries,
                         "retry_on_asset_or_op_failure": True},
+        **launcher,
     }
     return f"{GENERATED_MARKER} (mode: distributed)\n" + yaml.safe_dump(instance, sort_keys=False)
 

@@ -59,7 +59,8 @@ def _start_time(pid: int) -> str:
         return ""
 
 
-def _alive(token: str) -> bool:
+def process_alive(token: str) -> bool:
+    """Is the process named by a token (process_token) still running? A token of another host counts as alive."""
     host, pid, started = (token.split(":") + ["", "", ""])[:3]
     if host != socket.gethostname():
         return True  # another machine's run: not ours to judge
@@ -80,7 +81,7 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[tuple[str, str]]:
         dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]))
     for run in runs:
         token = run.tags.get(PID_TAG)
-        if token and not _alive(token):
+        if token and not process_alive(token):
             why = f"its process {token.split(':')[1]} died (killed or crashed) during {run.job_name}"
             instance.report_run_failed(run, message=why)
             failed.append((run.run_id, why))
