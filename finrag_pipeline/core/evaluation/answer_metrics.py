@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RATE_METRICS
+from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.response_states import (
     ANSWERED,
     NON_ANSWER_STATES,
@@ -38,12 +38,10 @@ __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
            "reference_values", "LLMJudge"]
 
-# ANSWER_METRICS (names, order) and RATE_METRICS (behaviour rates, never set to 0 for a failed answer)
-# come from core/evaluation/metric_registry.py.
-
-# Scored by the LLM judge (eval_matrix.yaml answers.judge_model); without one they are never computed, not
-# even the 0 a failed answer gets, so a report shows "n/a: no judge configured" instead of a mean of zeros.
-JUDGE_METRICS = ("faithfulness", "answer_relevancy")
+# ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
+# JUDGE_METRICS (the LLM judge's: without a judge never computed, not even as the 0 of a failed answer, so
+# a report shows "n/a: no judge configured" rather than a mean of zeros) come from
+# core/evaluation/metric_registry.py.
 
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").
