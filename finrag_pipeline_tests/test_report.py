@@ -391,7 +391,7 @@ def test_every_table_says_how_many_rows_it_shows_and_scrolls_in_the_page(built_m
 
 def test_answer_metrics_not_computed_show_na_with_the_reason(tmp_path_factory, tmp_path):
     def no_judge_for_the_small_model(con):
-        con.execute("""update eval.answer_results set faithfulness = null, answer_relevancy = null,
+        con.execute("""update eval.answer_results set faithfulness = null, answer_relevancy = null, judge_reasons = null,
                        notes = '{"faithfulness": "no judge configured", "answer_relevancy": "no judge configured"}'
                        where model = 'qwen-0.5b'""")
 

@@ -72,15 +72,16 @@ def view_sql(retrieval_specs: Sequence[MetricSpec] | None = None,
     retrieval_metrics = ",\n        ".join(
         f"case when status = 'no_relevant' then null when _failed then 0.0 else {s.name} end as {s.name}"
         for s in retrieval_specs)
-    # A failed answer scores 0 on every score that applies. A judge metric applies only where the
-    # configuration has a judge: one it never scored (no judge_model) stays NULL, "n/a", not a 0.
-    judged = [s.name for s in answer_specs if s.judge]
+    # A failed answer scores 0 on every score that applies. A judge metric applies only to a configuration
+    # with a judge (one that left judge_reasons): without judge_model it is NULL, "n/a", never 0 (rows
+    # written before score_answer knew that stored 0 for an abstention).
     answer_metrics = ",\n        ".join(
-        f"case when _failed and ({s.name} is not null or coalesce(answerable, true))"
-        + (f" and _judged_{s.name}" if s.judge else "") + f" then 0.0 else {s.name} end"
+        ("case when not _judged then null " if s.judge else "case ")
+        + f"when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
         f" as {s.name}" for s in answer_specs if not s.rate)
-    judged_flags = "".join(f",\n        count({m}) over (partition by config_hash) > 0 as _judged_{m}" for m in judged)
-    answer_helpers = ", ".join(["_failed", *(f"_judged_{m}" for m in judged)])
+    judged_flag = (",\n        count(a.judge_reasons) over (partition by a.config_hash) > 0 as _judged"
+                   if any(s.judge for s in answer_specs) else "")
+    answer_helpers = "_failed, _judged" if judged_flag else "_failed"
     keys = ", ".join(RETRIEVAL_RUN_KEYS)
     return {
         RETRIEVAL_SCORED: f"""
@@ -154,7 +155,7 @@ with src as (
     select
         a.*, a.rowid as source_row,
         lower(coalesce(a.response_state, '')) in ({_sql_list(STORED_FAILURE_STATES)})
-            or (coalesce(a.response_state, '') = '' and nullif(trim(a.error), '') is not null) as _failed{judged_flags}
+            or (coalesce(a.response_state, '') = '' and nullif(trim(a.error), '') is not null) as _failed{judged_flag}
     from eval.answer_results a
 )
 select
