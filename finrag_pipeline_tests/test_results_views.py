@@ -140,6 +140,10 @@ def test_a_failed_answer_scores_0_on_a_judge_metric_only_where_a_judge_scored(tm
     # the abstention's stored 0 (as rows written before the fix have it) is no score without a judge either
     assert all(pd.isna(got[("no-judge", qa)]) for qa in ("q1", "q2", "q3"))
     assert (got[("judged", "q1")], got[("judged", "q2")], got[("judged", "q3")]) == (0.8, 0.0, 0.0)
+    # the report names the reason beside its "n/a" even where the row's notes predate it
+    with wh.connect(read_only=True) as con:
+        reasons = report.load_answer_na_reasons(con)
+    assert reasons[(None, None, None, "faithfulness")] == "no judge configured"
 
 
 def test_views_are_recreated_only_when_their_sql_changes(tmp_path, monkeypatch):

@@ -169,7 +169,7 @@ select
         {answer_metrics},
         case when not _failed then latency_ms end as latency_ms
     ),
-    _failed as is_error
+    _failed as is_error{", _judged as has_judge" if judged_flag else ""}
 from src""",
         ANSWER_CURRENT: f"""
 with run_order as (

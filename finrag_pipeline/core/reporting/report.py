@@ -362,24 +362,33 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
 
 def load_answer_na_reasons(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, float, str], str]:
     """Why an answer metric was not computed: per model x prompt x temperature x metric, the most frequent
-    reason (eval.answer_results ``notes``) among its rows where the metric is NULL. Reasons, not statistics:
-    the report shows them beside the marts' "n/a"."""
-    if not _has_table(con, "eval", "answer_results"):
-        return {}
+    reason (the rows' ``notes``) among its current rows (eval.answer_current, what the marts read) where the
+    metric is NULL. Reasons, not statistics: the report shows them beside the marts' "n/a"."""
+    schema, view = ANSWER_CURRENT.split(".")
     present = {r[0] for r in con.execute("select column_name from information_schema.columns where "
-                                         "table_schema = 'eval' and table_name = 'answer_results'").fetchall()}
+                                         "table_schema = ? and table_name = ?", [schema, view]).fetchall()}
     metrics = [m for m in ANSWER_METRICS if m in present]
     if "notes" not in present or not metrics:
         return {}
+    judged = set(registry.JUDGE_METRICS) if "has_judge" in present else set()
+
+    def reason(m: str) -> str:
+        noted = f"case when json_valid(notes) then json_extract_string(notes, '$.{m}') end"
+        return f"case when not has_judge then 'no judge configured' else {noted} end" if m in judged else noted
+
     union = " union all ".join(
-        f"select model, prompt_type, temperature, '{m}' as metric, json_extract_string(notes, '$.{m}') as reason "
-        f"from eval.answer_results where {m} is null and json_valid(notes)" for m in metrics)
+        f"select model, prompt_type, temperature, '{m}' as metric, {reason(m)} as reason "
+        f"from {ANSWER_CURRENT} where {m} is null" for m in metrics)
     rows = con.execute(f"""select model, prompt_type, temperature, metric, reason from (
         select *, row_number() over (partition by model, prompt_type, temperature, metric
                                      order by n desc, reason) as pick
         from (select model, prompt_type, temperature, metric, reason, count(*) as n from ({union})
               where reason is not null group by all)) where pick = 1""").fetchall()
-    return {(model, prompt, float(temp), metric): reason for model, prompt, temp, metric, reason in rows}
+    return {(model, prompt, _temperature(temp), metric): reason for model, prompt, temp, metric, reason in rows}
+
+
+def _temperature(value: object) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -644,7 +653,7 @@ def answer_quality_table(quality: pd.DataFrame,
 
     def cell(row: pd.Series, metric: str) -> str:
         shown = _fmt_ci(row, metric)
-        reason = na_reasons.get((row["model"], row["prompt_type"], float(row["temperature"]), metric))
+        reason = na_reasons.get((row["model"], row["prompt_type"], _temperature(row["temperature"]), metric))
         return f"{shown}: {reason}" if shown == NOT_COMPUTED and reason else shown
 
     view = pd.DataFrame({
