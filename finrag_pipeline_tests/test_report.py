@@ -418,3 +418,23 @@ def test_regressions_say_how_many_of_the_flagged_changes_they_show(built_marts_w
     assert body.count("<tr>") == 3
     if ("regression",) in flagged:   # a regression is never hidden behind improvements
         assert "<td>regression</td>" in body
+
+
+def test_the_web_explorer_serves_the_report_at_the_linked_path(tmp_path):
+    """eval_report links http://127.0.0.1:8765/finrag_report.html; `finrag serve` (default port 8765 too)
+    answers it, so the link works whichever of the two servers runs."""
+    from starlette.testclient import TestClient
+
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.core.reporting.serve import REPORT_FILE, report_url
+    from finrag_pipeline.web.app import create_app
+
+    paths = FinragPaths.from_env(str(tmp_path / "home")).ensure()
+    assert report_url().endswith("/" + REPORT_FILE)
+    with TestClient(create_app(str(paths.home))) as client:
+        missing = client.get(f"/{REPORT_FILE}")
+        assert missing.status_code == 404 and "finrag report" in missing.text
+        (paths.reports_dir / REPORT_FILE).write_text("<html>the report</html>")
+        served = client.get(f"/{REPORT_FILE}")
+        assert served.status_code == 200 and served.text == "<html>the report</html>"
+        assert served.headers["content-type"].startswith("text/html")
