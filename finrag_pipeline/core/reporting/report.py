@@ -788,7 +788,7 @@ th { background: #f4f4f4; position: sticky; top: 0; z-index: 1; } .empty { color
 .caption { color: #444; margin: .8rem 0 .2rem; font-size: .9rem; } .note { color: #666; font-size: .8rem; }
 td { max-width: 28rem; } table.worst-questions td:nth-child(7) { font-size: .75rem; min-width: 22rem; }
 table.worst-questions td:nth-child(4), table.worst-questions td:nth-child(5) { min-width: 14rem; }
-table.worst-questions td:nth-child(2) { white-space: nowrap; }
+table.worst-questions td:nth-child(2), table.filings td { white-space: nowrap; }
 """
 
 
