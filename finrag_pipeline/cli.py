@@ -199,10 +199,10 @@ def _print_summary(paths, report) -> None:
     click.echo(f"\nWarehouse:        {paths.warehouse}")
     click.echo(f"Analyst snapshot: {paths.warehouse_snapshot}")
     click.echo(f"Indexes:          {paths.tantivy_dir.parent}")
-    report_path = paths.reports_dir / "finrag_report.html"
-    if report_path.exists():
-        from finrag_pipeline.core.reporting.serve import report_url
+    from finrag_pipeline.core.reporting.serve import REPORT_FILE, report_url
 
+    report_path = paths.reports_dir / REPORT_FILE
+    if report_path.exists():
         click.echo(f"Report:           {report_path}  (`finrag report --serve`: {report_url(report_path.name)})")
     click.echo(f"Dagster UI:       make ui  (DAGSTER_HOME={paths.dagster_home})")
 
@@ -537,7 +537,7 @@ def report(ctx, serve: bool, port: int | None) -> None:
     import duckdb
 
     from finrag_pipeline.core.reporting.report import build_report, marts_needed
-    from finrag_pipeline.core.reporting.serve import make_server
+    from finrag_pipeline.core.reporting.serve import REPORT_FILE, make_server
 
     paths = _paths(ctx.obj["home"])
     source = paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse
@@ -558,7 +558,7 @@ def report(ctx, serve: bool, port: int | None) -> None:
             raise click.ClickException(f"building the marts failed ({built.failed['marts']}); the report needs "
                                        f"them (dbt log: {paths.logs_dir / 'build_marts.log'})")
         source = paths.warehouse_snapshot
-    out = build_report(source, paths.reports_dir / "finrag_report.html")
+    out = build_report(source, paths.reports_dir / REPORT_FILE)
     click.echo(out)
     if serve:
         server = make_server(paths.reports_dir, port=port)

@@ -179,6 +179,8 @@ def answer_rows() -> list[dict]:
                     citation_precision=faith, citation_recall=faith, block_citation_precision=block,
                     block_citation_recall=block, abstention_correct=abstention, faithfulness=faith,
                     answer_relevancy=faith, state_correct=correct,
+                    # the judge leaves its reasons where it scored (a configuration with a judge)
+                    judge_reasons=json.dumps({"faithfulness": "judged"}) if faith is not None else None,
                     prompt_tokens=800, completion_tokens=60, latency_ms=latency, cost_usd=0.0,
                     error=error, evaluated_at=T1)
 

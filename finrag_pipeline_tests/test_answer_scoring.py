@@ -191,8 +191,15 @@ def test_score_answer_policy():
     assert m["correctness"] == 1.0 and m["non_committal"] == 0.0 and m["grounded"] == 1.0
     assert m["period_ok"] == 1.0 and m["block_citation_precision"] == 1.0 and m["citation_recall"] == 1.0
     assert m["abstention_correct"] is None and m["faithfulness"] is None
-    m, _ = am.score_answer(answer="", response_state="abstained", citations=[], cited_texts=[], key=_key())
+    m, notes = am.score_answer(answer="", response_state="abstained", citations=[], cited_texts=[], key=_key())
     assert m["correctness"] == 0.0 and m["non_committal"] is None and m["abstention_correct"] is None
+    # without a judge its scores are not computed, not the 0 of a failed answer
+    assert m["faithfulness"] is None and m["answer_relevancy"] is None
+    assert notes["faithfulness"] == notes["answer_relevancy"] == "no judge configured"
+    # with a judge (not consulted for a non-answer) a failed answer scores 0 there too
+    m, notes = am.score_answer(answer="", response_state="abstained", citations=[], cited_texts=[], key=_key(),
+                               judge=object())
+    assert m["faithfulness"] == 0.0 and notes["faithfulness"] == "abstained: scored 0"
     unanswerable = _key(answer_values=[], gold_page_groups=[], gold_block_groups=[])
     m, _ = am.score_answer(answer="", response_state="abstained", citations=[], cited_texts=[], key=unanswerable)
     assert m["abstention_correct"] == 1.0 and m["state_correct"] == 1.0 and m["correctness"] is None

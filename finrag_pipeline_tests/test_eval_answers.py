@@ -122,8 +122,9 @@ def test_score_answer_state_policy():
                        gold_page_groups=[[(F, 40)]], gold_block_groups=[["c40"]])
     for state in ("backend_error", "invalid_output", "abstained", "insufficient_context", "no_evidence"):
         metrics, notes = am.score_answer(answer="", response_state=state, citations=[], cited_texts=[], key=key)
-        assert all(v == 0.0 for m, v in metrics.items() if m not in am.RATE_METRICS), state
+        assert all(v == 0.0 for m, v in metrics.items() if m not in (*am.RATE_METRICS, *am.JUDGE_METRICS)), state
         assert metrics["non_committal"] is None and metrics["abstention_correct"] is None
+        assert all(metrics[m] is None for m in am.JUDGE_METRICS)   # no judge: not computed
         assert state in notes["correctness"]
     # an unanswerable question: abstaining is right, other metrics have nothing to compare to
     unanswerable = am.AnswerKey(asked_periods=["FY2022"])

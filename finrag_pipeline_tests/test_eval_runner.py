@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
@@ -237,7 +238,11 @@ def test_answer_eval_failures_and_abstentions_lower_the_mean():
     assert (sanity.correctness.fillna(0.0) == 0.0).all()
     assert {r["status"] for r in runs} == {"ok", "error"}
     faith = agg.loc[("extractive@overlap@3", "faithfulness")]
-    assert faith.n_scored == 1 and faith.coverage == 0.5      # no judge: NULL with a reason, shown as coverage
+    # no judge: NULL with a reason for every answer, the insufficient_context one too (not a 0 that would
+    # make a mean of zeros), shown as coverage 0
+    assert faith.n_scored == 0 and faith.coverage == 0.0
+    assert ex.loc["q5"].faithfulness is None or pd.isna(ex.loc["q5"].faithfulness)
+    assert json.loads(ex.loc["q5"].notes)["faithfulness"] == "no judge configured"
     wh_cols = set(ddl_columns("eval.answer_results"))
     assert set(df.columns) == wh_cols
 

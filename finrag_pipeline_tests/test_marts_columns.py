@@ -7,20 +7,33 @@ from finrag_pipeline.defs.marts.columns import column_schema, describe_column
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("ndcg_page_mean", "mean ndcg_page (nDCG@k over relevant pages) over questions (failed questions count 0"),
-    ("hit_chunk_ci_low", "lower bound of the closed-form 95% interval of hit_chunk (1 if a relevant chunk is in"),
+    ("ndcg_page_mean", "mean ndcg_page (nDCG at k with binary gains (page level)) over questions (failed questions "
+                       "count 0"),
+    ("hit_chunk_ci_low", "lower bound of the closed-form 95% interval of hit_chunk (1 if any relevant item is in "),
     ("recall_page_boot_ci_high", "upper bound of the seeded percentile bootstrap 95% interval of recall_page"),
-    ("figure_match_coverage", "share of rows where figure_match (1 if the answer states the reference figure)"),
-    ("latency_p95_ms", "95th percentile of latency (retrieval latency in milliseconds)"),
+    ("grounded_coverage", "share of rows where grounded (every figure of the answer is in the cited evidence)"),
+    ("all_evidence_hit_cost", "corpus minus filing mean of all_evidence_hit (1 if every required evidence group"),
+    ("hit_ranked_page", "hit_ranked_page (1 if an evidence page is among the top k pages of the page ranking), "
+                        "per question"),
+    ("latency_p95_ms", "95th percentile latency in milliseconds"),
     ("scope", "filing = the filing alone; corpus = the whole corpus"),
+    ("is_error", "the answer failed (backend_error, invalid_output)"),
 ])
 def test_descriptions_follow_the_naming_rules(name, expected):
     assert describe_column(name).startswith(expected)
 
 
+def test_metric_phrases_come_from_the_metric_registry():
+    from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRIC_SPECS
+
+    faithfulness = next(s for s in ANSWER_METRIC_SPECS if s.name == "faithfulness")
+    assert describe_column("faithfulness_mean").startswith(f"mean faithfulness ({faithfulness.description})")
+
+
 def test_unknown_columns_get_no_invented_description():
-    assert describe_column("best_config_name") == ""
+    assert describe_column("odd_column") == ""
     assert describe_column("hit_mean") == ""   # not a metric of the marts
+    assert describe_column("figure_match_coverage") == ""   # no longer a metric
 
 
 def test_schema_keeps_table_order_types_and_prefers_the_yml():

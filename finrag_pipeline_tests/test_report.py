@@ -383,3 +383,67 @@ def test_report_served_over_http(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_every_table_says_how_many_rows_it_shows_and_scrolls_in_the_page(built_marts_with_statistics, tmp_path):
+    import re
+
+    text = build_report(built_marts_with_statistics, tmp_path / "r.html").read_text()
+    tables = re.findall(r'<table class="([a-z-]+)"', text)
+    assert {"filings", "leaderboard", "answer-quality", "sanity-answers", "worst-questions",
+            "external-agreement", "external-agreement-configs"} <= set(tables)
+    for css in tables:   # each inside its scrolling block, right after a caption that counts its rows
+        block = re.search(rf'<p class="caption">([^<]*)</p><div class="scroll"><table class="{css}">', text)
+        assert block and re.search(r"\b(All|Top|The) \d+ (of \d+ )?", block.group(1)), css
+    assert "All 1 of 1 row (one per external set x scope)" in text
+
+
+def test_answer_metrics_not_computed_show_na_with_the_reason(tmp_path_factory, tmp_path):
+    def no_judge_for_the_small_model(con):
+        con.execute("""update eval.answer_results set faithfulness = null, answer_relevancy = null, judge_reasons = null,
+                       notes = '{"faithfulness": "no judge configured", "answer_relevancy": "no judge configured"}'
+                       where model = 'qwen-0.5b'""")
+
+    wh = _marted(tmp_path_factory, "no-judge", mutate=no_judge_for_the_small_model)
+    section = _section(build_report(wh, tmp_path / "r.html").read_text(), "Answer quality")
+    small = section[section.index("<td>qwen-0.5b</td>"):]
+    small = small[:small.index("</tr>")]
+    assert small.count("<td>n/a: no judge configured</td>") == 2      # faithfulness and answer_relevancy
+    large = section[section.index("<td>qwen-1.5b</td>"):]
+    assert "no judge configured" not in large[:large.index("</tr>")]
+    assert "n/a: no answer of that row could be scored on the metric" in section
+    assert 'All 3 of 3 model x prompt x temperature rows' in section and '<div class="scroll"><table class="answer-quality">' in section
+
+
+def test_regressions_say_how_many_of_the_flagged_changes_they_show(built_marts_with_statistics, tmp_path,
+                                                                  monkeypatch):
+    monkeypatch.setattr(report_module, "REGRESSION_ROWS", 3)
+    with duckdb.connect(str(built_marts_with_statistics), read_only=True) as con:
+        flagged = con.execute("select direction from marts.mart_regressions where outside_interval").fetchall()
+    section = _section(build_report(built_marts_with_statistics, tmp_path / "r.html").read_text(), "Regressions")
+    assert len(flagged) > 3
+    assert f"Top 3 of {len(flagged)} flagged change(s) (regressions first" in section
+    body = section[section.index("<tbody>"):section.index("</tbody>")]
+    assert body.count("<tr>") == 3
+    if ("regression",) in flagged:   # a regression is never hidden behind improvements
+        assert "<td>regression</td>" in body
+
+
+def test_the_web_explorer_serves_the_report_at_the_linked_path(tmp_path):
+    """eval_report links http://127.0.0.1:8765/finrag_report.html; `finrag serve` (default port 8765 too)
+    answers it, so the link works whichever of the two servers runs."""
+    from starlette.testclient import TestClient
+
+    from finrag_pipeline.core.paths import FinragPaths
+    from finrag_pipeline.core.reporting.serve import REPORT_FILE, report_url
+    from finrag_pipeline.web.app import create_app
+
+    paths = FinragPaths.from_env(str(tmp_path / "home")).ensure()
+    assert report_url().endswith("/" + REPORT_FILE)
+    with TestClient(create_app(str(paths.home))) as client:
+        missing = client.get(f"/{REPORT_FILE}")
+        assert missing.status_code == 404 and "finrag report" in missing.text
+        (paths.reports_dir / REPORT_FILE).write_text("<html>the report</html>")
+        served = client.get(f"/{REPORT_FILE}")
+        assert served.status_code == 200 and served.text == "<html>the report</html>"
+        assert served.headers["content-type"].startswith("text/html")

@@ -125,6 +125,27 @@ def test_answer_scoring_rules(tmp_path, state, error, answerable, correctness, n
     assert (pd.isna(row["non_committal"]) if non_committal is None else row["non_committal"] == non_committal)
 
 
+def test_a_failed_answer_scores_0_on_a_judge_metric_only_where_a_judge_scored(tmp_path):
+    """Without a judge (no judge_model) faithfulness is never computed: a backend_error stays NULL there, so
+    the marts and the report say "n/a" instead of a mean of zeros. With a judge it counts 0 as usual."""
+    wh = Warehouse(tmp_path / "w.duckdb")
+    states = (("q1", "answered", 0.8), ("q2", "backend_error", None), ("q3", "abstained", 0.0))
+    rows = [dict(run_id="X", filing_id="F", config_name=config, config_hash=config, qa_id=qa, answerable=True,
+                 response_state=state, error="boom" if state == "backend_error" else None,
+                 faithfulness=faith if judged or state == "abstained" else None,
+                 judge_reasons='{"faithfulness": "1 of 1 claims"}' if judged and state == "answered" else None)
+            for config, judged in (("no-judge", False), ("judged", True)) for qa, state, faith in states]
+    wh.replace_rows("eval.answer_results", rows, where={})
+    got = {(r.config_name, r.qa_id): r.faithfulness for r in wh.query_df(f"select * from {ANSWER_CURRENT}").itertuples()}
+    # the abstention's stored 0 (as rows written before the fix have it) is no score without a judge either
+    assert all(pd.isna(got[("no-judge", qa)]) for qa in ("q1", "q2", "q3"))
+    assert (got[("judged", "q1")], got[("judged", "q2")], got[("judged", "q3")]) == (0.8, 0.0, 0.0)
+    # the report names the reason beside its "n/a" even where the row's notes predate it
+    with wh.connect(read_only=True) as con:
+        reasons = report.load_answer_na_reasons(con)
+    assert reasons[(None, None, None, "faithfulness")] == "no judge configured"
+
+
 def test_views_are_recreated_only_when_their_sql_changes(tmp_path, monkeypatch):
     wh = Warehouse(tmp_path / "w.duckdb")
     with wh.connect() as con:

@@ -22,12 +22,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.reporting import report
+from finrag_pipeline.core.reporting.serve import REPORT_FILE
 from finrag_pipeline.web import queries as q
 from finrag_pipeline.web.explorer import Explorer
 
@@ -271,6 +272,15 @@ def create_app(home: str | None = None) -> Starlette:
         return Response(_PLOTLY_JS.setdefault("js", get_plotlyjs()), media_type="application/javascript",
                         headers={"Cache-Control": "max-age=86400"})
 
+    def html_report(request: Request) -> Response:
+        """The HTML report at the path the Dagster UI links (eval_report), so that link works whether this
+        explorer or `finrag report --serve` listens on the report port."""
+        path = paths.reports_dir / REPORT_FILE
+        if not path.is_file():
+            return HTMLResponse("<p>No report yet: it is built with the marts (<code>finrag report</code>).</p>",
+                                status_code=404)
+        return FileResponse(path, media_type="text/html")
+
     class Refresh(BaseHTTPMiddleware):
         """Pick up a newly published snapshot before every request; time every response."""
 
@@ -286,7 +296,7 @@ def create_app(home: str | None = None) -> Starlette:
         Route("/question/{qa_id:path}", question), Route("/failures", failures), Route("/corpus", corpus),
         Route("/ask", ask), Route("/state", state), Route("/page/{filing_id}/{page:int}.png", page_png),
         Route("/filing/{filing_id}/{page:int}", filing_page),
-        Route("/static/plotly.min.js", plotly_js),
+        Route("/static/plotly.min.js", plotly_js), Route(f"/{REPORT_FILE}", html_report),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(Refresh)])

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RATE_METRICS
+from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.response_states import (
     ANSWERED,
     NON_ANSWER_STATES,
@@ -34,12 +34,14 @@ from finrag_pipeline.core.numbers import (
     years_in,
 )
 
-__all__ = ["ANSWER_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
+__all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
            "reference_values", "LLMJudge"]
 
-# ANSWER_METRICS (names, order) and RATE_METRICS (behaviour rates, never set to 0 for a failed answer)
-# come from core/evaluation/metric_registry.py.
+# ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
+# JUDGE_METRICS (the LLM judge's: without a judge never computed, not even as the 0 of a failed answer, so
+# a report shows "n/a: no judge configured" rather than a mean of zeros) come from
+# core/evaluation/metric_registry.py.
 
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").
@@ -776,7 +778,8 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
 
     Policy (so that no failure vanishes from a mean):
     * answerable item, backend_error / invalid_output / abstained / insufficient_context / no_evidence:
-      every score 0 (``non_committal`` and ``abstention_correct`` are rates, None);
+      every score 0 (``non_committal`` and ``abstention_correct`` are rates, None; the judge's scores are
+      None without a judge: not computed, so never a mean of zeros);
     * unanswerable item (no gold evidence): ``abstention_correct`` and ``state_correct`` are 1 for a
       non-answer and 0 for an answer or a failure; every other metric None (nothing to compare);
     * answered an answerable item: each metric computed; None only when not computable, with why.
@@ -793,10 +796,13 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         return metrics, dict.fromkeys(ANSWER_METRICS, why)
     if response_state != ANSWERED:
         reason = f"{response_state}: scored 0"
-        metrics = {m: (None if m in RATE_METRICS else 0.0) for m in ANSWER_METRICS}
+        metrics = {m: (None if m in RATE_METRICS or (judge is None and m in JUDGE_METRICS) else 0.0)
+                   for m in ANSWER_METRICS}
         notes = dict.fromkeys(ANSWER_METRICS, reason)
         notes["abstention_correct"] = "answerable question"
         notes["non_committal"] = f"{response_state}: not an answer"
+        if judge is None:
+            notes.update(dict.fromkeys(JUDGE_METRICS, "no judge configured"))
         return metrics, notes
     verdict = correctness(answer, question=key.question, answer_values=key.answer_values,
                           answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs)
@@ -816,7 +822,7 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
     metrics["block_citation_recall"], notes["block_citation_recall"] = br, br_note
     notes["abstention_correct"] = "answerable question"
     if judge is None:
-        notes["faithfulness"] = notes["answer_relevancy"] = "no judge configured"
+        notes.update(dict.fromkeys(JUDGE_METRICS, "no judge configured"))
     else:
         metrics["faithfulness"], notes["faithfulness"] = judge.faithfulness(key.question, answer, cited_texts)
         metrics["answer_relevancy"], notes["answer_relevancy"] = judge.relevancy(key.question, answer)

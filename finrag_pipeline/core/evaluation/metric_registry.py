@@ -40,9 +40,10 @@ class MetricSpec:
     computed by at its ``level``; ``function``: that ranking function, ``f(ranked, groups, relevant, k)``,
     for a ranking value the built-ins of metrics.py do not have (so a new metric is this entry alone). ``key``: also reported in the breakdown marts (by question type,
     company, year, corpus size). ``rate``: a behaviour rate, not a score: a failed answer is NOT set
-    to 0 for it. ``chance``: its chance level (what k leaf chunks drawn at random score,
-    core/retrieval/sanity.py ChanceLevels) is recorded per question as ``<name>_chance`` and shown
-    beside it in the marts.
+    to 0 for it. ``judge``: scored by the LLM judge (eval_matrix.yaml ``judge_model``); without one it is
+    never computed, so a failed answer is not set to 0 for it either. ``chance``: its chance level (what
+    k leaf chunks drawn at random score, core/retrieval/sanity.py ChanceLevels) is recorded per question
+    as ``<name>_chance`` and shown beside it in the marts.
     """
 
     name: str
@@ -53,6 +54,7 @@ class MetricSpec:
     ranking: str | None = None
     key: bool = False
     rate: bool = False
+    judge: bool = False
     function: Callable[..., float] | None = field(default=None, compare=False, repr=False)
     source: Literal["hits", "top_pages"] = "hits"
     chance: bool = False
@@ -96,7 +98,9 @@ RETRIEVAL_METRIC_SPECS: tuple[MetricSpec, ...] = (
                ranking="all_evidence_hit", source="top_pages"),
 )
 
-ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate=fields[5]) for fields in (
+_JUDGED = frozenset({"faithfulness", "answer_relevancy"})   # scored by the LLM judge
+ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate=fields[5], judge=fields[0] in _JUDGED)
+                                                    for fields in (
     ("correctness", "answer", "higher", "binary", "the answer commits to the right value(s) or option", False),
     ("non_committal", "answer", "lower", "binary",
      "an answered, answerable question got hedges, candidates or no figure", True),
@@ -152,6 +156,7 @@ RETRIEVAL_METRICS = names(RETRIEVAL_METRIC_SPECS)
 KEY_RETRIEVAL_METRICS = tuple(s.name for s in RETRIEVAL_METRIC_SPECS if s.key)
 ANSWER_METRICS = names(ANSWER_METRIC_SPECS)
 RATE_METRICS = frozenset(s.name for s in ANSWER_METRIC_SPECS if s.rate)
+JUDGE_METRICS = tuple(s.name for s in ANSWER_METRIC_SPECS if s.judge)
 BINARY_METRICS = frozenset(s.name for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS) if s.binary)
 # The columns that identify one retrieval configuration (the grain of the leaderboard and the report).
 RETRIEVAL_KEYS = ("scope", "config_name", "retriever", "k", "chunking")

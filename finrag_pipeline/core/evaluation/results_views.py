@@ -76,9 +76,16 @@ def view_sql(retrieval_specs: Sequence[MetricSpec] | None = None,
          for s in retrieval_specs]
         + [f"case when status = 'no_relevant' then null else {c} end as {c}"
            for c in (registry.chance_column(s.name) for s in retrieval_specs if s.chance)])
+    # A failed answer scores 0 on every score that applies. A judge metric applies only to a configuration
+    # with a judge (one that left judge_reasons): without judge_model it is NULL, "n/a", never 0 (rows
+    # written before score_answer knew that stored 0 for an abstention).
     answer_metrics = ",\n        ".join(
-        f"case when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
+        ("case when not _judged then null " if s.judge else "case ")
+        + f"when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
         f" as {s.name}" for s in answer_specs if not s.rate)
+    judged_flag = (",\n        count(a.judge_reasons) over (partition by a.config_hash) > 0 as _judged"
+                   if any(s.judge for s in answer_specs) else "")
+    answer_helpers = "_failed, _judged" if judged_flag else "_failed"
     keys = ", ".join(RETRIEVAL_RUN_KEYS)
     return {
         RETRIEVAL_SCORED: f"""
@@ -152,11 +159,11 @@ with src as (
     select
         a.*, a.rowid as source_row,
         lower(coalesce(a.response_state, '')) in ({_sql_list(STORED_FAILURE_STATES)})
-            or (coalesce(a.response_state, '') = '' and nullif(trim(a.error), '') is not null) as _failed
+            or (coalesce(a.response_state, '') = '' and nullif(trim(a.error), '') is not null) as _failed{judged_flag}
     from eval.answer_results a
 )
 select
-    * exclude (_failed) replace (
+    * exclude ({answer_helpers}) replace (
         case when _failed and lower(coalesce(response_state, '')) in ({_sql_list(FAILURE_STATES)})
                  then lower(response_state)
              when _failed then 'backend_error'
@@ -166,7 +173,7 @@ select
         {answer_metrics},
         case when not _failed then latency_ms end as latency_ms
     ),
-    _failed as is_error
+    _failed as is_error{", _judged as has_judge" if judged_flag else ""}
 from src""",
         ANSWER_CURRENT: f"""
 with run_order as (

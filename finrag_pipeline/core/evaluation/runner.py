@@ -30,7 +30,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from finrag_pipeline.core.evaluation import metrics as m
-from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, AnswerKey, LLMJudge, score_answer
+from finrag_pipeline.core.evaluation.answer_metrics import (
+    ANSWER_METRICS,
+    JUDGE_METRICS,
+    AnswerKey,
+    LLMJudge,
+    score_answer,
+)
 from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
 from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
 from finrag_pipeline.core.evaluation.metric_registry import (
@@ -648,7 +654,7 @@ def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: 
         answer=result.text, response_state=result.response_state, citations=result.citations,
         cited_texts=cited_texts(result, hits), key=answer_key(item),
         judge=judge)
-    judge_reasons = {k: notes.pop(k) for k in ("faithfulness", "answer_relevancy")
+    judge_reasons = {k: notes.pop(k) for k in JUDGE_METRICS
                      if judge is not None and result.response_state == "answered"}
     return {
         **metrics_, "answer": result.text,

@@ -25,7 +25,8 @@ import html
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -47,6 +48,7 @@ ANSWER_METRICS = list(registry.ANSWER_METRICS)
 # A display choice: the metrics charted by question type (the breakdown mart's key metrics, less mrr_page).
 CHART_METRICS = [m for m in registry.KEY_RETRIEVAL_METRICS if m != "mrr_page"]
 LEADERBOARD_ROWS = 10   # per scope and k
+REGRESSION_ROWS = 50
 WORST_QUESTIONS = 15    # per scope
 NOT_COMPUTED = "n/a"
 
@@ -155,7 +157,8 @@ def sanity_tables(answers: pd.DataFrame, retrieval: pd.DataFrame) -> list[str]:
             view[c] = view[c].map(_fmt)
         parts.append(f"<p>Lazy answerers run beside the real ones. Correctness on answerable questions must stay "
                      f"&le; {SANITY_LIMITS.max_correctness}; <code>sanity_abstain</code> earns credit only as "
-                     "abstention accuracy on unanswerable questions.</p>" + _html_table(view, "sanity-answers"))
+                     "abstention accuracy on unanswerable questions.</p>"
+                     + _table_block(view, "sanity-answers", _all_rows(len(view), "sanity answerer")))
     if not retrieval.empty:
         view = retrieval.copy()
         for c in ("mean", "chance_level", "chance_band"):
@@ -167,7 +170,7 @@ def sanity_tables(answers: pd.DataFrame, retrieval: pd.DataFrame) -> list[str]:
                      "(statement pages hold many table-row chunks, so page chance is far above chunk chance); "
                      "all-evidence page hit: every evidence group drawn, by inclusion-exclusion "
                      "(docs/METRICS.md, \"Chance levels\").</p>"
-                     + _html_table(view, "sanity-random"))
+                     + _table_block(view, "sanity-random", _all_rows(len(view), "metric x scope x k")))
     return parts
 
 
@@ -325,7 +328,7 @@ def load_flagged_regressions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | N
     if not _has_table(con, "marts", "mart_regressions"):
         return None
     df = _df(con, """select * from marts.mart_regressions where outside_interval
-                     order by direction, delta, config_name, filing_id, metric, scope limit 50""")
+                     order by direction <> 'regression', delta, config_name, filing_id, metric, scope""")
     # Pick what exists: the mart may be a version older or newer than this code.
     cols = [c for c in ["scope", "config_name", "filing_id", "metric", "previous_mean", "latest_mean", "delta",
                         "previous_ci_low", "previous_ci_high", "paired_significant", "direction"] if c in df]
@@ -342,6 +345,37 @@ def load_answer_quality(con: duckdb.DuckDBPyConnection) -> tuple[pd.DataFrame, p
                     "select * from marts.mart_answer_quality order by model, prompt_type, temperature")
     states = read_mart(con, "mart_answer_response_states", "select * from marts.mart_answer_response_states")
     return quality, states
+
+
+def load_answer_na_reasons(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, float, str], str]:
+    """Why an answer metric was not computed: per model x prompt x temperature x metric, the most frequent
+    reason (the rows' ``notes``) among its current rows (eval.answer_current, what the marts read) where the
+    metric is NULL. Reasons, not statistics: the report shows them beside the marts' "n/a"."""
+    schema, view = ANSWER_CURRENT.split(".")
+    present = {r[0] for r in con.execute("select column_name from information_schema.columns where "
+                                         "table_schema = ? and table_name = ?", [schema, view]).fetchall()}
+    metrics = [m for m in ANSWER_METRICS if m in present]
+    if "notes" not in present or not metrics:
+        return {}
+    judged = set(registry.JUDGE_METRICS) if "has_judge" in present else set()
+
+    def reason(m: str) -> str:
+        noted = f"case when json_valid(notes) then json_extract_string(notes, '$.{m}') end"
+        return f"case when not has_judge then 'no judge configured' else {noted} end" if m in judged else noted
+
+    union = " union all ".join(
+        f"select model, prompt_type, temperature, '{m}' as metric, {reason(m)} as reason "
+        f"from {ANSWER_CURRENT} where {m} is null" for m in metrics)
+    rows = con.execute(f"""select model, prompt_type, temperature, metric, reason from (
+        select *, row_number() over (partition by model, prompt_type, temperature, metric
+                                     order by n desc, reason) as pick
+        from (select model, prompt_type, temperature, metric, reason, count(*) as n from ({union})
+              where reason is not null group by all)) where pick = 1""").fetchall()
+    return {(model, prompt, _temperature(temp), metric): reason for model, prompt, temp, metric, reason in rows}
+
+
+def _temperature(value: object) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -590,11 +624,18 @@ def worst_questions_table(worst: pd.DataFrame, n_total: int | None = None,
 
 
 def filings_table(filings: pd.DataFrame) -> str:
-    view = filings.rename(columns={"corpus_state_status": "corpus state status"})
-    view["last_evaluated"] = pd.to_datetime(view["last_evaluated"]).dt.strftime("%Y-%m-%d %H:%M")
+    view = filings.assign(last_evaluated=pd.to_datetime(filings["last_evaluated"]).dt.strftime("%Y-%m-%d %H:%M"))
+    view = view.rename(columns={"filing_id": "filing", "fiscal_year": "fiscal year", "last_evaluated": "last evaluated",
+                                "corpus_state": "corpus state", "filings_in_corpus": "filings in that corpus",
+                                "corpus_state_status": "against the current corpus"})
     caption = (f"All {len(view)} filings evaluated; corpus state of each filing's newest whole-corpus run "
                "and how many filings that corpus held.")
     return _table_block(view, "filings", caption)
+
+
+def _all_rows(n: int, what: str) -> str:
+    """The caption of a table that shows every row: 'All 6 of 6 rows (one per model x prompt).'"""
+    return f"All {n} of {n} row{'' if n == 1 else 's'} (one per {what})."
 
 
 def _table_block(view: pd.DataFrame, css_class: str, caption: str, notes: Sequence[str] = ()) -> str:
@@ -604,16 +645,30 @@ def _table_block(view: pd.DataFrame, css_class: str, caption: str, notes: Sequen
             f'<div class="scroll">{_html_table(view, css_class)}</div>{foot}')
 
 
-def answer_quality_table(quality: pd.DataFrame) -> str:
+def answer_quality_table(quality: pd.DataFrame,
+                         na_reasons: Mapping[tuple[str, str, float, str], str] | None = None) -> str:
+    """Every model x prompt x temperature; a metric that was not computed shows "n/a" with its reason."""
+    na_reasons = na_reasons or {}
+
+    def cell(row: pd.Series, metric: str) -> str:
+        shown = _fmt_ci(row, metric)
+        reason = na_reasons.get((row["model"], row["prompt_type"], _temperature(row["temperature"]), metric))
+        return f"{shown}: {reason}" if shown == NOT_COMPUTED and reason else shown
+
     view = pd.DataFrame({
         "model": quality["model"], "prompt": quality["prompt_type"], "temperature": quality["temperature"],
         "answers": quality["n_answers"],
-        **{m: [_fmt_ci(r, m) for _, r in quality.iterrows()] for m in ANSWER_METRICS if f"{m}_mean" in quality},
+        **{m: [cell(r, m) for _, r in quality.iterrows()] for m in ANSWER_METRICS if f"{m}_mean" in quality},
     })
     for m in ANSWER_METRICS:
         if f"{m}_coverage" in quality:
             view[f"{m} coverage"] = quality[f"{m}_coverage"].map(lambda v: "" if pd.isna(v) else f"{v:.0%}")
-    return _html_table(view, "answer-quality")
+    caption = (f"All {len(view)} of {len(view)} model x prompt x temperature rows, sorted by model, prompt and "
+               "temperature; coverage = share of answers with a score for the metric.")
+    notes = ([f"{NOT_COMPUTED}: no answer of that row could be scored on the metric; the most frequent reason "
+              "follows it."] if any(str(v).startswith(NOT_COMPUTED) for col in view.columns for v in view[col])
+             else [])
+    return _table_block(view, "answer-quality", caption, notes)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -670,14 +725,16 @@ def external_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
         "generated questions, the external one over the imported set's questions. Intervals resample the "
         "questions of both sets (seeded bootstrap). A tau near 1 means the synthetic sets can stand in for "
         "the external questions; near 0, their ranking says little about it.</p>",
-        _html_table(view, "external-agreement")]
+        _table_block(view, "external-agreement", _all_rows(len(view), "external set x scope"))]
     if not configs.empty:
         side = pd.DataFrame({
             "external set": configs["external_set"], "scope": configs["scope"], "config": configs["config_name"],
             "synthetic mean": configs["synthetic_mean"], "synthetic rank": configs["synthetic_rank"],
             "external mean": configs["external_mean"], "external rank": configs["external_rank"],
             "rank change (syn - ext)": configs["rank_change"]})
-        parts.append(_html_table(side, "external-agreement-configs"))
+        parts.append(_table_block(side, "external-agreement-configs",
+                                  _all_rows(len(side), "external set x scope x configuration") + " Both "
+                                  "leaderboards side by side, sorted by external rank."))
     return _section(title, parts, "")
 
 
@@ -693,26 +750,26 @@ def corpus_cost_section(con: duckdb.DuckDBPyConnection) -> str:
         cost = _df(con, "select * from marts.mart_corpus_cost order by question_set, k, "
                         "all_evidence_hit_cost desc, config_name")
         if not cost.empty:
-            parts.append('<p class="caption">All-evidence page hit and page hit in each scope over the same '
-                         "questions; cost = corpus - filing (negative: other filings crowd the evidence out).</p>")
-            parts.append(_html_table(pd.DataFrame({
+            parts.append(_table_block(pd.DataFrame({
                 "question set": cost["question_set"], "config": cost["config_name"], "n": cost["n_paired"],
                 "all-evidence filing": cost["all_evidence_hit_filing"].map(_fmt),
                 "all-evidence corpus": cost["all_evidence_hit_corpus"].map(_fmt),
                 "cost": cost["all_evidence_hit_cost"].map(lambda v: _fmt(v) if pd.isna(v) else f"{v:+.3f}"),
                 "page hit cost": cost["hit_page_cost"].map(lambda v: _fmt(v) if pd.isna(v) else f"{v:+.3f}"),
-            }), "corpus-cost"))
+            }), "corpus-cost", _all_rows(len(cost), "question set x configuration") + " All-evidence page hit "
+                "and page hit in each scope over the same questions; cost = corpus - filing (negative: other "
+                "filings crowd the evidence out)."))
     if _has_table(con, "marts", "mart_company_resolution"):
         res = _df(con, "select * from marts.mart_company_resolution order by question_set, scope, config_name")
         if not res.empty:
-            parts.append('<p class="caption">Company/period resolution against each question\'s own filing '
-                         "(configurations with company_mode or period_mode).</p>")
-            parts.append(_html_table(pd.DataFrame({
+            parts.append(_table_block(pd.DataFrame({
                 "question set": res["question_set"], "scope": res["scope"], "config": res["config_name"],
                 "n": res["n_questions"], "accuracy": res["resolution_accuracy"].map(_fmt),
                 "exact / covers / wrong / unresolved": res["n_exact"].astype(str) + " / " + res["n_covers"].astype(str)
                 + " / " + res["n_wrong"].astype(str) + " / " + res["n_unresolved"].astype(str),
-            }), "company-resolution"))
+            }), "company-resolution", _all_rows(len(res), "question set x scope x configuration")
+                + " Company/period resolution against each question's own filing (configurations with "
+                "company_mode or period_mode)."))
     return _section(title, parts, "Needs the dbt marts and an evaluation in both scopes.")
 
 
@@ -730,7 +787,7 @@ th { background: #f4f4f4; position: sticky; top: 0; z-index: 1; } .empty { color
 .caption { color: #444; margin: .8rem 0 .2rem; font-size: .9rem; } .note { color: #666; font-size: .8rem; }
 td { max-width: 28rem; } table.worst-questions td:nth-child(7) { font-size: .75rem; min-width: 22rem; }
 table.worst-questions td:nth-child(4), table.worst-questions td:nth-child(5) { min-width: 14rem; }
-table.worst-questions td:nth-child(2) { white-space: nowrap; }
+table.worst-questions td:nth-child(2), table.filings td { white-space: nowrap; }
 """
 
 
@@ -754,9 +811,11 @@ def _regression_parts(regressions: pd.DataFrame | None, n_comparable: int) -> li
     if regressions.empty:
         return [f'<p class="empty">No regressions flagged: {n_comparable} configuration x filing x scope '
                 'pairs have an earlier run, and no latest mean left the previous 95% interval.</p>']
-    caption = (f"{len(regressions)} flagged change(s) among {n_comparable} configuration x filing x scope "
-               "pairs with an earlier run.")
-    return [_table_block(regressions, "regressions", caption)]
+    shown = regressions.head(REGRESSION_ROWS)
+    caption = (f"{'All' if len(shown) == len(regressions) else 'Top'} {len(shown)} of {len(regressions)} flagged "
+               f"change(s) (regressions first, largest drop first) among {n_comparable} configuration x filing x "
+               "scope pairs with an earlier run.")
+    return [_table_block(shown, "regressions", caption)]
 
 
 def _count_question_scopes(con: duckdb.DuckDBPyConnection) -> int:
@@ -789,7 +848,7 @@ def load_report_summary(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection
 
 def _section(title: str, parts: Sequence[str], empty_message: str) -> str:
     body = "\n".join(parts) if parts else f'<p class="empty">{html.escape(empty_message)}</p>'
-    anchor = "-".join(title.lower().split()[:3]).strip("()")
+    anchor = "-".join(re.sub(r"[^a-z0-9 ]", "", title.lower()).split()[:3])
     return f'<section id="{html.escape(anchor)}"><h2>{html.escape(title)}</h2>\n{body}\n</section>'
 
 
@@ -813,6 +872,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         ranks = load_question_ranks(con, worst) if not worst.empty else {}
         evidence_pages = load_evidence_pages(con)
         quality, states = load_answer_quality(con)
+        na_reasons = load_answer_na_reasons(con) if not quality.empty else {}
         regressions = load_flagged_regressions(con)
         sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
         agreement_html = external_agreement_section(con)
@@ -830,7 +890,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
                  "No retrieval evaluation yet."),
         _section("Corpus growth", _growth_parts(growth), "No whole-corpus (scope=corpus) evaluation yet."),
         _section("Answer quality",
-                 [answer_quality_table(quality), *answer_quality_charts(quality, states)] if not quality.empty else [],
+                 [answer_quality_table(quality, na_reasons), *answer_quality_charts(quality, states)] if not quality.empty else [],
                  "No answer evaluation yet."),
         _section("Sanity checks", sanity_tables(sanity_answers, random_retrieval),
                  "No sanity answerer or sanity_random results yet."),

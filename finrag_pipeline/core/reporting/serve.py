@@ -1,5 +1,6 @@
-"""Serve the reports folder over http (``finrag report --serve``): the Dagster UI links the report
-there, since browsers block ``file://`` links from an http page."""
+"""Serve the reports folder over http (``finrag report --serve``; the web explorer, ``finrag serve``,
+serves the report at the same path): the Dagster UI links the report there, since browsers block
+``file://`` links from an http page."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import os
 from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
+DEFAULT_PORT = 8765   # the web explorer's default port too: it serves the report at the same path
+REPORT_FILE = "finrag_report.html"   # in FinragPaths.reports_dir
 
 
 def report_address() -> tuple[str, int]:
@@ -17,7 +19,7 @@ def report_address() -> tuple[str, int]:
     return os.environ.get("FINRAG_REPORT_HOST", DEFAULT_HOST), int(os.environ.get("FINRAG_REPORT_PORT", DEFAULT_PORT))
 
 
-def report_url(name: str = "finrag_report.html") -> str:
+def report_url(name: str = REPORT_FILE) -> str:
     host, port = report_address()
     return f"http://{host}:{port}/{name}"
 

@@ -17,7 +17,7 @@ from dagster_dbt import (
 
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting.report import build_report, load_report_summary
-from finrag_pipeline.core.reporting.serve import report_url
+from finrag_pipeline.core.reporting.serve import REPORT_FILE, report_url
 from finrag_pipeline.core.warehouse import publish_snapshot
 from finrag_pipeline.defs.automation.conditions import EVALUATION_KEYS, REFRESH_MARTS
 from finrag_pipeline.defs.marts.columns import column_schema
@@ -149,16 +149,19 @@ def analyst_snapshot(finrag: FinragResource) -> dg.MaterializeResult:
 
 @dg.asset(
     group_name="marts", kinds={"html"}, deps=[analyst_snapshot], automation_condition=REFRESH_MARTS,
-    description="Self-contained HTML report: metrics per retriever and k with interval bars, per question "
-                "type, the corpus growth curve and answer quality; one click from the UI.",
+    description="Self-contained HTML report: the filings evaluated, metrics per retriever and k with interval "
+                "bars, a configuration x question type heatmap, the corpus growth curve, answer quality, "
+                "regressions and the worst questions. Its `report` link opens it over http while `finrag report "
+                "--serve` or `finrag serve` runs.",
 )
 def eval_report(finrag: FinragResource) -> dg.MaterializeResult:
-    out = build_report(finrag.paths.warehouse_snapshot, finrag.paths.reports_dir / "finrag_report.html")
+    out = build_report(finrag.paths.warehouse_snapshot, finrag.paths.reports_dir / REPORT_FILE)
     summary = load_report_summary(finrag.paths.warehouse_snapshot)
     # Browsers block file:// links from an http page: link the report server (`finrag report --serve`).
     return dg.MaterializeResult(metadata={
         "report": dg.MetadataValue.url(report_url(out.name)),
-        "serve": dg.MetadataValue.md(f"`finrag report --serve` serves `{out.parent}` at {report_url('')}"),
+        "serve": dg.MetadataValue.md(f"`finrag report --serve` (or the web explorer, `finrag serve`) serves "
+                                     f"`{out.parent}` at {report_url('')}"),
         "path": dg.MetadataValue.path(str(out)),
         "best_per_scope_and_k": dg.MetadataValue.md(
             summary.to_markdown(index=False) if not summary.empty else "_no retrieval evaluation yet_"),
