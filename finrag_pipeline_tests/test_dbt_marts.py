@@ -331,7 +331,7 @@ def test_every_column_of_every_model_has_a_type_and_description(marts):
     undescribed = [(table, c.name) for (_schema, table), cols in catalog.items()
                    for c in column_schema(cols, models[(_schema, table)].get("columns", {})).columns
                    if not (c.description and c.type)]
-    assert undescribed == []
+    assert undescribed == [], undescribed
     sanity = dict((c.name, c.description) for c in column_schema(
         catalog[("marts", "mart_sanity_answers")], models[("marts", "mart_sanity_answers")]["columns"]).columns)
     assert sanity["correctness"].startswith("mean correctness on the answerable questions")  # the yml wins

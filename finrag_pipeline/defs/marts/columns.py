@@ -161,6 +161,10 @@ COLUMNS = {
     "above_chance": "mean - chance_level", "n_with_chance": "questions with a recorded chance level",
     "within_chance_band": "|mean - chance_level| <= chance_band + chance_band_slack (sanity_random must be)",
     "chance_note": "why chance_level is n/a (NULL when it is computed)",
+    "chance_pool_size": "N: leaf chunks in the scope's candidate pool, what sanity_random draws from "
+    "(NULL: evaluated before chance levels were recorded)",
+    "chance_evidence_chunks": "g: the question's evidence chunks in the pool",
+    "chance_evidence_page_chunks": "m: leaves of the pool on one of the question's evidence pages",
     "max_correctness": "the sanity limit on correctness (metric_registry.SANITY_LIMITS)",
     "within_limit": "correctness <= max_correctness (NULL without answerable questions)",
 }
