@@ -294,10 +294,9 @@ def _kill_during_step(instance, svc, run_started_after: float, whole_worker: boo
             if KILLED_STEP not in started:
                 continue
             worker = next(iter(_celery_workers(instance, run.run_id, KILLED_STEP)))
-            if whole_worker:  # well inside the step (it takes several seconds)
-                time.sleep(1.0)
-            # a pool process is killed at once: bm25_index and vector_index (run beside qa_set) then end after
-            # the failure, the case where dagster-celery's loop used to spin for ever (docs/DEPLOYMENT.md)
+            # killed at once: a re-ingest's qa_set can end within a second on an idle machine (a 1 s wait once
+            # killed the worker in a later check instead), and bm25_index and vector_index, run beside it,
+            # then end after the failure: the case where dagster-celery's loop spun for ever (docs/DEPLOYMENT.md)
             proc = svc.workers[worker]
             pool = psutil.Process(proc.pid).children(recursive=True)
             assert pool, f"worker {worker} has no pool process"
