@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import dagster as dg
 import pytest
 from pydantic import ValidationError
 
@@ -120,6 +121,113 @@ def test_settings_need_several_pings_per_window_and_reach_the_celery_config():
     assert source["task_track_started"] is True and source["task_acks_late"] is True
     assert source["broker_transport_options"] == {"visibility_timeout": 3600, "unacked_restore_interval": 10,
                                                   "unacked_restore_throttle": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# dagster-celery's execution loop with our executor, Celery in eager mode (steps run in this process,
+# no broker): one step's task fails as when its pool process is SIGKILLed under a live worker
+
+POOL_KILLED_STEP = "questions"
+
+
+@dg.op
+def parse() -> int:
+    return 1
+
+
+@dg.op
+def questions(parsed: int) -> int:  # its task fails with WorkerLostError before the op reports anything
+    return parsed
+
+
+@dg.op
+def index(parsed: int) -> int:
+    return parsed + 1
+
+
+@dg.op
+def after_index(indexed: int) -> int:  # ready only once its sibling's task has already failed
+    return indexed + 1
+
+
+@dg.op
+def after_questions(asked: int) -> int:
+    return asked
+
+
+@dg.executor(name="finrag_celery_eager", requirements=dg.multiple_process_executor_requirements())
+def eager_watched_celery(_init_context):
+    from dagster._core.execution.retries import RetryMode
+
+    from finrag_pipeline.defs.executors import _watched_celery_executor_class
+
+    return _watched_celery_executor_class()(
+        lost_after_seconds=30, ping_interval_seconds=2, broker="memory://", backend="cache+memory://",
+        config_source={"task_always_eager": True}, include=[], retries=RetryMode.ENABLED)
+
+
+@dg.job(executor_def=eager_watched_celery)
+def pool_killed_job():
+    parsed = parse()
+    after_questions(questions(parsed))
+    after_index(index(parsed))
+
+
+class WorkerLostResult:
+    """What Celery's AsyncResult is after the pool process running the task was SIGKILLed."""
+
+    id, state = "task-killed", "FAILURE"
+
+    def ready(self) -> bool:
+        return True
+
+    def get(self):
+        from billiard.exceptions import WorkerLostError
+
+        raise WorkerLostError("Worker exited prematurely: signal 9 (SIGKILL) Job: 7.")
+
+    def revoke(self, **kwargs):
+        pass
+
+
+def test_a_step_whose_pool_process_was_killed_fails_the_run_and_its_sibling_branch_still_runs(monkeypatch):
+    """The defect this reproduces: dagster-celery's loop took the raised WorkerLostError as a worker error,
+    stopped submitting steps without abandoning them and skipped its sleep, so ``after_index`` (ready after
+    the failure) was never run and the run process spun at full CPU for ever."""
+    import threading
+
+    from dagster_celery import executor as celery_executor
+
+    real_submit = celery_executor._submit_task
+
+    def submit(app, plan_context, step, queue, priority, known_state):
+        if step.key == POOL_KILLED_STEP:
+            return WorkerLostResult()
+        return real_submit(app, plan_context, step, queue, priority, known_state)
+
+    monkeypatch.setattr(celery_executor, "_submit_task", submit)
+    outcome = {}
+    with dg.instance_for_test() as instance:
+        def run():
+            outcome["result"] = dg.execute_job(dg.reconstructable(pool_killed_job), instance, raise_on_error=False)
+
+        runner = threading.Thread(target=run, daemon=True)  # daemon: a spinning loop must not hold pytest
+        started = time.monotonic()
+        runner.start()
+        runner.join(60)
+        assert not runner.is_alive(), "the run never ended (the execution loop spins)"
+        assert time.monotonic() - started < 30
+        result = outcome["result"]
+        assert not result.success
+        failures = [e for e in result.all_events if e.is_step_failure]
+        assert [e.step_key for e in failures] == [POOL_KILLED_STEP]
+        error = failures[0].step_failure_data.error
+        assert error.cls_name == "WorkerLostError" and "signal 9 (SIGKILL)" in error.message
+        succeeded = {e.step_key for e in result.all_events if e.is_step_success}
+        assert succeeded == {"parse", "index", "after_index"}  # the sibling branch ran to its end
+        assert "after_questions" not in {e.step_key for e in result.all_events if e.is_step_start}
+        run_failure = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+        assert len(run_failure) == 1 and "unknown state" not in run_failure[0].message
 
 
 # ---------------------------------------------------------------------------------------------

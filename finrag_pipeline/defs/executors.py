@@ -2,7 +2,10 @@
 local mode keeps Dagster's default executor; distributed mode sends each step to dagster-celery workers
 through the broker named in deployment.yaml, and fails a step whose worker vanished after
 ``celery.worker_lost_after_seconds`` instead of waiting for the broker's visibility timeout
-(core/worker_watch.py; docs/DEPLOYMENT.md, Failure modes)."""
+(core/worker_watch.py; docs/DEPLOYMENT.md, Failure modes). A step whose Celery task failed outside the step
+(its pool process killed: WorkerLostError; its worker lost) fails as a Dagster step, so the run ends."""
+
+import sys
 
 import dagster as dg
 
@@ -14,6 +17,50 @@ CELERY_EXECUTOR_NAME = "finrag_celery"
 def is_distributed_executor(executor: dg.ExecutorDefinition | None) -> bool:
     """Steps run outside the run's process (on Celery workers): the run must execute out of process."""
     return executor is not None and executor.name == CELERY_EXECUTOR_NAME
+
+
+class StepFailingResult:
+    """A step's Celery result for dagster-celery's loop (it calls ``ready``, ``get`` and ``revoke``) whose
+    task failure is returned as the step's failure event instead of raised.
+
+    The loop (dagster-celery 0.29 ``core_celery_execution_loop``) records an exception from ``get()`` as a
+    "worker error": from then on it submits no step but still waits for the plan to complete, and it skips
+    its sleep. A step that becomes ready after that (a sibling of the failed step finishing later) is never
+    submitted nor abandoned, so the run process spins at full CPU for ever and no run retry starts. A step
+    failure event is what the loop handles like any failed step: downstream steps are abandoned, the others
+    run, the run fails naming the error. ``log_failure_or_retry_event_after_error`` is how Dagster reports a
+    step that died outside its own code (it honours an op's retry policy)."""
+
+    def __init__(self, result, executor, step_context, known_state):
+        self._result = result
+        self._executor = executor
+        self._step_context = step_context
+        self._known_state = known_state
+
+    @property
+    def id(self) -> str:
+        return self._result.id
+
+    def ready(self) -> bool:
+        return self._result.ready()
+
+    def get(self) -> list[str]:
+        from celery.exceptions import TaskRevokedError
+        from dagster._serdes import serialize_value
+        from dagster._utils.error import serializable_error_info_from_exc_info
+
+        try:
+            return self._result.get()
+        except TaskRevokedError:  # the run was terminated: the loop's own revoked-task path applies
+            raise
+        except Exception:  # noqa: BLE001 - WorkerLostError, CeleryWorkerLost, a task that could not run
+            error = serializable_error_info_from_exc_info(sys.exc_info())
+            event = self._executor.log_failure_or_retry_event_after_error(self._step_context, error,
+                                                                           self._known_state)
+            return [serialize_value(event)]
+
+    def revoke(self, **kwargs) -> None:
+        self._result.revoke(**kwargs)
 
 
 def _watched_celery_executor_class():
@@ -42,7 +89,8 @@ def _watched_celery_executor_class():
                 if watch is None:
                     ping = celery_ping(app, timeout=min(3.0, self.ping_interval_seconds))
                     watch = watches[id(app)] = WorkerWatch(ping, self.lost_after_seconds, self.ping_interval_seconds)
-                return WatchedResult(result, watch, step.key)
+                return StepFailingResult(WatchedResult(result, watch, step.key), self, job_context.for_step(step),
+                                         known_state)
 
             return core_celery_execution_loop(plan_context, execution_plan, step_execution_fn=submit)
 
