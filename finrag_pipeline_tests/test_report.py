@@ -447,3 +447,15 @@ def test_the_web_explorer_serves_the_report_at_the_linked_path(tmp_path):
         served = client.get(f"/{REPORT_FILE}")
         assert served.status_code == 200 and served.text == "<html>the report</html>"
         assert served.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("within, note, expected", [
+    (True, None, "ok"), (False, None, "FAIL"), (None, None, "-"),
+    (float("nan"), None, "-"),            # a NULL read back through pandas is NaN: never a pass
+    (float("nan"), float("nan"), "-"),
+    (None, "n/a: 1 of 4 questions ...", "n/a: 1 of 4 questions ..."),
+])
+def test_a_sanity_verdict_never_passes_an_undecided_row(within, note, expected):
+    from finrag_pipeline.core.reporting.report import _check
+
+    assert _check(within, note) == expected

@@ -140,7 +140,7 @@ def _wait(instance, predicate, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; runs: {statuses}")
 
 
-def _quiet(instance, since: float) -> bool:
+def _quiet(instance) -> bool:
     runs = instance.get_run_records(dg.RunsFilter())
     if not runs or any(r.dagster_run.status not in DONE for r in runs):
         return False
@@ -185,9 +185,8 @@ def daemon(tmp_path_factory):
 @pytest.fixture(scope="module")
 def wave(daemon):
     instance, paths = daemon["instance"], daemon["paths"]
-    since = time.time()
     shutil.copy(DATA / "apple_2022_excerpt.pdf", paths.inbox / "apple_2022_excerpt.pdf")
-    _wait(instance, lambda: _quiet(instance, since), 900, "the wave to finish (see daemon.log)")
+    _wait(instance, lambda: _quiet(instance), 900, "the wave to finish (see daemon.log)")
     return instance.get_run_records(dg.RunsFilter())
 
 

@@ -193,7 +193,6 @@ class SanityLimits:
 
 
 SANITY_LIMITS = SanityLimits()
-SANITY_MAX_CORRECTNESS = SANITY_LIMITS.max_correctness
 
 
 def ddl_columns(specs: Sequence[MetricSpec]) -> str:

@@ -131,8 +131,18 @@ def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     df = read_mart(con, "mart_sanity_answers", "select * from marts.mart_sanity_answers order by model")
     if not df.empty:
         within = df["within_limit"] if "within_limit" in df else pd.Series([None] * len(df), index=df.index)
-        df["check"] = ["-" if w is None or pd.isna(w) else ("ok" if w else "FAIL") for w in within]
+        df["check"] = [_check(w) for w in within]
     return df
+
+
+def _check(within: object, note: object = None) -> str:
+    """A sanity row's verdict from its mart: the n/a reason when there is one, '-' when the mart could not
+    decide (NULL, read back as NaN: never taken for a pass), else ok / FAIL."""
+    if isinstance(note, str) and note:
+        return note
+    if within is None or pd.isna(within):
+        return "-"
+    return "ok" if within else "FAIL"
 
 
 def load_random_retrieval(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -143,8 +153,7 @@ def load_random_retrieval(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         select scope, k, metric, n_questions, mean, chance_level, chance_band, within_chance_band, chance_note
         from marts.mart_chance_levels where retriever = ? order by scope, k, metric""", [RANDOM_RETRIEVER])
     if not df.empty:
-        df["check"] = [note if isinstance(note, str) and note else ("ok" if w else "FAIL")
-                       for w, note in zip(df["within_chance_band"], df["chance_note"], strict=True)]
+        df["check"] = [_check(w, note) for w, note in zip(df["within_chance_band"], df["chance_note"], strict=True)]
         df = df.drop(columns=["within_chance_band", "chance_note"])
     return df
 
