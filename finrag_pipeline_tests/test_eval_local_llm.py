@@ -26,7 +26,7 @@ def corpus(tmp_path_factory):
 
 
 def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
-    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, RATE_METRICS
+    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
     from finrag_pipeline.core.evaluation.answerers import LLMAnswerer
     from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_answer_eval
     from finrag_pipeline.core.llm.client import LLMClient
@@ -78,10 +78,12 @@ def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
         assert r["latency_ms"] > 0, r
         assert r["cost_usd"] == 0.0
         assert r["retriever"] == "bm25_features" and r["k"] == 2
-    # Failures are stored as 0 on every score, never NULL (the rates non_committal/abstention_correct aside).
+    # Failures are stored as 0 on every score, never NULL (the rates non_committal/abstention_correct aside);
+    # the judge's scores are not computed without a judge (NULL, "no judge configured"), never a 0.
     for r in [*local, *broken]:
         if r["response_state"] in FAILURES:
-            assert all(r[m] == 0.0 for m in ANSWER_METRICS if m not in RATE_METRICS), r
+            assert all(r[m] == 0.0 for m in ANSWER_METRICS if m not in RATE_METRICS and m not in JUDGE_METRICS), r
+            assert all(r[m] is None for m in JUDGE_METRICS), r
     assert {r["response_state"] for r in broken} == {"invalid_output"}
 
     # aggregate: failures count as 0 (in n_total and n_scored), so they lower the mean.
