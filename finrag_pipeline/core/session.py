@@ -181,6 +181,15 @@ class FinragSession:
         with self.configured():
             return self.variants.retriever(name, chunking, overrides=self.retriever_overrides)
 
+    def retriever_specs(self) -> dict[str, Any]:
+        """The retriever definitions this session builds from (retrievers.yaml with its overrides): the
+        evaluation hashes these, so a run with ``retriever_overrides`` gets its own config_hash and run_id
+        instead of overwriting the default run's rows."""
+        from finrag_pipeline.core.retrieval.config import load_retrievers
+
+        with self.configured():
+            return dict(load_retrievers(overrides=self.retriever_overrides))
+
     def chance_pool(self, chunking: str | None, filters: Any) -> list[Any]:
         """The leaves sanity_random draws from for this chunking and scope (the chance levels' pool)."""
         from finrag_pipeline.core.retrieval.sanity import candidate_pool
@@ -230,7 +239,7 @@ class FinragSession:
             runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
                                             matrix, scope, filing_id, state.corpus_state,
                                             n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
-                                            chance_pool=self.chance_pool)
+                                            chance_pool=self.chance_pool, retriever_specs=self.retriever_specs())
         self._replace_runs(runs, "eval.retrieval_results", rows)
         return runs, rows
 
@@ -245,7 +254,8 @@ class FinragSession:
             runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
                                          filing_id, state.corpus_state, judge=build_judge(matrix),
                                          answerer_factory=self.answerer_factory,
-                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
+                                         retriever_specs=self.retriever_specs())
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
 

@@ -176,6 +176,7 @@ class AnswerConfig(BaseModel):
     top_p: float
     retriever: str
     k: int
+    retriever_spec: dict[str, Any] = Field(default_factory=dict)  # the answers' retriever definition, for the hash
 
     @property
     def is_sanity(self) -> bool:
@@ -239,14 +240,18 @@ class EvalMatrix(BaseModel):
         return [RetrievalConfig(retriever=name, k=k, chunking=ch, spec=_spec_dict((specs or {}).get(name)))
                 for name, ch, k in itertools.product(r.retrievers, r.chunking, r.top_k)]
 
-    def answer_configs(self) -> list[AnswerConfig]:
+    def answer_configs(self, specs: Mapping[str, Any] | None = None) -> list[AnswerConfig]:
+        """Every answer configuration; ``specs`` (name -> retriever definition, with the session's overrides)
+        puts the answers' retriever definition into each config hash, as retrieval_configs does."""
         a = self.answers
+        retriever_spec = _spec_dict((specs or {}).get(a.retriever))
         out: dict[str, AnswerConfig] = {}
         models = list(dict.fromkeys([*a.models, *a.sanity_answerers]))
         for model, pt, t, p in itertools.product(models, a.prompt_types, a.temperatures, a.top_p):
             if not takes_decoding(model):  # no prompt and no decoding: one config, not one per combination
                 pt, t, p = model, 0.0, 1.0
-            cfg = AnswerConfig(model=model, prompt_type=pt, temperature=t, top_p=p, retriever=a.retriever, k=a.k)
+            cfg = AnswerConfig(model=model, prompt_type=pt, temperature=t, top_p=p, retriever=a.retriever, k=a.k,
+                               retriever_spec=retriever_spec)
             out.setdefault(cfg.name, cfg)
         return list(out.values())
 
@@ -585,20 +590,24 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
                     filing_id: str, corpus_state: str, *,
                     answerer_factory: AnswererFactory = default_answerer_factory,
                     judge: LLMJudge | None = None, n_filings_in_corpus: int | None = None,
-                    dagster_run_id: str | None = None, version: str | None = None
+                    dagster_run_id: str | None = None, version: str | None = None,
+                    retriever_specs: Mapping[str, Any] | None = None
                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Answer and score every answer config of ``matrix`` -> (eval.runs rows, eval.answer_results rows).
 
     Retrieval (``answers.retriever`` at ``answers.k`` in ``answers.scope``) runs once per question
     and is shared by every answer config, so configs differ only in the answerer. A retrieval
     failure becomes a ``backend_error`` answer (scored 0), never a skipped question.
+    ``retriever_specs`` as in :func:`run_retrieval_eval` (default: retrievers.yaml as written).
     """
     version = version or code_version()
+    if retriever_specs is None:
+        retriever_specs = _retrievers_yaml_specs()
     a = matrix.answers
     items = list(qa_items)[: a.max_questions] if a.max_questions else list(qa_items)
     searched = _search_all(items, retriever_factory, a.retriever, None, a.k, scope_filters(a.scope, filing_id))
     run_rows, rows = [], []
-    for cfg in matrix.answer_configs():
+    for cfg in matrix.answer_configs(retriever_specs):
         started = _now()
         run_id = stable_id("answers", cfg.config_hash, filing_id, a.scope, corpus_state,
                            judge.name if judge else "")
