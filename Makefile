@@ -24,11 +24,11 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,distributed]'
+	$(BIN)/pip install -q -e '.[dev,distributed,local-services]'
 	touch $@
 
 $(STAMP_LLM): $(STAMP)
-	$(BIN)/pip install -q -e '.[dev,distributed,local-llm]'
+	$(BIN)/pip install -q -e '.[dev,distributed,local-services,local-llm]'
 	touch $@
 
 install-local-llm: $(STAMP_LLM)
