@@ -48,8 +48,8 @@ def _run(home: Path, corpus: Path, *, distributed_config: Path | None, monkeypat
     instance = dg.DagsterInstance.ephemeral()
     finrag = FinragResource()
     storage = finrag.storage()
-    assert (storage is None) == (distributed_config is None)
-    if storage is not None:
+    assert storage.kind == ("local" if distributed_config is None else "object_store")
+    if storage.kind == "object_store":
         # register on "another machine": the parse step must fetch the bytes from the object store
         from finrag_pipeline.core.catalog import register_file
 

@@ -13,7 +13,6 @@ import pytest
 from finrag_pipeline.core.indexing.lance_index import LanceIndex
 from finrag_pipeline.core.models import Chunk
 from finrag_pipeline.core.paths import FinragPaths
-from finrag_pipeline.core.storage import distributed
 from finrag_pipeline.core.storage.distributed import DistributedStorage, FilingBytesMismatch
 from finrag_pipeline.core.storage.embedding_cache import vector_key
 from finrag_pipeline.core.storage.object_store import ObjectStore
@@ -122,9 +121,12 @@ def test_embedding_cache_on_the_store_is_shared_between_workers(store: ObjectSto
 
 
 def test_local_mode_has_no_distributed_storage(tmp_path, monkeypatch):
+    from finrag_pipeline.core.storage import seam
+    from finrag_pipeline.core.storage.mode import object_store_config
+
     monkeypatch.setenv("FINRAG_DEPLOYMENT", "local")
-    assert DistributedStorage.for_paths(FinragPaths.from_env(tmp_path)) is None
-    assert distributed.object_store_config() is None
+    assert isinstance(seam.storage_for(FinragPaths.from_env(tmp_path)), seam.LocalStorage)
+    assert object_store_config() is None
 
 
 def test_concurrent_lance_writers_on_the_store_lose_nothing(store: ObjectStore, tmp_path):

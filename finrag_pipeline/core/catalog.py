@@ -310,11 +310,9 @@ def _active_filings_by_sha(warehouse: Warehouse) -> dict[str, str]:
 
 def _replicate_bytes(stored: Path, paths: FinragPaths) -> None:
     """Distributed mode: upload the kept bytes (and sidecar) to the object store, where workers fetch them."""
-    from finrag_pipeline.core.storage.distributed import DistributedStorage
+    from finrag_pipeline.core.storage.seam import storage_for
 
-    storage = DistributedStorage.for_paths(paths)
-    if storage is not None:
-        storage.upload_filing(stored)
+    storage_for(paths).upload_filing(stored)  # local mode: the bytes kept in FINRAG_HOME/filings are enough
 
 
 def _keep_bytes(path: Path, meta: FilingMeta, paths: FinragPaths) -> Path:

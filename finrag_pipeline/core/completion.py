@@ -9,9 +9,8 @@ run re-ingests it: every stage replaces the filing's rows, so the repair is idem
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
+from finrag_pipeline.core.storage.interface import Storage
 from finrag_pipeline.core.warehouse import Warehouse
 
 
@@ -48,38 +47,12 @@ def warehouse_counts(warehouse: Warehouse, filing_ids: list[str]) -> dict[str, t
     return {r.filing_id: (int(r.expected), int(r.pages), int(r.leaves)) for r in df.itertuples()}
 
 
-def tantivy_counts(tantivy_dir: Path, filing_ids: list[str]) -> dict[str, int]:
-    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
-
-    if not Path(tantivy_dir).is_dir() or not any(Path(tantivy_dir).iterdir()):
-        return dict.fromkeys(filing_ids, 0)
-    index = TantivyIndex(tantivy_dir)
-    return {fid: index.count(fid) for fid in filing_ids}
-
-
-def lance_counts(lancedb_dir: Path, filing_ids: list[str]) -> dict[str, int]:
-    """Rows per filing in the vector table, read without loading the embedding model."""
-    import lancedb
-
-    from finrag_pipeline.core.indexing.lance_index import TABLE_NAME, sql_literal
-
-    if not Path(lancedb_dir).is_dir():
-        return dict.fromkeys(filing_ids, 0)
-    db = lancedb.connect(str(lancedb_dir))
-    try:
-        table = db.open_table(TABLE_NAME)
-    except (FileNotFoundError, ValueError):
-        return dict.fromkeys(filing_ids, 0)
-    return {fid: table.count_rows(f"filing_id = {sql_literal(fid)}") for fid in filing_ids}
-
-
-def check_filings(warehouse: Warehouse, tantivy_dir: Path, lancedb_dir: Path,
-                  filing_ids: list[str], *, storage: Any = None) -> dict[str, Completeness]:
-    """Completeness of each filing (see the module docstring). ``storage``: distributed mode's
-    DistributedStorage (BM25 documents counted in each filing's shard, LanceDB rows on the object store)."""
+def check_filings(warehouse: Warehouse, storage: Storage, filing_ids: list[str]) -> dict[str, Completeness]:
+    """Completeness of each filing (see the module docstring), counting the index documents where ``storage``
+    keeps them (core/storage/seam.py: the local indexes, or each filing's shard and LanceDB on the object store)."""
     wh = warehouse_counts(warehouse, filing_ids)
-    bm25 = storage.bm25_counts(filing_ids) if storage is not None else tantivy_counts(tantivy_dir, filing_ids)
-    vectors = storage.lance_counts(filing_ids) if storage is not None else lance_counts(lancedb_dir, filing_ids)
+    bm25 = storage.bm25_counts(filing_ids)
+    vectors = storage.lance_counts(filing_ids)
     out: dict[str, Completeness] = {}
     for fid in filing_ids:
         expected, pages, leaves = wh.get(fid, (0, 0, 0))

@@ -42,16 +42,16 @@ class FinragResource(dg.ConfigurableResource):
         return Warehouse(self.paths.warehouse)
 
     def storage(self):
-        """Distributed mode's object store (core/storage/distributed.py); None in local mode."""
-        from finrag_pipeline.core.storage.distributed import DistributedStorage
+        """Where filings, indexes and result rows live: local folders, or distributed mode's object store
+        (core/storage/seam.py decides once, from deployment.yaml)."""
+        from finrag_pipeline.core.storage.seam import storage_for
 
-        return DistributedStorage.for_paths(self.paths, self.config_dir or None)
+        return storage_for(self.paths, self.config_dir or None)
 
     def partition_warehouse(self, filing_id: str) -> Warehouse:
-        """The warehouse for the steps of one filing: in distributed mode its ingest rows go to the object
-        store and read back from there (core/storage/partition_warehouse.py); local mode: the warehouse."""
-        storage = self.storage()
-        return self.warehouse if storage is None else storage.partition_warehouse(filing_id)
+        """The warehouse for the steps of one filing (distributed mode: rows to the object store, read back
+        from there; core/storage/partition_warehouse.py)."""
+        return self.storage().partition_warehouse(filing_id)
 
     def configured(self):
         """A context in which assets_config files are read from ``config_dir`` first (empty: no change)."""
@@ -59,35 +59,21 @@ class FinragResource(dg.ConfigurableResource):
 
         return using_config_dir(self.config_dir or None)
 
-    # The opened index is cached per process; another process (a Celery worker in distributed mode, the
-    # CLI) may have committed since, so each request first moves it to the latest commit.
     def tantivy(self):
-        storage = self.storage()
-        if storage is not None:  # the published BM25 snapshot (workers write shards: defs/index)
-            return storage.open_bm25()
-        index = _tantivy(str(self.paths.tantivy_dir))
-        index.index.reload()
-        return index
+        """The BM25 index searches read, at its latest commit or published snapshot."""
+        return self.storage().open_bm25()
 
     def lance(self, embedder):
-        storage = self.storage()
-        index = _remote_lance(storage, embedder) if storage is not None else _lance(str(self.paths.lancedb_dir),
-                                                                                    embedder)
-        index.table.checkout_latest()
-        return index
+        return self.storage().open_lance(embedder)
 
     def publish_distributed_results(self) -> None:
-        """Distributed mode: load the result rows workers wrote to the object store into the warehouse
-        (the single publisher; idempotent, so every consumer may call it first). Local mode: nothing."""
-        storage = self.storage()
-        if storage is not None:
-            storage.publish_results(self.warehouse)
+        """Result rows workers left on the object store into the warehouse (the single publisher; idempotent,
+        so every consumer may call it first). Local mode has none."""
+        self.storage().publish_results(self.warehouse)
 
     def local_filing(self, meta) -> str:
         """The filing's bytes on this machine (fetched from the object store in distributed mode)."""
-        storage = self.storage()
-        return meta.source_path if storage is None else str(storage.local_filing(meta.source_path,
-                                                                                  meta.content_sha256))
+        return str(self.storage().local_filing(meta.source_path, meta.content_sha256))
 
 
 def code_location_resources(home: str | None = None) -> dict[str, dg.ConfigurableResource]:
@@ -106,15 +92,15 @@ def session_from_resources(finrag: FinragResource, embedder: EmbedderResource,
     def embed():
         return embedder.get(finrag.config_dir)
 
-    storage = finrag.storage()
-    if storage is None:
-        # shared by the evaluation runs of one process while the corpus and config are unchanged
+    result_writer = finrag.storage().results()
+    if result_writer is None:
+        # rows go straight into the warehouse: one session is shared by the evaluation runs of a process
+        # while the corpus and config are unchanged
         return FinragSession.shared(finrag.paths, embed, config_dir, retriever_overrides=retriever_overrides,
                                     embedder_key=embedder.model_dump_json())
-    # distributed: result rows go to the object store for the single publisher (publish_distributed_results);
-    # the retrieval resources open the published BM25 snapshot and LanceDB on s3:// themselves
+    # result rows go to their writer (the object store) for the single publisher (publish_distributed_results)
     return FinragSession.from_parts(finrag.paths, embed, config_dir, retriever_overrides=retriever_overrides,
-                                    result_writer=storage.results() if storage is not None else None)
+                                    result_writer=result_writer)
 
 
 @cache
@@ -126,22 +112,3 @@ def _embedder(name: str, model_path: str, kind: str, config_dir: str = ""):
         config = load_embedder_config(name or None)
     overrides = {k: v for k, v in (("model_path", model_path), ("kind", kind)) if v}
     return EmbedderConfig(**{**config.model_dump(), **overrides}).build() if overrides else config.build()
-
-
-@cache
-def _tantivy(path: str):
-    from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
-
-    return TantivyIndex(path)
-
-
-@cache
-def _remote_lance(storage, embedder):
-    return storage.open_lance(embedder)
-
-
-@cache
-def _lance(path: str, embedder):
-    from finrag_pipeline.core.indexing.lance_index import LanceIndex
-
-    return LanceIndex(path, embedder)

@@ -32,12 +32,13 @@ def incomplete_filings(paths: FinragPaths, instance: dg.DagsterInstance, wh: War
         if missing:
             out[fid] = "not materialized: " + ", ".join(missing)
     rest = [f for f in filing_ids if f not in out]
-    from finrag_pipeline.core.storage.distributed import DistributedStorage
+    if not rest:
+        return out
+    from finrag_pipeline.core.storage.seam import storage_for
 
-    storage = DistributedStorage.for_paths(paths) if rest else None
-    if storage is not None:
-        storage.publish_results(wh)  # the counts below read ingest rows workers left on the object store
-    for fid, c in check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, rest, storage=storage).items():
+    storage = storage_for(paths)
+    storage.publish_results(wh)  # distributed: the counts below read ingest rows workers left on the object store
+    for fid, c in check_filings(wh, storage, rest).items():
         if not c.complete:
             out[fid] = "; ".join(c.problems)
     return out

@@ -11,6 +11,7 @@ from _hostile import PDF_EXCERPT, assert_no_duplicate_rows, copy_inputs
 
 from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import FinragPaths
+from finrag_pipeline.core.storage.seam import LocalStorage
 from finrag_pipeline.core.warehouse import Warehouse
 
 pytestmark = pytest.mark.integration
@@ -36,7 +37,7 @@ def test_cli_ingest_survives_every_hostile_file_and_repeats_nothing(sandbox, hos
     statuses = {r.original_name: r.status for r in report.registrations}
     assert statuses == {n: hostile_files[1][n] for n in bad} | {"zz_apple.pdf": "registered"}
     assert report.failed == {}
-    done = check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, ["AAPL-2022-10K"])["AAPL-2022-10K"]
+    done = check_filings(wh, LocalStorage(paths), ["AAPL-2022-10K"])["AAPL-2022-10K"]
     assert done.complete and done.leaf_chunks > 0
     assert done.tantivy_docs == done.lance_rows == done.leaf_chunks and done.pages == done.expected_pages == 4
     assert_no_duplicate_rows(wh)

@@ -16,6 +16,7 @@ from _hostile import PDF_EXCERPT, assert_no_duplicate_rows
 
 from finrag_pipeline.core.completion import check_filings
 from finrag_pipeline.core.paths import REPO_ROOT, FinragPaths
+from finrag_pipeline.core.storage.seam import LocalStorage
 from finrag_pipeline.core.warehouse import Warehouse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -61,7 +62,7 @@ def test_kill_9_mid_ingest_then_rerun_repairs(sandbox):
     instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
     killed = [r for r in instance.get_runs() if r.job_name == "ingest_filing"]
     assert [r.status for r in killed] == [dg.DagsterRunStatus.STARTED]        # what Dagster believes
-    before = check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, [FID])[FID]
+    before = check_filings(wh, LocalStorage(paths), [FID])[FID]
     assert not before.complete or FID not in instance.get_materialized_partitions(dg.AssetKey("qa_set"))
 
     # The inbox sensor (what the daemon runs every 30 s) sees the same: it fails the dead run and asks for one
@@ -84,7 +85,7 @@ def test_kill_9_mid_ingest_then_rerun_repairs(sandbox):
     assert f"{FID} is not completely ingested" in rerun.stdout and "apple.pdf: duplicate" in rerun.stdout
     instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
     assert instance.get_run_by_id(killed[0].run_id).status == dg.DagsterRunStatus.FAILURE
-    after = check_filings(wh, paths.tantivy_dir, paths.lancedb_dir, [FID])[FID]
+    after = check_filings(wh, LocalStorage(paths), [FID])[FID]
     assert after.complete and after.tantivy_docs == after.lance_rows == after.leaf_chunks > 0
     assert FID in instance.get_materialized_partitions(dg.AssetKey("qa_set"))
     assert_no_duplicate_rows(wh)

@@ -326,3 +326,15 @@ class LanceIndex:
             return []
         column = self.table.search().select(["filing_id"]).limit(None).to_arrow()["filing_id"]
         return sorted(column.unique().to_pylist())
+
+
+def lance_row_counts(uri: str, filing_ids: list[str], *, storage_options: dict[str, str] | None = None
+                     ) -> dict[str, int]:
+    """Rows per filing in the vector table at ``uri`` (a folder or an object-store URI), read without loading
+    the embedding model; 0 for every filing while the table does not exist."""
+    db = lancedb.connect(uri, storage_options=storage_options)
+    try:
+        table = db.open_table(TABLE_NAME)
+    except (FileNotFoundError, ValueError):
+        return dict.fromkeys(filing_ids, 0)
+    return {fid: table.count_rows(f"filing_id = {sql_literal(fid)}") for fid in filing_ids}

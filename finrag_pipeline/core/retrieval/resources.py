@@ -292,22 +292,13 @@ class RetrievalResources:
 
         res = cls()
 
-        def distributed_storage():
-            # distributed mode with an object store: the published BM25 snapshot and LanceDB on s3://
-            from finrag_pipeline.core.storage.distributed import DistributedStorage
-            return DistributedStorage.for_paths(paths)
-
         def open_tantivy():
-            from finrag_pipeline.core.indexing.tantivy_index import TantivyIndex
-            storage = distributed_storage()
-            return storage.open_bm25() if storage is not None else TantivyIndex(Path(paths.tantivy_dir))
+            from finrag_pipeline.core.storage.seam import storage_for
+            return storage_for(paths).open_bm25()
 
         def open_lance():
-            from finrag_pipeline.core.indexing.lance_index import LanceIndex
-            storage = distributed_storage()
-            if storage is not None:
-                return storage.open_lance(res.get("embedder"))
-            return LanceIndex(Path(paths.lancedb_dir), res.get("embedder"))
+            from finrag_pipeline.core.storage.seam import storage_for
+            return storage_for(paths).open_lance(res.get("embedder"))
 
         def open_warehouse():
             if warehouse is not None:

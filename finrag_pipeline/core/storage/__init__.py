@@ -1,14 +1,16 @@
-"""Storage for distributed mode: an S3-compatible object store and what finrag keeps on it.
+"""Where finrag keeps filings, indexes and result rows: local folders, or an S3-compatible object store.
 
-Local mode (the default) uses none of this. Import the submodules directly (this package imports
-nothing, so importing ``storage.errors`` or ``storage.config`` does not load boto3):
+Import the submodules directly (this package imports nothing, so importing ``storage.errors`` or
+``storage.config`` does not load boto3):
 
+* ``seam.storage_for(paths, config_dir=None) -> Storage``: THE choice between ``seam.LocalStorage`` (local
+  folders, the default) and ``distributed.DistributedStorage`` (the object store), made once where resources
+  are built; both have the same methods, so no caller branches on the mode.
 * ``config.ObjectStoreConfig``: the pydantic model of deployment.yaml's ``distributed.object_store``.
 * ``mode.object_store_config(config_dir=None) -> ObjectStoreConfig | None``: None unless distributed
   mode has an object store.
-* ``distributed.DistributedStorage.for_paths(paths, config_dir=None) -> DistributedStorage | None``: the
-  facade every caller uses (filing bytes, LanceDB, embedding cache, BM25 shards/publisher/snapshots,
-  warehouse results/publisher).
+* ``distributed.DistributedStorage``: the object-store side (filing bytes, LanceDB, embedding cache, BM25
+  shards/publisher/snapshots, warehouse results/publisher).
 * ``object_store.ObjectStore(cfg)``: ``check()``, ``ensure_bucket()``, ``put_bytes/put_file/get_bytes/
   get_file/fetch_cached/head/exists/list/delete/delete_many``, ``put_content_addressed``,
   ``read_pointer`` / ``publish_pointer`` (atomic, conditional on the ETag read).

@@ -1,13 +1,10 @@
-"""What a process of distributed mode calls: one facade over the object store for every kind of data.
+"""Distributed mode's side of the storage seam (core/storage/seam.py): the object store for every kind of data.
 
-``DistributedStorage.for_paths(paths)`` is None in local mode (and in distributed mode without an
-``object_store``: a shared filesystem), so callers keep their local code path unchanged::
+Callers never build it themselves: ``seam.storage_for(paths)`` returns it when deployment.yaml gives distributed
+mode an object store, and a ``LocalStorage`` otherwise; both have the same methods.
 
-    storage = DistributedStorage.for_paths(paths)
-    index = storage.open_lance(embedder) if storage else LanceIndex(paths.lancedb_dir, embedder)
-
-Workers:   ``local_filing(source_path, sha256)``, ``open_lance(embedder)``, ``write_bm25_shard(fid, chunks)``,
-           ``remove_bm25_shard(fid)``, ``results()`` (a ``replace_rows`` writer).
+Workers:   ``local_filing(source_path, sha256)``, ``open_lance(embedder)``, ``write_bm25(fid, chunks)`` (the
+           filing's shard), ``remove_bm25(fid)``, ``results()`` (a ``replace_rows`` writer).
 Registration: ``upload_filing(stored_path)`` before the filing is written to ``core.filings``.
 Publishers (ONE step each): ``publish_bm25()``, ``publish_results(warehouse)``.
 Searchers: ``open_bm25()`` (the published snapshot, cached locally), ``open_lance(embedder)``.
@@ -30,7 +27,7 @@ from finrag_pipeline.core.storage import bm25_shards
 from finrag_pipeline.core.storage.config import ObjectStoreConfig
 from finrag_pipeline.core.storage.embedding_cache import ObjectStoreEmbeddingCache
 from finrag_pipeline.core.storage.errors import FilingBytesMismatch
-from finrag_pipeline.core.storage.mode import object_store_config
+from finrag_pipeline.core.storage.interface import BM25Written
 from finrag_pipeline.core.storage.object_store import ObjectStore
 from finrag_pipeline.core.storage.results import PartitionResults, ResultsPublishReport, publish_results
 
@@ -47,12 +44,12 @@ def _store(config: ObjectStoreConfig) -> ObjectStore:
 class DistributedStorage:
     store: ObjectStore
     paths: FinragPaths
+    kind: str = "object_store"
 
     @classmethod
-    def for_paths(cls, paths: FinragPaths, config_dir: str | os.PathLike | None = None) -> DistributedStorage | None:
-        """The object store of distributed mode for this FINRAG_HOME; None when there is none (local mode)."""
-        config = object_store_config(config_dir)
-        return None if config is None else cls(_store(config), paths)
+    def over(cls, config: ObjectStoreConfig, paths: FinragPaths) -> DistributedStorage:
+        """The object store ``config`` for this FINRAG_HOME (one client per process and configuration)."""
+        return cls(_store(config), paths)
 
     @property
     def cache_dir(self) -> Path:
@@ -104,7 +101,15 @@ class DistributedStorage:
         return ObjectStoreEmbeddingCache(self.cache_dir / "embeddings.sqlite", self.store)
 
     def open_lance(self, embedder: Any, **kwargs: Any):
-        """The LanceDB table on the object store (``s3://.../lancedb``), embedding cache on the store too."""
+        """The LanceDB table on the object store (``s3://.../lancedb``) at its latest version, embedding cache
+        on the store too; kept per process (and embedder) when opened with the defaults."""
+        if kwargs:
+            return self._new_lance(embedder, **kwargs)
+        index = _lance_of(self, embedder)
+        index.table.checkout_latest()
+        return index
+
+    def _new_lance(self, embedder: Any, **kwargs: Any):
         from finrag_pipeline.core.indexing.lance_index import LanceIndex
 
         kwargs.setdefault("cache", self.embedding_cache())
@@ -113,10 +118,12 @@ class DistributedStorage:
 
     # ---- BM25 ---------------------------------------------------------------------------------
 
-    def write_bm25_shard(self, filing_id: str, chunks: Iterable[Chunk]) -> bm25_shards.ShardRef:
-        return bm25_shards.write_filing_shard(self.store, filing_id, chunks)
+    def write_bm25(self, filing_id: str, chunks: Iterable[Chunk]) -> BM25Written:
+        """The filing's own shard; searches see it once ``publish_bm25`` (corpus_state) merges the shards."""
+        ref = bm25_shards.write_filing_shard(self.store, filing_id, chunks)
+        return BM25Written(ref.n_docs, {"shard": ref.shard_key})
 
-    def remove_bm25_shard(self, filing_id: str) -> None:
+    def remove_bm25(self, filing_id: str) -> None:
         bm25_shards.remove_filing_shard(self.store, filing_id)
 
     def bm25_filing_ids(self) -> list[str]:
@@ -130,19 +137,16 @@ class DistributedStorage:
 
     def lance_counts(self, filing_ids: Iterable[str]) -> dict[str, int]:
         """Rows per filing in the LanceDB table on the store, read without loading the embedding model."""
-        import lancedb
+        from finrag_pipeline.core.indexing.lance_index import lance_row_counts
 
-        from finrag_pipeline.core.indexing.lance_index import TABLE_NAME, sql_literal
+        return lance_row_counts(self.lancedb_uri, list(filing_ids),
+                                storage_options=self.store.config.lance_storage_options())
 
-        db = lancedb.connect(self.lancedb_uri, storage_options=self.store.config.lance_storage_options())
-        try:
-            table = db.open_table(TABLE_NAME)
-        except (FileNotFoundError, ValueError):
-            return dict.fromkeys(filing_ids, 0)
-        return {fid: table.count_rows(f"filing_id = {sql_literal(fid)}") for fid in filing_ids}
-
-    def publish_bm25(self) -> bm25_shards.PublishedSnapshot:
-        return bm25_shards.publish_bm25_snapshot(self.store, self.cache_dir / "bm25_publisher")
+    def publish_bm25(self) -> str:
+        """Merge the current shards into the snapshot searches open (the single publisher: corpus_state)."""
+        published = bm25_shards.publish_bm25_snapshot(self.store, self.cache_dir / "bm25_publisher")
+        return (f"BM25 snapshot {published.snapshot_id}: {len(published.filings)} filings, {published.n_docs} "
+                f"documents ({'published' if published.changed else 'unchanged'})")
 
     def open_bm25(self):
         """The published BM25 snapshot as a TantivyIndex; before the first publish, an empty index (a search
@@ -167,3 +171,8 @@ class DistributedStorage:
 
     def publish_results(self, warehouse: Any) -> ResultsPublishReport:
         return publish_results(self.store, warehouse)
+
+
+@functools.cache
+def _lance_of(storage: DistributedStorage, embedder: Any):
+    return storage._new_lance(embedder)

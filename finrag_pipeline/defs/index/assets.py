@@ -25,20 +25,11 @@ def bm25_index(context: dg.AssetExecutionContext, finrag: FinragResource) -> dg.
     fid = context.partition_key
     leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
-    storage = finrag.storage()
-    if storage is not None:  # distributed: this filing's shard; corpus_state publishes the snapshot
-        ref = storage.write_bm25_shard(fid, leaves)
-        return dg.MaterializeResult(metadata={
-            "dagster/row_count": dg.MetadataValue.int(ref.n_docs), "documents": ref.n_docs,
-            "shard": ref.shard_key, "seconds": round(time.perf_counter() - t0, 2)})
-    index = finrag.tantivy()
-    n = index.upsert_filing(fid, leaves)
+    # local: the corpus index; distributed: the filing's shard, which corpus_state publishes
+    written = finrag.storage().write_bm25(fid, leaves)
     return dg.MaterializeResult(metadata={
-        # Rows of the index: this filing's documents; the whole index beside it.
-        "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),
-        "documents": n, "documents_in_index": index.count(), "seconds": round(time.perf_counter() - t0, 2),
-        "path": dg.MetadataValue.path(str(finrag.paths.tantivy_dir)),
-    })
+        "dagster/row_count": dg.MetadataValue.int(written.n_docs), "documents": written.n_docs,
+        **written.metadata, "seconds": round(time.perf_counter() - t0, 2)})
 
 
 @dg.asset(
@@ -75,22 +66,15 @@ def corpus_state(context: dg.AssetExecutionContext, finrag: FinragResource,
     wh = finrag.warehouse
     active = set(active_filings(wh))
     storage = finrag.storage()
-    if storage is not None:  # distributed: the single BM25 publisher, after dropping removed filings' shards
-        vectors = finrag.lance(embedder.get(finrag.config_dir))
-        for stale in sorted((set(storage.bm25_filing_ids()) | set(vectors.filing_ids())) - active):
-            context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
-            storage.remove_bm25_shard(stale)
-            vectors.delete_filing(stale)
-        published = storage.publish_bm25()
-        context.log.info(f"BM25 snapshot {published.snapshot_id}: {len(published.filings)} filings, "
-                         f"{published.n_docs} documents ({'published' if published.changed else 'unchanged'})")
-        bm25 = storage.open_bm25()
-    else:
-        bm25, vectors = finrag.tantivy(), finrag.lance(embedder.get(finrag.config_dir))
-        for stale in sorted((set(bm25.filing_ids()) | set(vectors.filing_ids())) - active):
-            context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
-            bm25.delete_filing(stale)
-            vectors.delete_filing(stale)
+    vectors = finrag.lance(embedder.get(finrag.config_dir))
+    for stale in sorted((set(storage.bm25_filing_ids()) | set(vectors.filing_ids())) - active):
+        context.log.info(f"removing {stale} from both indexes (no longer in the catalog)")
+        storage.remove_bm25(stale)
+        vectors.delete_filing(stale)
+    published = storage.publish_bm25()  # distributed: the single BM25 publisher merges the shards
+    if published:
+        context.log.info(published)
+    bm25 = storage.open_bm25()
     for fid, variant in drop_filings_not_in(finrag.paths, wh, active, CHUNKING_VARIANTS):
         context.log.info(f"removing {fid} from chunking variant {variant} (no longer in the catalog)")
     indexed = sorted(active & set(bm25.filing_ids()) & set(vectors.filing_ids()))

@@ -15,7 +15,7 @@ from finrag_pipeline.core.ingest.tables import currency_unit_violations
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
 from finrag_pipeline.defs.partitions import filings_partitions
-from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
+from finrag_pipeline.defs.resources import FinragResource
 
 # Partitioned asset checks are a preview API; the warning is the same at every import.
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec",
@@ -126,17 +126,13 @@ def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: Finra
 def _index_count_check(asset: str, count_fn_name: str):
     @dg.asset_check(partitions_def=filings_partitions, asset=asset, name=f"{asset}_rows_equal_leaf_chunks", blocking=True,
                     description=f"The {asset} holds exactly the filing's leaf chunks (no duplicates, none missing).")
-    def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
-               embedder: EmbedderResource) -> dg.AssetCheckResult:
+    def _check(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
         fid = context.partition_key
         expected = int(finrag.partition_warehouse(fid).query_df(
             "SELECT count(*) AS n FROM core.chunks WHERE filing_id = ? AND is_leaf", [fid]).iloc[0, 0])
-        storage = finrag.storage()
-        if storage is not None and count_fn_name == "tantivy":
-            actual = storage.bm25_counts([fid])[fid]  # the filing's shard; corpus_state publishes the snapshot
-        else:
-            index = finrag.tantivy() if count_fn_name == "tantivy" else finrag.lance(embedder.get(finrag.config_dir))
-            actual = index.count(fid)
+        storage = finrag.storage()  # distributed: BM25 counts the filing's shard (corpus_state publishes it)
+        counts = storage.bm25_counts if count_fn_name == "tantivy" else storage.lance_counts
+        actual = counts([fid])[fid]
         return dg.AssetCheckResult(passed=actual == expected,
                                    metadata=_per_filing({"index_rows": actual, "leaf_chunks": expected}))
 
