@@ -49,6 +49,13 @@ def _context(doc: str) -> FilingContext:
     return FilingContext(meta, pages, chunk_filing(meta, pages, []))
 
 
+def _build_script():
+    spec = importlib.util.spec_from_file_location("build_dev_heldout", DATA / "build_analyst_questions_dev_heldout.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    return build
+
+
 @pytest.fixture(scope="module")
 def contexts():
     return [_context(doc) for doc in sorted(PAGES)]
@@ -90,11 +97,17 @@ def test_split_is_half_each_balanced_by_category_and_follows_the_seeded_rule():
         counts = [sum(r["question_category"] == cat for r in RECORDS[s]) for s in SPLITS]
         assert abs(counts[0] - counts[1]) <= 1, (cat, counts)
     # the files are what the documented rule gives (build script: per category, seeded shuffle)
-    spec = importlib.util.spec_from_file_location("build_split", DATA / "build_analyst_questions_dev_heldout.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = _build_script()
     rule = build.split_by_category([{k: r[k] for k in ("financebench_id", "question_category")} for r in ALL])
     assert rule == {r["financebench_id"]: r["split"] for r in ALL}
+
+
+def test_files_are_the_build_scripts_output():
+    """A question edited in the build script but not rebuilt (or edited in a file by hand) fails here."""
+    built = {r["financebench_id"]: r for r in _build_script().records()}
+    assert built == {r["financebench_id"]: r for r in ALL}
+    evidence_pages = {(r["doc_name"], e["evidence_page_num"] + 1) for r in ALL for e in r["evidence"]}
+    assert evidence_pages == {(doc, int(n)) for doc, entry in PAGES.items() for n in entry["pages"]}
 
 
 def test_every_record_is_complete_and_checked():
@@ -226,3 +239,16 @@ def test_evidence_texts_are_on_their_pages_in_the_demo_warehouse():
         for e in r["evidence"]:
             assert _norm(e["evidence_text"]) in pages[r["doc_name"]][e["evidence_page_num"] + 1], \
                 (r["financebench_id"], e["evidence_page_num"])
+
+
+@pytest.mark.parametrize(("justification", "n_checked", "n_problems"), [
+    ("(26,251 - 21,914) / 21,914 = 19.79%", 1, 0),
+    ("(26,251 - 21,914) / 21,914 = 19.97%", 1, 1),                  # a transposed digit
+    ("average AP = (64,115 + 54,763) / 2 = 59,439; 365 * 59,439 / (223,546 - 1,634) = 97.77", 2, 0),
+    ("(118,254 - 9,447) / 93,736 = 108,807 / 93,736 = 1.16", 2, 0),
+    ("(118,254 - 9,447) / 93,736 = 108,708 / 93,736 = 1.16", 2, 1),  # the middle step is wrong
+    ("as printed", 0, 0),
+])
+def test_the_build_scripts_arithmetic_check_catches_a_wrong_step(justification, n_checked, n_problems):
+    checked, problems = _build_script().check_arithmetic(justification)
+    assert (checked, len(problems)) == (n_checked, n_problems), problems

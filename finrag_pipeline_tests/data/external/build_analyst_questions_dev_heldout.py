@@ -392,34 +392,41 @@ def split_by_category(rows: list[dict]) -> dict[str, str]:
     return out
 
 
-def main() -> None:
-    bad = 0
+def records() -> list[dict]:
+    """The questions as FinanceBench records, with their split (no filing is parsed here)."""
     rows = []
     for i, (doc, cat, question, answer, evidence, just) in enumerate(Q, FIRST_ID):
-        ev = []
-        for page, text in evidence:
-            if norm(text) not in norm(page_text(doc, page)):
-                print("NOT ON PAGE", doc, page, text[:80])
-                bad += 1
-            ev.append({"doc_name": doc, "evidence_page_num": page - 1, "evidence_text": text})
-        n_checked, problems = check_arithmetic(just or "")
-        for problem in problems:
-            print("ARITHMETIC", f"analyst_{i:03d}", problem)
-            bad += 1
-        if cat == "metric" and not n_checked:
-            print("UNCHECKED", f"analyst_{i:03d}", "a metric without an arithmetic step in its justification")
-            bad += 1
         rec = {"financebench_id": f"analyst_{i:03d}", "company": COMPANY[doc], "doc_name": doc,
                "question_type": FB_TYPE[cat], "question_category": cat, "question": question, "answer": answer,
-               "evidence": ev}
+               "evidence": [{"doc_name": doc, "evidence_page_num": page - 1, "evidence_text": text}
+                            for page, text in evidence]}
         if just:
             rec["justification"] = just
         rows.append(rec)
-    if bad:
-        raise SystemExit(f"{bad} problem(s): nothing written")
     split = split_by_category(rows)
     for r in rows:
         r["split"] = split[r["financebench_id"]]
+    return rows
+
+
+def main() -> None:
+    rows = records()
+    bad = 0
+    for r in rows:
+        doc = r["doc_name"]
+        for ev in r["evidence"]:
+            if norm(ev["evidence_text"]) not in norm(page_text(doc, ev["evidence_page_num"] + 1)):
+                print("NOT ON PAGE", r["financebench_id"], doc, ev["evidence_page_num"] + 1, ev["evidence_text"][:80])
+                bad += 1
+        n_checked, problems = check_arithmetic(r.get("justification", ""))
+        for problem in problems:
+            print("ARITHMETIC", r["financebench_id"], problem)
+            bad += 1
+        if r["question_category"] == "metric" and not n_checked:
+            print("UNCHECKED", r["financebench_id"], "a metric without an arithmetic step in its justification")
+            bad += 1
+    if bad:
+        raise SystemExit(f"{bad} problem(s): nothing written")
     for name, path in OUT.items():
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["split"] == name),
                         encoding="utf-8")
