@@ -200,7 +200,7 @@ q(Z22, "metric", "What was Amazon's technology and content expense as a % of tot
   "73,213 / 513,983 = 14.24%")
 q(Z22, "judgement", "Does Amazon have an improving gross margin profile as of FY2022? If gross margin is not a useful metric for a company like this, state that and explain why, using what the company itself says.",
   "Gross margin is not a useful metric for Amazon: the company says operating income is a more meaningful measure than gross profit and gross margin due to the diversity of its product categories and services. (Mechanically, net sales less cost of sales rose from 42.0% to 43.8% of net sales, while operating margin fell from 5.3% to 2.4%.)",
-  [(24, "We believe that operating income is a more meaningful measure than gross profit and gross margin due to the diversity of our product categories and services."), (37, "Cost of sales 233,307 272,344 288,831"), (37, "Total net sales 386,064 469,822 513,983")],
+  [(24, "We believe that operating income is a more meaningful measure than gross profit and gross margin due to the diversity of our product categories and services."), (37, "Cost of sales 233,307 272,344 288,831"), (37, "Total net sales 386,064 469,822 513,983"), (37, "Operating income 22,899 24,879 12,248")],
   "(469,822 - 272,344) / 469,822 = 42.03%; (513,983 - 288,831) / 513,983 = 43.81%; operating margin 24,879 / 469,822 = 5.30%, 12,248 / 513,983 = 2.38%")
 q(Z22, "judgement", "Is Amazon's operating margin improving as of FY2022? Use operating income over total net sales for 2020 to 2022.",
   "No. Operating margin declined from 5.9% in 2020 to 5.3% in 2021 and 2.4% in 2022.",
