@@ -5,11 +5,13 @@ FinanceBench ``evidence_page_num`` is the 0-INDEXED page of the PDF; our ``Page.
 alternatives are the chunks on that page that overlap the evidence text best (all chunks on the
 page when none overlaps, a page-only place when the filing has no chunks).
 
-Optional FinanceBench-format field ``question_category`` (metric | lookup | narrative | unanswerable,
-as in the hand-written set finrag_pipeline_tests/data/external/analyst_questions.jsonl) sets the
-question type (metric, factual, narrative, unanswerable); without it FinanceBench's own type is mapped.
-A record without evidence is ``unanswerable``. ``justification`` (the computation) is kept as
-``computation``.
+Optional FinanceBench-format field ``question_category`` (metric | lookup | judgement | narrative |
+unanswerable, as in the hand-written sets finrag_pipeline_tests/data/external/analyst_questions*.jsonl)
+sets the question type (metric, factual, judgement, narrative, unanswerable); without it FinanceBench's
+own type is mapped. A judgement question asks for a yes/no verdict with the figures it rests on
+("Does Apple have an improving operating margin profile as of FY2022?"). A record without evidence is
+``unanswerable``. ``justification`` (the computation) is kept as ``computation``; an optional ``split``
+(dev | heldout) is kept in ``metadata["split"]``.
 
 Every imported item records its set in ``metadata["external_set"]`` (the file's stem unless a name is
 given): the external-agreement statistics compare each set with the synthetic questions of the
@@ -150,14 +152,15 @@ def import_financebench(path: str | Path, filings: Mapping[str, FilingContext] |
             metadata={"financebench_id": rec.get("financebench_id"), "company": rec.get("company"),
                       "doc_name": rec.get("doc_name"), "fb_question_type": rec.get("question_type"),
                       "question_category": rec.get("question_category"), "external_set": set_name,
-                      "evidence_pages": meta_ev})))
+                      "evidence_pages": meta_ev,
+                      **({"split": rec["split"]} if rec.get("split") else {})})))
         counts["imported"] += 1
     return ImportResult(items, [{"stage": "import", "reason": k, "count": v} for k, v in counts.items() if v])
 
 
 # The hand-written analyst set's categories -> the project's question types.
 QUESTION_CATEGORY_TYPES = {"metric": "metric", "lookup": "factual", "narrative": "narrative",
-                           "unanswerable": "unanswerable"}
+                           "unanswerable": "unanswerable", "judgement": "judgement"}
 
 
 def _fb_question_type(rec: Mapping[str, Any]) -> str:
