@@ -10,6 +10,7 @@
     finrag inspect FILE [--json]     parse one filing without registering it; show what was read
     finrag company-map refresh       rebuild the SEC company map (edgartools offline, or EDGAR online)
     finrag qa import|export|review   external QA sets and human review
+    finrag score agreement FILE      the answer scorer (and a judge) against answers people graded
     finrag report                    rebuild the HTML report
     finrag serve [--port 8765]       web explorer over the analysts' snapshot and the indexes
 """
@@ -817,6 +818,75 @@ def qa_review(ctx, file, reviewer) -> None:
                               r.get("after")] for r in reviews])
     click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
     _report_qa_change(ctx, [item.filing_id for item in changed], f"finrag qa review {os.path.basename(file)}")
+
+
+@main.group()
+def score() -> None:
+    """How far the answer scores can be trusted: agreement with answers people graded."""
+
+
+@score.command("agreement")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--set-name", default=None, help="Name of the set in eval.answer_agreement (default: the file's stem).")
+@click.option("--judge", "judge_model", default=None,
+              help="Also grade with the rubric judge on this models.yaml model (cached, seeded, cost metered).")
+@click.option("--seed", default=0, show_default=True, help="Decoding seed of the judge.")
+@click.option("--no-write", is_flag=True, help="Print the figures only; leave eval.answer_agreement as it is.")
+@click.option("--disagreements", default=0, show_default=True, help="Print this many answers where the scorer and "
+              "the label disagree.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreements, as_json) -> None:
+    """Score every answer of a labelled answer set (JSONL/CSV: question or qa_id, reference, answer, label
+    Correct/Incorrect/Refusal, optional system, split, kind) with the project's scorer, and report
+    coverage, agreement, Cohen's kappa, false accepts/rejects, the confusion and system-level Kendall tau,
+    per split. Verdicts go to eval.answer_agreement (mart_answer_agreement, the report)."""
+    from pathlib import Path
+
+    from finrag_pipeline.core.evaluation import human_agreement as ha
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    paths = _paths(ctx.obj["home"])
+    try:
+        rows = ha.read_labelled_answers(file)
+    except ha.LabelledSetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    name = set_name or Path(file).stem
+    wh = Warehouse(paths.warehouse)
+    need = [r.qa_id for r in rows if r.qa_id and not r.qa_item]
+    stored = ha.stored_items(wh, need) if need and paths.warehouse.exists() else {}
+    judge = None
+    if judge_model:
+        from finrag_pipeline.core.evaluation.judge import RubricJudge
+
+        judge = RubricJudge.from_model(judge_model, seed=seed)
+    try:
+        verdicts = ha.score_labelled_answers(rows, set_name=name, stored=stored, judge=judge)
+    except ha.LabelledSetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    summ = ha.summaries(verdicts)
+    if not no_write:
+        ha.write_verdicts(wh, verdicts, set_name=name, source_file=str(Path(file).resolve()))
+    if as_json:
+        _emit({"set_name": name, "summaries": summ, "judge": judge.meter() if judge else None}, True)
+        return
+    click.echo(f"{len(verdicts)} answers of {name!r}" + ("" if no_write else " -> eval.answer_agreement"))
+    click.echo(ha.summary_markdown(summ))
+    overall = summ[0]
+    click.echo("\nlabel x scorer (all answers):\n" + ha.confusion_markdown(overall))
+    if overall["system_kendall_tau_b"] is not None or overall["system_note"]:
+        click.echo("\nsystems (people: share Correct; scorer: mean over decided answers):")
+        for srow in overall["systems"]:
+            mean = "n/a" if srow["scorer_mean"] is None else f"{srow['scorer_mean']:.2f}"
+            click.echo(f"  {srow['system']:<22} people {srow['human_correct']:.2f}  scorer {mean}  "
+                       f"({srow['n_decided']}/{srow['n']} decided)")
+    if judge is not None:
+        click.echo("\n" + ha.judge_markdown(overall))
+        click.echo(f"judge meter: {judge.meter()}")
+    shown = [v for v in verdicts if v["agrees"] is False][:disagreements]
+    for v in shown:
+        click.echo(f"\n[{v['answer_id']}] {v['label']} vs scorer {v['scorer_decision']}: {v['scorer_reason']}\n"
+                   f"  Q: {v['question']}\n  R: {v['reference']}\n  A: {_snippet(v['answer'], 300)}")
 
 
 def run() -> None:
