@@ -25,8 +25,10 @@ RUBRIC_VERSION = "rubric-v1"
 # Each line appears verbatim in data/labelled_answers/LABELLING_GUIDE.md ("Rules").
 RUBRIC = (
     "Correct: the answer commits to the reference's value, option or facts.",
-    "Rounding is fine to the precision the question asks for, else to three significant figures.",
-    "Another unit or scale is the same answer when it converts exactly: $394.3 billion is $394,328 million; "
+    "Rounding is fine to the precision the question asks for; when it asks for none, a figure within 1% of "
+    "the reference with at least two significant figures is the same answer ($11 billion for $11,104 million).",
+    "More precision than asked is fine (12.05% for 12.0%); a figure rounded the wrong way is not.",
+    "Another unit or scale is the same answer once converted: $394.3 billion is $394,328 million; "
     "a margin of 0.165 is 16.5%.",
     "Extra context does not make an answer wrong when the final answer is clear: prior-year figures "
     "attributed to their year, the operands of shown working, a restated question.",
