@@ -841,32 +841,20 @@ def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreeme
     Correct/Incorrect/Refusal, optional system, split, kind) with the project's scorer, and report
     coverage, agreement, Cohen's kappa, false accepts/rejects, the confusion and system-level Kendall tau,
     per split. Verdicts go to eval.answer_agreement (mart_answer_agreement, the report)."""
-    from pathlib import Path
-
     from finrag_pipeline.core.evaluation import human_agreement as ha
     from finrag_pipeline.core.warehouse import Warehouse
 
     paths = _paths(ctx.obj["home"])
-    try:
-        rows = ha.read_labelled_answers(file)
-    except ha.LabelledSetError as exc:
-        raise click.ClickException(str(exc)) from exc
-    name = set_name or Path(file).stem
-    wh = Warehouse(paths.warehouse)
-    need = [r.qa_id for r in rows if r.qa_id and not r.qa_item]
-    stored = ha.stored_items(wh, need) if need and paths.warehouse.exists() else {}
     judge = None
     if judge_model:
         from finrag_pipeline.core.evaluation.judge import RubricJudge
 
         judge = RubricJudge.from_model(judge_model, seed=seed)
     try:
-        verdicts = ha.score_labelled_answers(rows, set_name=name, stored=stored, judge=judge)
+        name, verdicts, summ = ha.score_labelled_set(Warehouse(paths.warehouse), file, set_name=set_name, judge=judge,
+                                                     write=not no_write)
     except ha.LabelledSetError as exc:
         raise click.ClickException(str(exc)) from exc
-    summ = ha.summaries(verdicts)
-    if not no_write:
-        ha.write_verdicts(wh, verdicts, set_name=name, source_file=str(Path(file).resolve()))
     if as_json:
         _emit({"set_name": name, "summaries": summ, "judge": judge.meter() if judge else None}, True)
         return

@@ -432,3 +432,21 @@ def write_verdicts(warehouse: Any, verdicts: Sequence[Mapping[str, Any]], *, set
     rows = [{**{c: v.get(c) for c in VERDICT_COLUMNS}, "set_name": set_name, "source_file": source_file,
              "scored_at": now} for v in verdicts]
     return warehouse.replace_rows("eval.answer_agreement", rows, where={"set_name": set_name})
+
+
+REPO_SET = Path(__file__).resolve().parents[3] / "data" / "labelled_answers" / "answers.jsonl"
+
+
+def score_labelled_set(warehouse: Any, path: str | Path, *, set_name: str | None = None, judge: Any | None = None,
+                       write: bool = True) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Read, score and (``write``) store one labelled answer set -> (set name, verdicts, summaries).
+    What `finrag score agreement` and the labelled_answer_agreement asset run."""
+    path = Path(path)
+    rows = read_labelled_answers(path)
+    name = set_name or path.stem
+    need = [r.qa_id for r in rows if r.qa_id and not r.qa_item]
+    stored = stored_items(warehouse, need) if need else {}
+    verdicts = score_labelled_answers(rows, set_name=name, stored=stored, judge=judge)
+    if write:
+        write_verdicts(warehouse, verdicts, set_name=name, source_file=str(path.resolve()))
+    return name, verdicts, summaries(verdicts)
