@@ -69,3 +69,21 @@ def test_every_column_of_the_mart_is_described(tmp_path):
     described = {c["name"]: c.get("description") for c in models["mart_answer_agreement"]["columns"]}
     assert [c for c in columns if not described.get(c)] == []
     assert set(described) == set(columns)     # the yml names no column the mart lacks
+
+
+def test_the_report_section_shows_the_marts_figures(tmp_path):
+    from finrag_pipeline.core.reporting.report import answer_agreement_section
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.connect() as con:
+        assert "No labelled answer set scored" in answer_agreement_section(con)
+    verdicts = _verdicts()
+    ha.write_verdicts(wh, verdicts, set_name="t", source_file="t.jsonl")
+    with wh.connect() as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS marts")
+        con.execute(f"CREATE TABLE marts.mart_answer_agreement AS {mart_sql()}")
+        html = answer_agreement_section(con)
+    overall = ha.summaries(verdicts)[0]
+    assert "Agreement with people" in html and "figure+choice" in html and "heldout" in html
+    assert f"{100 * overall['coverage']:.1f}%" in html and f"{100 * overall['agreement']:.1f}%" in html
+    assert f"{overall['kappa']:.3f}" in html
