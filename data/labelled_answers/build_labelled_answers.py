@@ -105,6 +105,10 @@ class Fig:
         return round(wrong) if self.kind == "usd_m" else wrong
 
 
+def _a(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 def _amount_millions(text: str) -> float:
     m = re.search(r"\$([\d,.]+) (million|billion|trillion)", text)
     return float(m.group(1).replace(",", "")) * {"million": 1, "billion": 1e3, "trillion": 1e6}[m.group(2)]
@@ -137,7 +141,7 @@ def fig_answer(f: Fig, variant: str, rng: random.Random) -> tuple[str, str, str]
     if variant == "c_working":
         ops = "; ".join(f"{lab} {val}" for lab, val in f.operands)
         if not f.working:
-            return (f"From the statements: {ops}. That gives a {metric} of {f.v} {pin}."), "Correct", \
+            return (f"From the statements: {ops}. That gives {_a(metric)} {metric} of {f.v} {pin}."), "Correct", \
                 "inputs quoted, then the asked figure"
         return (f"From the statements: {ops}. {metric[0].upper() + metric[1:]} = {f.working}, so {f.v} "
                 f"{pin}."), "Correct", "shown working ends in the asked figure"
@@ -176,7 +180,7 @@ def fig_answer(f: Fig, variant: str, rng: random.Random) -> tuple[str, str, str]
                     f"{pin}."), "Incorrect", "arithmetic ends in another figure"
         if f.operands:
             ops = "; ".join(f"{lab} {val}" for lab, val in f.operands)
-            return (f"From the statements: {ops}. That gives a {metric} of {f.fmt(wrong)} {pin}."), "Incorrect", \
+            return (f"From the statements: {ops}. That gives {_a(metric)} {metric} of {f.fmt(wrong)} {pin}."), "Incorrect", \
                 "inputs quoted, then another figure"
         return f"{f.fmt(wrong)} {pin}.", "Incorrect", "another figure"
     if variant == "i_sign":
@@ -230,7 +234,8 @@ def choice_answer(choice: str, options: list[str], support: str, variant: str, r
     if variant.startswith("c_"):
         cap = right[0].upper() + right[1:]
         if not support:
-            return rng.choice([f"{cap}.", f"It was {right}.", f"**{cap}**"]), "Correct", "the right option"
+            return rng.choice([f"{cap}.".replace("..", "."), f"It was {right}.".replace("..", "."), f"**{cap}**"]), \
+                "Correct", "the right option"
         return rng.choice([f"{cap}.", f"{cap}. The figures: {support}.", f"**{cap}**\n\n{support}."]), "Correct", \
             "the right option"
     if variant in REFUSALS:
@@ -241,7 +246,7 @@ def choice_answer(choice: str, options: list[str], support: str, variant: str, r
         rng.shuffle(opts)
         return (f"It could be {' or '.join(opts)}; the figures are close and the context is not conclusive."
                 ), "Incorrect", "several options, none chosen"
-    return f"{wrong[0].upper() + wrong[1:]}.", "Incorrect", "the wrong option"
+    return f"{wrong[0].upper() + wrong[1:]}".rstrip(".") + ".", "Incorrect", "the wrong option"
 
 
 def narrative_answer(cause: str, other_cause: str | None, variant: str, rng: random.Random) -> tuple[str, str, str]:
