@@ -29,20 +29,20 @@ ANALYST_FILE = HERE.parents[1] / "finrag_pipeline_tests" / "data" / "external" /
 
 # system -> (variant, weight): the error profile of each kind of system.
 SYSTEMS = {
-    "concise-frontier": [("c_plain", 55), ("c_sentence", 20), ("i_wrong_year", 10), ("i_operand", 5),
+    "concise-frontier": [("c_plain", 45), ("c_bare", 10), ("c_sentence", 20), ("i_wrong_year", 10), ("i_operand", 5),
                          ("r_context", 5), ("i_slip", 5)],
-    "working-frontier": [("c_working", 55), ("c_markdown", 10), ("c_prior", 10), ("i_slip", 15), ("r_cannot", 5),
+    "working-frontier": [("c_working", 40), ("c_verbose", 15), ("c_markdown", 10), ("c_prior", 10), ("i_slip", 15), ("r_cannot", 5),
                          ("i_operand", 5)],
     "context-70b": [("c_prior", 35), ("c_prior_move", 20), ("i_swapped_years", 15), ("i_wrong_year", 10),
                     ("i_sign", 10), ("c_sentence", 10)],
     "rescaling-frontier": [("c_scaled", 50), ("c_raw", 10), ("c_plain", 15), ("i_scale", 15), ("i_coarse", 10)],
-    "markdown-rag": [("c_markdown", 50), ("c_working", 15), ("i_candidates", 20), ("r_context", 15)],
+    "markdown-rag": [("c_markdown", 35), ("c_table", 15), ("c_working", 15), ("i_candidates", 20), ("r_context", 15)],
     "cautious-rag": [("c_sentence", 35), ("r_context", 25), ("r_cannot", 15), ("r_need", 10), ("i_hedge", 15)],
     "hedging-rag": [("c_plain", 30), ("c_chatty", 20), ("i_hedge", 25), ("i_candidates", 25)],
-    "small-oss": [("c_chatty", 30), ("i_sign", 15), ("i_operand", 15), ("i_slip", 15), ("i_wrong_year", 10),
+    "small-oss": [("c_chatty", 20), ("c_verbose", 10), ("i_sign", 15), ("i_operand", 15), ("i_slip", 15), ("i_wrong_year", 10),
                   ("r_need", 15)],
 }
-FALLBACK = {"c_prior": "c_sentence", "c_prior_move": "c_sentence", "c_working": "c_sentence",
+FALLBACK = {"c_table": "c_markdown", "c_prior": "c_sentence", "c_prior_move": "c_sentence", "c_working": "c_sentence",
             "i_wrong_year": "i_slip", "i_swapped_years": "i_slip", "i_operand": "i_slip", "c_raw": "c_plain",
             "i_coarse": "i_scale"}
 REFUSALS = {
@@ -61,8 +61,8 @@ class Fig:
     the question asks for, period words, the prior period's value, the inputs and the working."""
 
     def __init__(self, key, company, metric, kind, value, decimals, period, prior_period=None, prior=None,
-                 operands=(), working=None, signed=False, margin_like=False):
-        self.key, self.company, self.metric, self.kind = key, company, metric, kind
+                 operands=(), working=None, signed=False, margin_like=False, question=""):
+        self.key, self.company, self.metric, self.kind, self.question = key, company, metric, kind, question
         self.value, self.decimals, self.period = value, decimals, period
         self.prior_period, self.prior = prior_period, prior
         self.operands, self.working, self.signed, self.margin_like = list(operands), working, signed, margin_like
@@ -131,8 +131,34 @@ def fig_answer(f: Fig, variant: str, rng: random.Random) -> tuple[str, str, str]
         variant = "c_plain"
     if variant == "i_coarse" and f.kind != "usd_m":
         variant = "i_scale"
+    if variant == "c_table" and f.prior is None:
+        variant = FALLBACK[variant]
     if variant == "c_plain":
         return rng.choice([f.v, f"{f.v}.", f"{f.v} ({period})"]), "Correct", "the asked figure"
+    if variant == "c_bare":
+        # the unit the question asks for, left out: "111,443" to "... in USD millions?"
+        if f.kind == "usd_m" and re.search(r"USD millions|millions of", f.question, re.I):
+            return f"{f.value:,.0f}", "Correct", "the asked figure in the unit the question asks for"
+        if f.kind == "usd_m":
+            return f"{f.value:,.0f} (in millions of USD)", "Correct", "the asked figure, unit spelled out"
+        if f.kind == "pct" and re.search(r"percent", f.question, re.I):
+            return f"{f.value:.{f.decimals}f}", "Correct", "the asked figure in the unit the question asks for"
+        return f.v, "Correct", "the asked figure"
+    if variant == "c_verbose":
+        if f.operands and f.working:
+            ops = " and ".join(f"{lab} was {val}" for lab, val in f.operands)
+            lhs = f.working.rsplit("=", 1)[0].strip()
+            return (f"To find {co}'s {metric} {pin}, I used the figures reported in the 10-K. {ops[0].upper() + ops[1:]}. "
+                    f"{metric[0].upper() + metric[1:]} = {lhs} \u2248 {f.working.rsplit('=', 1)[1].strip()}.\n\n"
+                    f"Therefore, {co}'s {metric} {pin} was approximately **{f.v}**."), "Correct", \
+                "long working, the asked figure in bold at the end"
+        context = f" This compares with {f.fmt(f.prior)} {f.prior_pin}." if f.prior is not None else ""
+        return (f"According to {co}'s consolidated financial statements in its annual report on Form 10-K, the "
+                f"{metric} {pin} was **{f.v}**.{context} This figure is taken directly from the filing."), "Correct", \
+            "long answer, the asked figure in bold" + (", prior period attributed" if context else "")
+    if variant == "c_table":
+        return (f"| | {period} | {f.prior_period} |\n|---|---|---|\n| {metric[0].upper() + metric[1:]} | {f.v} | "
+                f"{f.fmt(f.prior)} |\n\n**Answer:** {f.v}"), "Correct", "a table of both periods, then the asked figure"
     if variant == "c_sentence":
         return f"{co}'s {metric} {pin} was {f.v}.", "Correct", "the asked figure in a sentence"
     if variant == "c_chatty":
@@ -342,7 +368,7 @@ def analyst_rows(rng: random.Random) -> list[dict]:
             if qid in FIGURES:
                 kind, value, dec, period, prior_p, prior, operands, working = FIGURES[qid]
                 metric = _metric_of(q)
-                f = Fig(qid, co, metric, kind, value, dec, period, prior_p, prior, operands, working,
+                f = Fig(qid, co, metric, kind, value, dec, period, prior_p, prior, operands, working, question=q,
                         margin_like=kind == "pct" and bool(re.search(r"margin|rate\b|share", q, re.I)))
                 ans, label, note = fig_answer(f, variant, rng)
                 out.append({**base, "kind": "figure", "system": system, "answer": ans, "label": label,
@@ -497,6 +523,7 @@ def _demo_fig(it, co, figures_by_filing) -> Fig:
         a, b = sources
         working = f"{a['text'].strip('()')} / {b['text'].strip('()')} = {value / (100 if kind == 'pct' else 1):.4f}"
     return Fig(it["qa_id"], co, metric, kind, value, dec, period, prior_p, prior, operands, working, signed,
+               question=it["question"],
                margin_like=kind == "pct" and bool(re.search(r"margin|rate\b|share", it["question"], re.I)))
 
 
