@@ -1,7 +1,7 @@
 """Benchmark: the answer scorer against answers people graded (issue 25, items 3a and 4).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/answer_agreement.py [--set data/labelled_answers/answers.jsonl]
-        [--judge MODEL] [--json]
+        [--judge MODEL] [--disagreements N] [--json]
 
 Scores every answer of a labelled answer set with the scorer on the path (`ensure_contract` through
 `runner.answer_key`, then `answer_metrics.correctness`: core/evaluation/human_agreement.py) and prints,
@@ -30,6 +30,7 @@ def main() -> None:
     ap.add_argument("--set", default=str(ha.REPO_SET))
     ap.add_argument("--judge", default=None, help="models.yaml name of a rubric judge (optional)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--disagreements", type=int, default=0, help="print this many answers where scorer and label differ")
     args = ap.parse_args()
     judge = None
     if args.judge:
@@ -58,6 +59,9 @@ def main() -> None:
         print(f"  {s['system']:<20} people {s['human_correct']:.2f}  scorer {mean}  ({s['n_decided']}/{s['n']} decided)")
     if judge is not None:
         print("\n" + ha.judge_markdown(overall) + f"\njudge meter: {judge.meter()}")
+    for v in [v for v in verdicts if v["agrees"] is False][: args.disagreements]:
+        print(f"\n[{v['answer_id']}] {v['label']} vs scorer {v['scorer_decision']}: {v['scorer_reason']}\n"
+              f"  R: {v['reference']}\n  A: {' '.join(v['answer'].split())[:300]}")
     held = next((s for s in summ if s["split"] == "heldout" and s["kinds"] == "figure+choice"), None)
     if held:
         print("\nissue 25 done-criterion, held-out figure+choice answers (self-written set: an upper bound):")

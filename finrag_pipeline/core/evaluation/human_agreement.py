@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import inspect
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -210,8 +211,11 @@ def scorer_verdict(answer: str, item: QAItem) -> ScorerVerdict:
     from finrag_pipeline.core.evaluation.runner import answer_key
 
     key = answer_key(item)
-    v = correctness(answer, question=key.question, answer_values=key.answer_values,
-                    answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs)
+    # score_answer would need gold evidence; correctness gets every field of the key it reads, by name,
+    # so a scorer whose correctness reads more of the key (required terms, ...) is served as in score_answer
+    wanted = inspect.signature(correctness).parameters
+    kwargs = {name: getattr(key, name) for name in wanted if name != "answer" and hasattr(key, name)}
+    v = correctness(answer, **kwargs)
     return ScorerVerdict(v.correct, bool(v.non_committal), v.reason)
 
 
