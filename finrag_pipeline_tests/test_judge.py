@@ -96,3 +96,28 @@ def test_judge_and_scorer_agreement_where_both_decide(tmp_path):
     assert summ["vs_people"]["false_accepts"] == 2
     assert "rubric-v1@mock-judge" in ha.judge_markdown(ha.agreement_summary(verdicts))
     json.dumps(summ)   # serialisable for --json
+
+
+def test_cli_judges_with_a_models_yaml_name_and_stores_the_judges_name(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home"))
+    q = "What were Apple's total net sales in fiscal 2022?"
+    lines = [{"question": q, "reference": "$394,328 million", "answer": a, "label": lab, "system": s}
+             for a, lab, s in [("$394,328 million", "Correct", "x"), ("$365,817 million", "Incorrect", "y")]]
+    p = tmp_path / "judged.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["score", "agreement", str(p), "--judge", "mock-judge", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["judge"]["judge"] == "rubric-v1@mock-judge" and out["judge"]["verdicts"] == 2
+    judge = out["summaries"][0]["judge"]
+    # the mock says Correct to both: right on the first, a false accept on the second; the scorer rejects
+    # the second, so judge and scorer agree on one of the two they both decide
+    assert judge["vs_people"]["false_accepts"] == 1 and judge["vs_scorer"]["agreement"] == 0.5
+    names = Warehouse(tmp_path / "home" / "warehouse.duckdb").query_df(
+        "SELECT DISTINCT judge_name FROM eval.answer_agreement")["judge_name"].tolist()
+    assert names == ["rubric-v1@mock-judge"]
