@@ -61,11 +61,12 @@ class Fig:
     the question asks for, period words, the prior period's value, the inputs and the working."""
 
     def __init__(self, key, company, metric, kind, value, decimals, period, prior_period=None, prior=None,
-                 operands=(), working=None, signed=False, margin_like=False, question=""):
+                 operands=(), working=None, signed=False, margin_like=False, question="", other_items=()):
         self.key, self.company, self.metric, self.kind, self.question = key, company, metric, kind, question
         self.value, self.decimals, self.period = value, decimals, period
         self.prior_period, self.prior = prior_period, prior
         self.operands, self.working, self.signed, self.margin_like = list(operands), working, signed, margin_like
+        self.other_items = [o for o in other_items if abs(o[1] - value) > 0.01 * abs(value)]   # (label, value)
         self.pin = _with_preposition(period)
         self.prior_pin = _with_preposition(prior_period) if prior_period else None
 
@@ -123,6 +124,9 @@ def fig_answer(f: Fig, variant: str, rng: random.Random) -> tuple[str, str, str]
     co, metric, period, pin = f.company, f.metric, f.period, f.pin
     if variant in ("c_prior", "c_prior_move", "i_wrong_year", "i_swapped_years") and f.prior is None:
         variant = FALLBACK[variant]
+    if variant == "i_operand" and not f.operands and f.other_items:
+        label, other = rng.choice(f.other_items)
+        return (f"{co}'s {metric} {pin} was {f.fmt(other)}."), "Incorrect", f"another line item's figure ({label})"
     if variant == "i_operand" and not f.operands:
         variant = "i_slip"
     if variant == "c_working" and not (f.working or f.operands):
@@ -348,6 +352,7 @@ def analyst_rows(rng: random.Random) -> list[dict]:
     out = []
     records = [json.loads(line) for line in ANALYST_FILE.read_text().splitlines() if line.strip()]
     systems = list(SYSTEMS)
+    by_id = {r["financebench_id"]: r for r in records}
     for rec in records:
         qid, q, ref = rec["financebench_id"], rec["question"], rec["answer"]
         co = rec["company"]
@@ -368,7 +373,11 @@ def analyst_rows(rng: random.Random) -> list[dict]:
             if qid in FIGURES:
                 kind, value, dec, period, prior_p, prior, operands, working = FIGURES[qid]
                 metric = _metric_of(q)
+                others = [(_metric_of(by_id[o]["question"]), FIGURES[o][1]) for o in FIGURES
+                          if o != qid and FIGURES[o][0] == kind == "usd_m" and FIGURES[o][3] == period
+                          and by_id[o]["company"] == co and not FIGURES[o][6]]
                 f = Fig(qid, co, metric, kind, value, dec, period, prior_p, prior, operands, working, question=q,
+                        other_items=others,
                         margin_like=kind == "pct" and bool(re.search(r"margin|rate\b|share", q, re.I)))
                 ans, label, note = fig_answer(f, variant, rng)
                 out.append({**base, "kind": "figure", "system": system, "answer": ans, "label": label,
@@ -522,7 +531,14 @@ def _demo_fig(it, co, figures_by_filing) -> Fig:
                "metric_capex_to_revenue", "metric_current_ratio") and len(sources) == 2:
         a, b = sources
         working = f"{a['text'].strip('()')} / {b['text'].strip('()')} = {value / (100 if kind == 'pct' else 1):.4f}"
+    other_items = []
+    if t.startswith("factual") and sources and kind == "usd_m":
+        for label, by_period in figures_by_filing.get(it["filing_id"], {}).items():
+            g = by_period.get(sources[0]["period"])
+            if label != sources[0]["label"] and g is not None and g.get("unit") == sources[0].get("unit"):
+                other_items.append((_label_words(label), float(g["value"]) * float(g["scale"]) / 1e6))
     return Fig(it["qa_id"], co, metric, kind, value, dec, period, prior_p, prior, operands, working, signed,
+               other_items=sorted(other_items),
                question=it["question"],
                margin_like=kind == "pct" and bool(re.search(r"margin|rate\b|share", it["question"], re.I)))
 

@@ -30,6 +30,8 @@ RUBRIC = (
     "More precision than asked is fine (12.05% for 12.0%); a figure rounded the wrong way is not.",
     "Another unit or scale is the same answer once converted: $394.3 billion is $394,328 million; "
     "a margin of 0.165 is 16.5%.",
+    "A bare number takes the unit and scale the question asks for: 111,443 to a question in USD millions, "
+    "3.0 to one asking for a percentage.",
     "Extra context does not make an answer wrong when the final answer is clear: prior-year figures "
     "attributed to their year, the operands of shown working, a restated question.",
     "Incorrect: another value, another year or line item, the wrong sign or direction, arithmetic that ends "
