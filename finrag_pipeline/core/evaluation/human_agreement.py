@@ -42,6 +42,7 @@ from typing import Any
 
 from finrag_pipeline.core.evaluation.agreement import kendall_tau_b
 from finrag_pipeline.core.models import QAItem
+from finrag_pipeline.core.paths import REPO_ROOT
 
 LABELS = ("Correct", "Incorrect", "Refusal")
 ANSWER_KINDS = ("figure", "choice", "narrative", "unanswerable")
@@ -438,7 +439,7 @@ def write_verdicts(warehouse: Any, verdicts: Sequence[Mapping[str, Any]], *, set
     return warehouse.replace_rows("eval.answer_agreement", rows, where={"set_name": set_name})
 
 
-REPO_SET = Path(__file__).resolve().parents[3] / "data" / "labelled_answers" / "answers.jsonl"
+REPO_SET = REPO_ROOT / "data" / "labelled_answers" / "answers.jsonl"   # the repository's own set
 
 
 def score_labelled_set(warehouse: Any, path: str | Path, *, set_name: str | None = None, judge: Any | None = None,
