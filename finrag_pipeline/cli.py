@@ -834,9 +834,11 @@ def score() -> None:
 @click.option("--no-write", is_flag=True, help="Print the figures only; leave eval.answer_agreement as it is.")
 @click.option("--disagreements", default=0, show_default=True, help="Print this many answers where the scorer and "
               "the label disagree.")
+@click.option("--build-marts", is_flag=True, help="Then run the build_marts job (mart_answer_agreement, the "
+              "analysts' snapshot, the report), as `finrag ingest` does after evaluating.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreements, as_json) -> None:
+def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreements, build_marts, as_json) -> None:
     """Score every answer of a labelled answer set (JSONL/CSV: question or qa_id, reference, answer, label
     Correct/Incorrect/Refusal, optional system, split, kind) with the project's scorer, and report
     coverage, agreement, Cohen's kappa, false accepts/rejects, the confusion and system-level Kendall tau,
@@ -855,10 +857,23 @@ def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreeme
                                                      write=not no_write)
     except ha.LabelledSetError as exc:
         raise click.ClickException(str(exc)) from exc
+    if build_marts and not no_write:
+        from finrag_pipeline.defs.local_runs import get_instance, run_marts_build
+
+        os.environ["FINRAG_HOME"] = str(paths.home)  # the code location's resources read it
+        os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home))
+        from finrag_pipeline.definitions import defs
+
+        built = run_marts_build(defs, get_instance(paths), paths, progress=lambda m: click.echo(m, err=True))
+        if built.failed:
+            raise click.ClickException(f"building the marts failed ({built.failed['marts']}); dbt log: "
+                                       f"{paths.logs_dir / 'build_marts.log'}")
     if as_json:
         _emit({"set_name": name, "summaries": summ, "judge": judge.meter() if judge else None}, True)
         return
-    click.echo(f"{len(verdicts)} answers of {name!r}" + ("" if no_write else " -> eval.answer_agreement"))
+    click.echo(f"{len(verdicts)} answers of {name!r}" + ("" if no_write else " -> eval.answer_agreement")
+               + ("" if no_write or build_marts else " (mart_answer_agreement and the report follow the next marts "
+                                                     "build: --build-marts runs it now)"))
     click.echo(ha.summary_markdown(summ))
     overall = summ[0]
     click.echo("\nlabel x scorer (all answers):\n" + ha.confusion_markdown(overall))

@@ -202,7 +202,7 @@ def has_results(con: duckdb.DuckDBPyConnection) -> bool:
 # build: the CLI builds them before reporting).
 REPORT_MARTS = ("mart_retriever_leaderboard", "mart_metrics_by_question_type", "mart_corpus_growth",
                 "mart_question_difficulty", "mart_answer_quality", "mart_answer_response_states",
-                "mart_sanity_answers", "mart_chance_levels")
+                "mart_sanity_answers", "mart_chance_levels", "mart_answer_agreement")
 
 
 def missing_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
