@@ -262,3 +262,21 @@ def test_cli_scores_a_set_and_writes_the_warehouse(tmp_path, monkeypatch):
     bad = _write(tmp_path, "bad.jsonl", json.dumps({"answer": "x", "label": "?"}) + "\n")
     res = CliRunner().invoke(main, ["score", "agreement", str(bad)])
     assert res.exit_code != 0 and "bad.jsonl row 1" in res.output
+
+
+def test_the_asset_scores_the_repository_set_into_the_warehouse(tmp_path):
+    import dagster as dg
+
+    from finrag_pipeline.core.warehouse import Warehouse
+    from finrag_pipeline.defs.evaluation.assets import labelled_answer_agreement
+    from finrag_pipeline.defs.resources import FinragResource
+
+    home = tmp_path / "home"
+    result = dg.materialize([labelled_answer_agreement], resources={"finrag": FinragResource(home=str(home))})
+    assert result.success
+    meta = result.asset_materializations_for_node("labelled_answer_agreement")[0].metadata
+    n = len(ha.read_labelled_answers(REPO_SET))
+    assert meta["dagster/row_count"].value == n and meta["set_name"].value == "answers"
+    got = Warehouse(home / "warehouse.duckdb").query_df(
+        "SELECT count(*) AS n, count(DISTINCT system) AS systems FROM eval.answer_agreement WHERE set_name = 'answers'")
+    assert (got["n"][0], got["systems"][0]) == (n, 8)
