@@ -10,6 +10,7 @@
     finrag inspect FILE [--json]     parse one filing without registering it; show what was read
     finrag company-map refresh       rebuild the SEC company map (edgartools offline, or EDGAR online)
     finrag qa import|export|review   external QA sets and human review
+    finrag score agreement FILE      the answer scorer (and a judge) against answers people graded
     finrag report                    rebuild the HTML report
     finrag serve [--port 8765]       web explorer over the analysts' snapshot and the indexes
 """
@@ -817,6 +818,78 @@ def qa_review(ctx, file, reviewer) -> None:
                               r.get("after")] for r in reviews])
     click.echo(f"{len(changed)} questions updated, {len(reviews)} reviews recorded")
     _report_qa_change(ctx, [item.filing_id for item in changed], f"finrag qa review {os.path.basename(file)}")
+
+
+@main.group()
+def score() -> None:
+    """How far the answer scores can be trusted: agreement with answers people graded."""
+
+
+@score.command("agreement")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--set-name", default=None, help="Name of the set in eval.answer_agreement (default: the file's stem).")
+@click.option("--judge", "judge_model", default=None,
+              help="Also grade with the rubric judge on this models.yaml model (cached, seeded, cost metered).")
+@click.option("--seed", default=0, show_default=True, help="Decoding seed of the judge.")
+@click.option("--no-write", is_flag=True, help="Print the figures only; leave eval.answer_agreement as it is.")
+@click.option("--disagreements", default=0, show_default=True, help="Print this many answers where the scorer and "
+              "the label disagree.")
+@click.option("--build-marts", is_flag=True, help="Then run the build_marts job (mart_answer_agreement, the "
+              "analysts' snapshot, the report), as `finrag ingest` does after evaluating.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreements, build_marts, as_json) -> None:
+    """Score every answer of a labelled answer set (JSONL/CSV: question or qa_id, reference, answer, label
+    Correct/Incorrect/Refusal, optional system, split, kind) with the project's scorer, and report
+    coverage, agreement, Cohen's kappa, false accepts/rejects, the confusion and system-level Kendall tau,
+    per split. Verdicts go to eval.answer_agreement (mart_answer_agreement, the report)."""
+    from finrag_pipeline.core.evaluation import human_agreement as ha
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    paths = _paths(ctx.obj["home"])
+    judge = None
+    if judge_model:
+        from finrag_pipeline.core.evaluation.judge import RubricJudge
+
+        judge = RubricJudge.from_model(judge_model, seed=seed)
+    try:
+        name, verdicts, summ = ha.score_labelled_set(Warehouse(paths.warehouse), file, set_name=set_name, judge=judge,
+                                                     write=not no_write)
+    except ha.LabelledSetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if build_marts and not no_write:
+        from finrag_pipeline.defs.local_runs import get_instance, run_marts_build
+
+        os.environ["FINRAG_HOME"] = str(paths.home)  # the code location's resources read it
+        os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home))
+        from finrag_pipeline.definitions import defs
+
+        built = run_marts_build(defs, get_instance(paths), paths, progress=lambda m: click.echo(m, err=True))
+        if built.failed:
+            raise click.ClickException(f"building the marts failed ({built.failed['marts']}); dbt log: "
+                                       f"{paths.logs_dir / 'build_marts.log'}")
+    if as_json:
+        _emit({"set_name": name, "summaries": summ, "judge": judge.meter() if judge else None}, True)
+        return
+    click.echo(f"{len(verdicts)} answers of {name!r}" + ("" if no_write else " -> eval.answer_agreement")
+               + ("" if no_write or build_marts else " (mart_answer_agreement and the report follow the next marts "
+                                                     "build: --build-marts runs it now)"))
+    click.echo(ha.summary_markdown(summ))
+    overall = summ[0]
+    click.echo("\nlabel x scorer (all answers):\n" + ha.confusion_markdown(overall))
+    if overall["system_kendall_tau_b"] is not None or overall["system_note"]:
+        click.echo("\nsystems (people: share Correct; scorer: mean over decided answers):")
+        for srow in overall["systems"]:
+            mean = "n/a" if srow["scorer_mean"] is None else f"{srow['scorer_mean']:.2f}"
+            click.echo(f"  {srow['system']:<22} people {srow['human_correct']:.2f}  scorer {mean}  "
+                       f"({srow['n_decided']}/{srow['n']} decided)")
+    if judge is not None:
+        click.echo("\n" + ha.judge_markdown(overall))
+        click.echo(f"judge meter: {judge.meter()}")
+    shown = [v for v in verdicts if v["agrees"] is False][:disagreements]
+    for v in shown:
+        click.echo(f"\n[{v['answer_id']}] {v['label']} vs scorer {v['scorer_decision']}: {v['scorer_reason']}\n"
+                   f"  Q: {v['question']}\n  R: {v['reference']}\n  A: {_snippet(v['answer'], 300)}")
 
 
 def run() -> None:

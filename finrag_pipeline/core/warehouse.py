@@ -151,6 +151,16 @@ TABLE_DDL: dict[str, str] = {
         retriever VARCHAR, chunking VARCHAR, synthetic_mean DOUBLE, synthetic_rank DOUBLE, n_synthetic INTEGER,
         external_mean DOUBLE, external_rank DOUBLE, n_external INTEGER, rank_change DOUBLE,
         built_at TIMESTAMP""",
+    # Agreement with people (core/evaluation/human_agreement.py): one row per answer of a labelled answer
+    # set, replaced per set_name by `finrag score agreement`: the person's label, the scorer's decision
+    # (accept / reject / undecided, with its reason) and, when judged, the judge's, with its name.
+    "eval.answer_agreement": """
+        set_name VARCHAR, answer_id VARCHAR, qa_id VARCHAR, split VARCHAR, system VARCHAR, kind VARCHAR,
+        question VARCHAR, reference VARCHAR, answer VARCHAR, label VARCHAR, label_note VARCHAR,
+        human_decision VARCHAR, scorer_correctness DOUBLE, scorer_non_committal BOOLEAN, scorer_decision VARCHAR,
+        scorer_reason VARCHAR, agrees BOOLEAN, judge_name VARCHAR, judge_label VARCHAR, judge_correctness DOUBLE,
+        judge_decision VARCHAR, judge_reason VARCHAR, judge_cost_usd DOUBLE, judge_cached BOOLEAN,
+        source_file VARCHAR, scored_at TIMESTAMP""",
 }
 
 _log = logging.getLogger("finrag.warehouse")

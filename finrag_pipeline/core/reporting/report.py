@@ -202,7 +202,7 @@ def has_results(con: duckdb.DuckDBPyConnection) -> bool:
 # build: the CLI builds them before reporting).
 REPORT_MARTS = ("mart_retriever_leaderboard", "mart_metrics_by_question_type", "mart_corpus_growth",
                 "mart_question_difficulty", "mart_answer_quality", "mart_answer_response_states",
-                "mart_sanity_answers", "mart_chance_levels")
+                "mart_sanity_answers", "mart_chance_levels", "mart_answer_agreement")
 
 
 def missing_marts(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -747,6 +747,46 @@ def external_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
     return _section(title, parts, "")
 
 
+# Agreement with people (core/evaluation/human_agreement.py; marts.mart_answer_agreement)
+
+
+def answer_agreement_section(con: duckdb.DuckDBPyConnection) -> str:
+    """How far the answer scorer agrees with answers people graded, per labelled set x split x answer
+    kinds, as mart_answer_agreement computed it (`finrag score agreement FILE` writes the verdicts)."""
+    title = "Agreement with people (answer scorer vs human grades)"
+    empty = ("No labelled answer set scored (finrag score agreement data/labelled_answers/answers.jsonl, "
+             "then finrag report).")
+    if not _has_table(con, "marts", "mart_answer_agreement"):
+        return _section(title, [], empty)
+    mart = _df(con, "select * from marts.mart_answer_agreement order by set_name, "
+                    "case split when 'all' then 0 when 'dev' then 1 else 2 end, split, "
+                    "case kinds when 'all' then 0 when 'figure+choice' then 1 else 2 end, kinds")
+    if mart.empty:
+        return _section(title, [], empty)
+
+    def pct(v: object) -> str:
+        return "n/a" if v is None or pd.isna(v) else f"{100 * float(v):.1f}%"
+
+    view = pd.DataFrame({
+        "set": mart["set_name"], "split": mart["split"], "answers": mart["kinds"], "n": mart["n_answers"],
+        "decided": mart["n_decided"], "coverage": mart["coverage"].map(pct),
+        "agreement": mart["agreement"].map(pct),
+        "kappa": mart["kappa"].map(lambda v: "n/a" if v is None or pd.isna(v) else f"{float(v):.3f}"),
+        "false accepts": mart["false_accepts"], "false rejects": mart["false_rejects"],
+        "judge": mart["judge_name"].fillna("-"),
+        "judge vs people": mart["judge_agreement"].map(pct),
+        "judge vs scorer": mart["judge_scorer_agreement"].map(pct)})
+    parts = [
+        "<p>Each labelled answer was graded Correct, Incorrect or Refusal by a person against the reference "
+        "(data/labelled_answers/LABELLING_GUIDE.md) and scored by the project's answer scorer. Coverage is the "
+        "share the scorer decides (the rest are judged, not matched); agreement and Cohen's kappa are over the "
+        "answers it decides (a person accepts only Correct). 'figure+choice' are the answers a deterministic "
+        "scorer should decide. A set its author wrote and labelled (the repository's own) gives an upper "
+        "bound: measure on answers your systems wrote, graded by your people.</p>",
+        _table_block(view, "answer-agreement", _all_rows(len(view), "set x split x answer kinds"))]
+    return _section(title, parts, "")
+
+
 # Corpus-vs-filing cost and company resolution (marts.mart_corpus_cost, marts.mart_company_resolution)
 
 
@@ -885,6 +925,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
         regressions = load_flagged_regressions(con)
         sanity_answers, random_retrieval = load_sanity_answers(con), load_random_retrieval(con)
         agreement_html = external_agreement_section(con)
+        people_html = answer_agreement_section(con)
         corpus_cost_html = corpus_cost_section(con)
         n_comparable = count_rerun_comparisons(con)
         filings = load_filings_evaluated(con)
@@ -909,6 +950,7 @@ def build_report(warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, out_p
                  [worst_questions_table(worst, n_question_scopes, ranks, evidence_pages)] if not worst.empty else [],
                  "No retrieval evaluation yet."),
         agreement_html,
+        people_html,
         corpus_cost_html,
     ]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")

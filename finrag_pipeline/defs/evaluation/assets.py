@@ -152,3 +152,27 @@ def eval_statistics(finrag: FinragResource) -> dg.MaterializeResult:
         "leaderboard": dg.MetadataValue.md(leaderboard_markdown(result)),
         "external_agreement": dg.MetadataValue.md(agreement_markdown(agreement)),
     })
+
+
+class LabelledAnswersConfig(dg.Config):
+    path: str = Field(default="", description="A labelled answer set (JSONL/CSV, data/labelled_answers/"
+                      "LABELLING_GUIDE.md); empty = the repository's own set")
+    set_name: str = Field(default="", description="Its name in eval.answer_agreement; empty = the file's stem")
+
+
+@dg.asset(
+    group_name=GROUP, kinds={"duckdb"},
+    description="Agreement with people: scores every answer of a labelled answer set (default the repository's "
+                "data/labelled_answers/answers.jsonl) with the project's answer scorer and writes the per-answer "
+                "verdicts to eval.answer_agreement (replaced per set; `finrag score agreement FILE` does the same "
+                "for any set). mart_answer_agreement aggregates them: coverage, agreement, Cohen's kappa, false "
+                "accepts and rejects per set x split x answer kind.",
+)
+def labelled_answer_agreement(config: LabelledAnswersConfig, finrag: FinragResource) -> dg.MaterializeResult:
+    from finrag_pipeline.core.evaluation.human_agreement import REPO_SET, score_labelled_set, summary_markdown
+
+    name, verdicts, summ = score_labelled_set(finrag.warehouse, config.path or REPO_SET, set_name=config.set_name or None)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": dg.MetadataValue.int(len(verdicts)), "set_name": name,
+        "agreement": dg.MetadataValue.md(summary_markdown(summ)),
+    })
