@@ -18,6 +18,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from finrag_pipeline.core.evaluation.answer_claims import (
+    CHANGE,
+    CONTEXT,
+    LEVEL,
+    OPERAND,
+    checked_computations,
+    read_claims,
+)
 from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.response_states import (
     ANSWERED,
@@ -27,7 +35,6 @@ from finrag_pipeline.core.evaluation.response_states import (
 from finrag_pipeline.core.numbers import (
     NOISE_RE,
     Figure,
-    parse_cell,
     parse_figures,
     scale_of_text,
     unit_scale,
@@ -193,11 +200,12 @@ def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
     return False
 
 
-def _candidates(answer: str, refs: Sequence[ReferenceValue] = ()) -> list[Figure]:
+def _candidates(answer: str, refs: Sequence[ReferenceValue] = (), default_scale: float | None = None) -> list[Figure]:
     """The answer's figures that could state a value: no years, no citation markers, and no bare
     integers below 10 (list numbering, counts) unless one is an asked value. A bare number takes the
-    scale the answer declares ("in millions")."""
-    declared = scale_of_text(answer) or 1.0
+    scale the answer declares ("in millions"), else ``default_scale`` (the scale the question asks
+    for: "(in USD millions)")."""
+    declared = scale_of_text(answer) or default_scale or 1.0
     return [f for f in parse_figures(answer, scale=declared)
             if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
             or abs(f.value) >= 10 or any(value_matches(f, r, answer) for r in refs)]
@@ -380,7 +388,7 @@ def direction_of(answer: str, question: str = "") -> tuple[str | None, str]:
 
 def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapping[str, Any]] = (),
                 answer_choice: str | None = None, choice_options: Sequence[str] = (),
-                inputs: Sequence[Mapping[str, Any]] = ()) -> Verdict:
+                inputs: Sequence[Mapping[str, Any]] = (), requested_scale: float | None = None) -> Verdict:
     """Did the answer commit to the right value(s) or option? See docs/METRICS.md "Correctness".
 
     * a hedge ("between 10 and 20", "either", "possibly") or an echo of the question is non-committal;
@@ -406,10 +414,47 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if chosen != answer_choice:
             return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
         return Verdict(1.0, False, f"chose {chosen} ({why})")
-    # only figures that could state an asked quantity compete: "up 8%" is no candidate for an amount
-    stated_all = _candidates(answer, refs)
-    cands = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
+    return _value_verdict(answer, refs, question, inputs, requested_scale)
+
+
+_CHANGE_QUESTION_RE = re.compile(r"\b(?:chang\w*|growth|grow|grew|increas\w*|decreas\w*|declin\w*|differ\w*|"
+                                 r"by\s+how\s+much|year-over-year|yoy)\b", re.IGNORECASE)
+
+
+def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:
+    """A change (a signed value, or a question about a change) or a level; None when unsure."""
+    if refs and all(r.signed or r.unit == "percentage points" for r in refs):
+        return CHANGE
+    if _CHANGE_QUESTION_RE.search(question or ""):
+        return None      # "What drove the increase ...; what were net sales?": either may answer
+    return LEVEL
+
+
+def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
+                   inputs: Sequence[Mapping[str, Any]], requested_scale: float | None) -> Verdict:
+    """Value items: read the answer as claims (answer_claims.read_claims); only the figures that
+    compete for the asked slot count, operands of shown working and context figures do not."""
+    stated_all = _candidates(answer, refs, requested_scale)
+    asked_years = {y for r in refs if r.period for y in years_in(r.period)}
+    reading = read_claims(answer, stated_all, asked_years=asked_years, asked_kind=asked_kind(question, refs))
+    if reading.is_list:   # a bare list singles nothing out: every figure competes
+        competing = [c.figure for c in reading.claims if c.role != OPERAND]
+    else:
+        competing = reading.answers
+    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
+    cands = [f for f in competing if f in of_kind]
     if not cands:
+        context = [c for c in reading.claims if c.role == CONTEXT and c.figure in of_kind]
+        elsewhere = [c for c in context if c.period is not None and asked_years and c.period not in asked_years
+                     and any(value_matches(c.figure, r, answer) for r in refs)]
+        if elsewhere:   # "In fiscal 2021 net sales were $394,328 million" for 2022: committed, wrong period
+            return Verdict(0.0, False, f"attributes {elsewhere[0].figure.text} to {elsewhere[0].period}, "
+                                       f"asked {sorted(asked_years)}")
+        if context:
+            return Verdict(0.0, True, f"states only context figures {[c.figure.text for c in context][:5]} "
+                                      f"({context[0].why})")
+        if [c for c in reading.claims if c.role == OPERAND and c.figure in of_kind]:
+            return Verdict(0.0, True, "shows working without a result")
         wrong_unit = [f.text for f in stated_all if any(_loosely_equal(f, r) for r in refs)]
         if wrong_unit:  # "7.8 percentage points" for a 7.8% change: committed, in the wrong unit
             return Verdict(0.0, False, f"states {wrong_unit[0]} in the wrong unit, asked {[r.text for r in refs]}")
@@ -431,11 +476,13 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if wrong_scale:
             return Verdict(0.0, False, f"states {wrong_scale} at the wrong scale, unit or sign")
         return Verdict(0.0, False, f"does not state {[r.text for r in missing]}")
-    asked_years = {y for r in refs if r.period for y in years_in(r.period)}
-    named_years = years_in(answer)
-    if asked_years and named_years and not (asked_years & named_years):
-        return Verdict(0.0, False, f"attributes the value to {sorted(named_years)}, asked {sorted(asked_years)}")
-    return Verdict(1.0, False, "states every asked value and nothing else")
+    if asked_years and not any(reading.claim_of(f).period for f in cands):
+        # no figure names its period: the answer's years must not all be other years (attributed by sentence)
+        named = years_in(answer)
+        if named and not named & asked_years and not reading.with_role(CONTEXT):
+            return Verdict(0.0, False, f"attributes the value to {sorted(named)}, asked {sorted(asked_years)}")
+    return Verdict(1.0, False, "states every asked value; other figures are context or working"
+                   if len(reading.claims) > len(cands) else "states every asked value and nothing else")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,40 +559,8 @@ def _grounded_by(a: Figure, e: EvidenceFigure) -> bool:
     return _close(abs(a.value), abs(f.value), allowed)
 
 
-_OPS = {"-": lambda x, y: x - y, "\u2212": lambda x, y: x - y, "+": lambda x, y: x + y,
-        "*": lambda x, y: x * y, "x": lambda x, y: x * y, "\u00d7": lambda x, y: x * y,
-        "/": lambda x, y: x / y if y else math.nan, "\u00f7": lambda x, y: x / y if y else math.nan}
-_EXPR_RE = re.compile(r"\(?\s*(?P<a>[\$\d.,]+)\s*(?P<op>[-\u2212+*x\u00d7/\u00f7])\s*(?P<b>[\$\d.,]+)\s*\)?"
-                      r"(?:\s*(?:/\s*(?P<c>[\$\d.,]+)))?(?P<pct>\s*(?:\*|x)\s*100)?\s*=\s*(?P<r>[-\u2212]?[\$\d.,]+)")
-
-
-def _num(text: str) -> float | None:
-    """An operand of a shown computation ("$1,234.5", "-12"; a sentence's full stop dropped)."""
-    return parse_cell(text.rstrip("."), dash_value=None)
-
-
-def _shown_computations(answer: str) -> list[tuple[list[float], float, tuple[int, int] | None]]:
-    """Computations written in the answer: "394,328 - 365,817 = 28,511" -> ([394328, 365817], 28511,
-    None), checked: a wrong result is not a computation. The third item is the span of a "x 100"
-    (a constant, not a figure to ground)."""
-    out = []
-    for m in _EXPR_RE.finditer(answer or ""):
-        a, b, r = _num(m.group("a")), _num(m.group("b")), _num(m.group("r").replace("\u2212", "-"))
-        if a is None or b is None or r is None:
-            continue
-        value = _OPS[m.group("op")](a, b)
-        operands = [a, b]
-        if m.group("c"):
-            c = _num(m.group("c"))
-            if c is None or not c:
-                continue
-            value, operands = value / c, [a, b, c]
-        if m.group("pct"):
-            value *= 100
-        decimals = len(m.group("r").split(".")[1]) if "." in m.group("r") else 0
-        if _close(value, r, 0.5 * 10 ** -decimals + MAX_ROUNDING * abs(r)):
-            out.append((operands, r, m.span("pct") if m.group("pct") else None))
-    return out
+# the shown computations (checked arithmetic) are read in core/evaluation/answer_claims.py
+_shown_computations = checked_computations
 
 
 def _derived(a: Figure, grounded: Sequence[Figure]) -> bool:
