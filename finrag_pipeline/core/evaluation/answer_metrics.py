@@ -43,7 +43,7 @@ from finrag_pipeline.core.numbers import (
 
 __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
-           "reference_values", "LLMJudge"]
+           "reference_values", "LLMJudge", "key_fact_recall", "yes_no_of"]
 
 # ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
 # JUDGE_METRICS (the LLM judge's: without a judge never computed, not even as the 0 of a failed answer, so
@@ -59,8 +59,10 @@ _HEDGE_RE = re.compile(
     r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
     r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
     r"|\bmay\s+be\b|\bcould\s+be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
-    r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\b|\bat\s+least\b|\bat\s+most\b"
-    r"|\bup\s+to\b|\bmore\s+than\s+\$?\d|\bless\s+than\s+\$?\d",
+    r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\s+\$?\d"
+    # a bound instead of a value: "at least $1 billion"; "more than $365.8 billion in 2021" after a value is a comparison
+    r"|(?:^|[:\-]\s*|\b(?:was|were|is|are|of|be|totall?ed|reached)\s+)(?:at\s+least|at\s+most|up\s+to|"
+    r"more\s+than|less\s+than|over|under)\s+\$?\d",
     re.IGNORECASE)
 _RANGE_RE = re.compile(r"\d\s*(?:%|\s(?:million|billion|thousand))?\s*(?:-|\u2013)\s*\$?\d(?![^=]*=)")
 # dates and year spans are not value ranges ("2022-09-24", "fiscal 2020-2022"); a span names no option
@@ -96,6 +98,7 @@ class ReferenceValue:
     text: str
     half_ulp: float = 0.0      # rounding of the reference itself (half a unit in its last printed digit)
     signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
+    rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -111,7 +114,8 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         decimals = printed[0].decimals if printed else 0
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
-                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False))))
+                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False)),
+                                  float(v.get("rounding") or 0.0) * scale))
     return out
 
 
@@ -180,7 +184,9 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
         unsigned_lookup = ref.value < 0 < a and direction == 0 and not ref.signed
         if worded_decrease or unsigned_lookup:
             a = -a
-        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp)
+        # an answer rounded as the question asks matches (ref.rounding), whatever the cap
+        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp,
+                      min(rounding, ref.rounding))
         if _close(a, ref.value, allowed):
             return True
     return False
@@ -231,10 +237,20 @@ def is_echo(answer: str, question: str) -> bool:
 
 
 def hedge_of(answer: str) -> str | None:
-    """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None."""
+    """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None.
+
+    A hedge word counts in a sentence that states a figure or a year (what the hedge is about),
+    or in an answer that states no figure at all: "Results may be affected by currency." after a
+    committed figure hedges nothing."""
     text = _YEAR_SPAN_RE.sub(" ", _ISO_DATE_RE.sub(" ", NOISE_RE.sub(" ", answer or "")))
-    m = _HEDGE_RE.search(text) or _RANGE_RE.search(text)
-    return m.group(0).strip() if m else None
+    any_figure = bool(parse_figures(text, keep_years=True))
+    for m in [*_HEDGE_RE.finditer(text), *_RANGE_RE.finditer(text)]:
+        start = max(text.rfind(". ", 0, m.start()), text.rfind("\n", 0, m.start()), -1) + 1
+        ends = [i for i in (text.find(". ", m.end()), text.find("\n", m.end())) if i >= 0]
+        sentence = text[start:min(ends) if ends else len(text)]
+        if not any_figure or parse_figures(sentence, keep_years=True):
+            return m.group(0).strip()
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +303,9 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
     if {str(o).lower() for o in options} == set(DIRECTION_OPTIONS):
         chosen, why = direction_of(answer, question)
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
+    if {str(o).lower() for o in options} == set(YES_NO):
+        chosen, why = yes_no_of(answer)
+        return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     pats = {o: _option_pattern(o) for o in options}
     answer = _YEAR_SPAN_RE.sub(" ", answer)
     named = [o for o, p in pats.items() if p.search(answer)]
@@ -324,6 +343,17 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
 
 
 DIRECTION_OPTIONS = ("higher", "lower")
+YES_NO = ("yes", "no")
+_YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s*:\s*)?[\W_]*(yes|no)\b(?!\s+(?:data|"
+                             r"information|figure|disclosure|mention)\b)", re.IGNORECASE)
+
+def yes_no_of(answer: str) -> tuple[str | None, str]:
+    """"yes" / "no" when the answer opens with it ("Yes.", "**No**, the company ...", "Answer: yes"),
+    else (None, why). An answer that says both or neither up front commits to neither."""
+    m = _YES_NO_LEAD_RE.match(answer or "")
+    if m:
+        return m.group(1).lower(), f"opens with {m.group(1).lower()}"
+    return None, "does not open with yes or no"
 # what follows names the other side of a comparison ("higher than 2021", "below Mac", "ahead of Europe")
 _THAN_RE = re.compile(r"\b(?:than|below|above|behind|ahead\s+of|followed\s+by|over)\b(.*)$", re.IGNORECASE)
 _RISE = re.compile(r"\b(higher|rose|rise[sn]?|rising|increas\w*|grew|grow[ns]?|growing|up|exceed\w*|above|larger|"
@@ -388,7 +418,8 @@ def direction_of(answer: str, question: str = "") -> tuple[str | None, str]:
 
 def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapping[str, Any]] = (),
                 answer_choice: str | None = None, choice_options: Sequence[str] = (),
-                inputs: Sequence[Mapping[str, Any]] = (), requested_scale: float | None = None) -> Verdict:
+                inputs: Sequence[Mapping[str, Any]] = (), requested_scale: float | None = None,
+                required_terms: Sequence[str] = ()) -> Verdict:
     """Did the answer commit to the right value(s) or option? See docs/METRICS.md "Correctness".
 
     * a hedge ("between 10 and 20", "either", "possibly") or an echo of the question is non-committal;
@@ -396,11 +427,20 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     * value items: every asked value stated (:func:`value_matches`); any other figure the answer
       states must be one of the item's inputs (a change shown with its two years) - a figure that is
       neither makes the answer a list of candidates, non-committal;
-    * a value stated for another year than the asked one (the answer names years, none asked) is wrong.
+    * a value stated for another year than the asked one (the answer names years, none asked) is wrong;
+    * ``required_terms``: an entity the reference names as its answer ("Corporate") must be named in
+      the answer's first sentence;
+    * a bare number in the answer takes the scale the question asks for ("(in USD millions)":
+      ``requested_scale``, read from the question when not given).
     """
+    from finrag_pipeline.core.qa.answer_contract import requested_units
+
     refs = reference_values(answer_values)
-    if not refs and not answer_choice:
+    terms = [t for t in required_terms if str(t).strip()]
+    if not refs and not answer_choice and not terms:
         return Verdict(None, False, "the item asks for no value or choice (narrative or unanswerable)")
+    if requested_scale is None:
+        requested_scale = requested_units(question).scale
     hedge = hedge_of(answer)
     if hedge:
         return Verdict(0.0, True, f"hedges: {hedge!r}")
@@ -414,7 +454,26 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if chosen != answer_choice:
             return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
         return Verdict(1.0, False, f"chose {chosen} ({why})")
+    if terms:
+        first = _first_sentence(answer)
+        missing_terms = [t for t in terms if not _names_term(first, t)]
+        if missing_terms:
+            named_later = [t for t in missing_terms if _names_term(answer, t)]
+            return Verdict(0.0, False, f"does not name {missing_terms} as its answer"
+                           + (" (named later, not as the answer)" if named_later else ""))
+        if not refs:
+            return Verdict(1.0, False, f"names {terms} as its answer")
     return _value_verdict(answer, refs, question, inputs, requested_scale)
+
+
+def _first_sentence(answer: str) -> str:
+    text = re.sub(r"\*\*|__|`|^#+\s*", "", (answer or "").strip())
+    m = re.search(r"(?<!\d)[.!?](?=\s)|\n", text)
+    return text[:m.start()] if m else text
+
+
+def _names_term(text: str, term: str) -> bool:
+    return bool(re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text or "", re.IGNORECASE))
 
 
 _CHANGE_QUESTION_RE = re.compile(r"\b(?:chang\w*|growth|grow|grew|increas\w*|decreas\w*|declin\w*|differ\w*|"
@@ -682,6 +741,40 @@ def _set_scores(cited: set, groups: list[set], what: str) -> tuple[tuple[float |
 
 
 # ---------------------------------------------------------------------------------------------
+# Key-fact recall (judge-free, for narrative answers)
+
+NO_KEY_FACTS = "the reference has no key facts (figures, entities, causes) to recall"
+KEY_FACT_WORD_SHARE = 0.6   # a worded fact is stated when 60% of its content words are (at least one)
+
+
+def key_fact_recall(answer: str, key_facts: Sequence[str]) -> tuple[float | None, str]:
+    """Share of the reference's key facts the answer states: a figure at any scale or unit it may be
+    written in ("$473 million" = "$0.47 billion"; sign aside), a worded fact (entity, named cause) when
+    most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
+    None with the reason when the reference has no key facts."""
+    from finrag_pipeline.core.qa.answer_contract import content_words, unit_of_figure
+
+    facts = [f for f in key_facts or [] if str(f).strip()]
+    if not facts:
+        return None, NO_KEY_FACTS
+    answer_figs = parse_figures(answer or "", scale=scale_of_text(answer or "") or 1.0)
+    words = content_words(answer)
+    found, missed = [], []
+    for fact in facts:
+        figs = parse_figures(fact)
+        if figs:
+            ref = ReferenceValue(abs(figs[0].value), unit_of_figure(figs[0]), None, 0.0, fact, figs[0].half_ulp)
+            hit = any(_close(abs(a), ref.value, max(min(r, MAX_ROUNDING * ref.value), ref.half_ulp))
+                      for f in answer_figs for a, r in _stated_values(f, ref.unit))
+        else:
+            need = content_words(fact)
+            hit = bool(need) and len(need & words) >= max(1.0, KEY_FACT_WORD_SHARE * len(need))
+        (found if hit else missed).append(fact)
+    reason = f"{len(found)}/{len(facts)} key facts stated" + (f"; missing {missed[:5]}" if missed else "")
+    return len(found) / len(facts), reason
+
+
+# ---------------------------------------------------------------------------------------------
 # LLM as judge
 
 
@@ -780,6 +873,9 @@ class AnswerKey:
     asked_periods: Sequence[str] = ()
     gold_page_groups: Sequence[Iterable[tuple[str, int]]] = ()
     gold_block_groups: Sequence[Iterable[str | None]] | None = None
+    required_terms: Sequence[str] = ()     # an entity the reference names as its answer ("Corporate")
+    key_facts: Sequence[str] = ()          # the reference's figures, entities and causes (key_fact_recall)
+    contract_note: str = ""                # how the contract was derived, or why it could not be
 
     @property
     def answerable(self) -> bool:
@@ -814,14 +910,20 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         metrics = {m: (None if m in RATE_METRICS or (judge is None and m in JUDGE_METRICS) else 0.0)
                    for m in ANSWER_METRICS}
         notes = dict.fromkeys(ANSWER_METRICS, reason)
+        if not key.key_facts:   # nothing to recall: not computable, for an answer as for a failure
+            metrics["key_fact_recall"], notes["key_fact_recall"] = None, NO_KEY_FACTS
         notes["abstention_correct"] = "answerable question"
         notes["non_committal"] = f"{response_state}: not an answer"
         if judge is None:
             notes.update(dict.fromkeys(JUDGE_METRICS, "no judge configured"))
         return metrics, notes
     verdict = correctness(answer, question=key.question, answer_values=key.answer_values,
-                          answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs)
+                          answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs,
+                          required_terms=key.required_terms)
     metrics["correctness"], notes["correctness"] = verdict.correct, verdict.reason
+    if verdict.correct is None and key.contract_note:
+        notes["correctness"] = f"{verdict.reason}: {key.contract_note}"
+    metrics["key_fact_recall"], notes["key_fact_recall"] = key_fact_recall(answer, key.key_facts)
     if verdict.correct is None:
         metrics["non_committal"], notes["non_committal"] = None, verdict.reason
     else:

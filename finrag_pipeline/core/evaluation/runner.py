@@ -646,7 +646,10 @@ def answer_key(item: QAItem) -> AnswerKey:
     return AnswerKey(question=item.question, answer_values=item.answer_values, answer_choice=item.answer_choice,
                      choice_options=contract_options(item), inputs=item.answer_figures,
                      asked_periods=item.periods, gold_page_groups=page_groups(item),
-                     gold_block_groups=chunk_groups(item))
+                     gold_block_groups=chunk_groups(item),
+                     required_terms=list(item.metadata.get("required_terms") or []),
+                     key_facts=list(item.metadata.get("key_facts") or []),
+                     contract_note=str(item.metadata.get("contract_note") or ""))
 
 
 def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: LLMJudge | None) -> dict:

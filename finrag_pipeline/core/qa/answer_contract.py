@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from finrag_pipeline.core.models import QAItem
@@ -25,6 +26,7 @@ from finrag_pipeline.core.numbers import (
     parse_amount,
     parse_figure,
     parse_figures,
+    scale_of_text,
     unit_scale,
     years_in,
 )
@@ -50,7 +52,8 @@ def answer_value(value: float, unit: str | None, *, period: str | None = None, t
     return out
 
 
-def _unit_of_figure(f: Figure) -> str | None:
+def unit_of_figure(f: Figure) -> str | None:
+    """The base unit a figure is written in ("12.5%" -> "percent", "$4.2B" -> "USD", "9.5" -> None)."""
     if f.points:
         return "percentage points"
     if f.percent:
@@ -61,11 +64,11 @@ def _unit_of_figure(f: Figure) -> str | None:
 
 
 def value_from_figure(f: Figure, *, period: str | None = None, tolerance: float = LOOKUP_TOLERANCE) -> dict[str, Any]:
-    return {"value": f.value / f.scale, "unit": _unit_of_figure(f), "scale": f.scale, "period": period,
+    return {"value": f.value / f.scale, "unit": unit_of_figure(f), "scale": f.scale, "period": period,
             "tolerance": tolerance, "text": f.text}
 
 
-_ONLY_FIGURE_RE = re.compile(r"^[^A-Za-z]*(?:(?:USD|US|dollars?|percent|per\s+cent|percentage\s+points?|"
+_ONLY_FIGURE_RE = re.compile(r"^[^A-Za-z]*(?:(?:USD|US|dollars?|percent|per\s+cent|percentage\s+points?|times|x|pp|"
                              r"thousands?|millions?|billions?|trillions?|bn|mm|mn|[bmk]|per\s+share)[^A-Za-z]*)*$",
                              re.IGNORECASE)
 
@@ -86,6 +89,220 @@ def single_figure_answer(text: str) -> tuple[Figure, float] | None:
     if len(figs) == 1 and _ONLY_FIGURE_RE.match(core):
         return figs[0], COMPUTED_TOLERANCE if approx else LOOKUP_TOLERANCE
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# What the question asks for: units, scale, rounding
+
+
+@dataclass(frozen=True)
+class RequestedUnits:
+    """The units a question asks an answer in: ``scale`` ("in USD millions" -> 1e6), ``unit`` ("USD",
+    "percent", "ratio" for "times"/"x"), ``decimals`` ("round to two decimal places" -> 2) and
+    ``ratio_is_percent`` (a margin, rate, share or percentage: 0.165 and 16.5% are the same answer)."""
+
+    scale: float | None = None
+    unit: str | None = None
+    decimals: int | None = None
+    ratio_is_percent: bool = False
+
+
+_NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
+_DECIMALS_RE = re.compile(r"\b(?:round(?:ed)?|to|with|in)\s+(?:to\s+)?(?:the\s+nearest\s+)?(?P<n>\d|zero|one|two|three|four)"
+                          r"\s+(?:decimal|decimals|digits?\s+after)", re.IGNORECASE)
+_WHOLE_RE = re.compile(r"\b(?:nearest|to\s+a)\s+(?:whole\s+(?:number|percent(?:age)?|dollar)|integer)\b"
+                       r"|\bno\s+decimals?\b", re.IGNORECASE)
+_PERCENT_Q_RE = re.compile(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%|\bpercent(?:age)?\b|"
+                           r"\bmargins?\b|\brates?\b|\bshare\s+of\b|\bproportion\b|\byield\b|\breturn\s+on\b",
+                           re.IGNORECASE)
+_TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\s+multiple\b|\btimes\)|"
+                         r"\bcoverage\s+ratio\b|\bturnover\b", re.IGNORECASE)
+_MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
+# "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
+_Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
+
+
+def requested_units(question: str) -> RequestedUnits:
+    """The units, scale and rounding ``question`` asks for (all None when it asks for none)."""
+    q = question or ""
+    scale = scale_of_text(q)
+    if scale is None and (m := _Q_SCALE_RE.search(q)):
+        scale = scale_of_text(f"in {m.group(1)}")
+    decimals = None
+    if m := _DECIMALS_RE.search(q):
+        n = m.group("n").lower()
+        decimals = int(n) if n.isdigit() else _NUMBER_WORDS[n]
+    elif _WHOLE_RE.search(q):
+        decimals = 0
+    unit = None
+    if _TIMES_Q_RE.search(q):
+        unit = "ratio"
+    elif re.search(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%", q, re.IGNORECASE):
+        unit = "percent"
+    elif scale is not None and _MONEY_Q_RE.search(q):
+        unit = "USD"
+    return RequestedUnits(scale, unit, decimals, bool(_PERCENT_Q_RE.search(q)))
+
+
+def apply_requested_units(value: dict[str, Any], f: Figure, asked: RequestedUnits) -> dict[str, Any]:
+    """A reference written as a bare number takes the units its question asks for: "1577" for
+    "(in USD millions)" is $1,577 million; "0.165" for a margin is the ratio 16.5%; "9.5" for "how
+    many times" is a ratio. Rounding asked in the question is allowed to the answer."""
+    out = dict(value)
+    bare = f.kind == "plain" and not f.explicit_scale
+    if bare and asked.scale:
+        out.update(unit="USD" if asked.unit == "USD" else out.get("unit"), scale=asked.scale)
+    elif bare:
+        if asked.unit == "ratio" or (asked.ratio_is_percent and abs(f.value) <= 1.5 and f.decimals >= 2):
+            out["unit"] = "ratio"     # a fraction: 0.165 for a 16.5% margin
+        elif asked.unit == "percent":
+            out["unit"] = "percent"
+    if asked.decimals is not None:
+        out["rounding"] = 0.5 * 10 ** -asked.decimals
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Contracts from sentence references ("Yes. ...", "decreased by 1.7%", "Corporate. Its net revenue ...")
+
+
+@dataclass
+class Contract:
+    """What an answer must commit to, derived from a question and its reference: ``values``
+    (answer_values entries), a ``choice`` among ``options``, ``required_terms`` (an entity the
+    reference names as its answer: "Corporate"), the ``key_facts`` left for the judge and key-fact
+    recall, and ``reason``: how it was derived, or why it could not be (then nothing is decided)."""
+
+    values: list[dict[str, Any]] = field(default_factory=list)
+    choice: str | None = None
+    options: list[str] = field(default_factory=list)
+    required_terms: list[str] = field(default_factory=list)
+    key_facts: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def derived(self) -> bool:
+        return bool(self.values or self.choice or self.required_terms)
+
+
+YES_NO_OPTIONS = ("yes", "no")
+_YES_NO_RE = re.compile(r"^[\W_]*(?:answer\s*:\s*)?[\W_]*(yes|no)\b", re.IGNORECASE)
+_LEAD_FRAGMENT_RE = re.compile(r"^[\W_]*(?P<e>[A-Z][\w&'.\-]*(?:\s+[\w&'.\-]+){0,5}?)\s*(?:\.(?=\s)|:|\s[-\u2013\u2014]\s)")
+_VERB_RE = re.compile(r"\b(?:is|was|were|are|has|had|have|did|does|do|increased|decreased|rose|fell|grew|declined|"
+                      r"reported|recorded|it|its|the\s+company|yes|no|not)\b", re.IGNORECASE)
+_DIRECTION_WORDS = (r"(?:increas\w*|decreas\w*|higher|lower|improv\w*|deteriorat\w*|ris(?:e|en)|rose|f[ae]ll\w*|"
+                    r"grow\w*|grew|shr[ai]nk\w*|declin\w*|up|down)")
+# a question that asks for a direction: "... increase or decrease ...", "Did revenue grow in 2022?"
+_DIRECTION_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b"
+                             rf"|^\s*(?:did|has|have|was|were|is|are|does|do)\b[^?]*\b{_DIRECTION_WORDS}\b",
+                             re.IGNORECASE)
+
+
+_NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain|describe|discuss|summari[sz]e)\b"
+                             r"|\bwhat\s+(?:explains?|drove|drives|caused|causes|led\s+to|contributed|were\s+the\s+"
+                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b", re.IGNORECASE)
+
+
+def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
+    """The committed parts of a reference written as sentences; the rest are key facts.
+
+    * "Yes. ..." / "No, ..." -> a yes/no choice;
+    * "Corporate. Its net revenue was -$473 million" -> the entity "Corporate" (a short verbless
+      lead) is required, its figures are key facts;
+    * one figure competing for the asked slot (answer_claims.read_claims: context and working set
+      aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
+    * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
+    Anything else: no contract, with the reason."""
+    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, read_claims
+    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, direction_of
+
+    text = re.sub(r"\*\*|__|`", "", reference or "").strip()
+    if not text:
+        return Contract(reason="the reference is empty")
+    facts = key_facts_of(text)
+    if m := _YES_NO_RE.match(text):
+        return Contract(choice=m.group(1).lower(), options=list(YES_NO_OPTIONS), key_facts=facts,
+                        reason=f"a yes/no reference: {m.group(1).lower()}")
+    if _NARRATIVE_Q_RE.search(question or ""):
+        # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
+        return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
+                        if facts else "a narrative question whose reference names no key fact")
+    lead = _LEAD_FRAGMENT_RE.match(text)
+    if lead and not parse_figures(lead.group("e")) and not _VERB_RE.search(lead.group("e")) \
+            and text[lead.end():].strip():
+        entity = lead.group("e").strip().rstrip(".")
+        return Contract(required_terms=[entity], key_facts=[f for f in facts if f != entity],
+                        reason=f"the reference names {entity!r} as its answer")
+    asked = requested_units(question)
+    years = {y for p in periods for y in years_in(p)} or years_in(question)
+    figs = [f for f in parse_figures(text, scale=scale_of_text(text) or asked.scale or 1.0)
+            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals or abs(f.value) >= 10]
+    if figs:
+        reading = read_claims(text, figs, asked_years=years)
+        answers = [c for c in reading.claims if c.role == ANSWER]
+        if reading.is_list or len(answers) != 1:
+            return Contract(key_facts=facts, reason=f"the reference states {len(answers)} figures competing for "
+                                                      f"the answer ({[c.figure.text for c in answers][:4]})")
+        f = answers[0].figure
+        period = f"FY{answers[0].period}" if answers[0].period else (f"FY{next(iter(years))}" if len(years) == 1
+                                                                      else None)
+        value = value_from_figure(f, period=period)
+        direction, _ = direction_of(text[:f.start + len(f.text)], question) if answers[0].kind == "change" \
+            else (None, "")
+        if direction:
+            value["signed"] = True
+            if direction == "lower" and value["value"] > 0:
+                value["value"] = -value["value"]
+        value = apply_requested_units(value, f, asked)
+        return Contract(values=[value], key_facts=[k for k in facts if k != f.text],
+                        reason=f"the reference's one answer figure {f.text!r}")
+    if _DIRECTION_Q_RE.search(question or ""):
+        direction, why = direction_of(text, question)
+        if direction:
+            return Contract(choice=direction, options=list(DIRECTION_OPTIONS), key_facts=facts,
+                            reason=f"the reference states one direction: {direction}")
+    if facts:
+        return Contract(key_facts=facts, reason="a narrative reference: key facts only (key_fact_recall)")
+    return Contract(reason="the reference states no figure, option or key fact")
+
+
+# ---------------------------------------------------------------------------------------------
+# Key facts: figures, named entities and named causes of a reference
+
+_CAUSE_RE = re.compile(r"\b(?:due\s+to|driven\s+(?:primarily\s+|mainly\s+|largely\s+)?by|because\s+of|as\s+a\s+result\s+of|"
+                       r"primarily\s+(?:from|by)|reflect(?:s|ing|ed)?|attributable\s+to|owing\s+to|resulting\s+from|"
+                       r"higher|lower|increased|decreased|growth\s+in|declines?\s+in)\s+(?P<c>[^.;]+)", re.IGNORECASE)
+_ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s+|and\s+)?[A-Z][A-Za-z0-9&\-]+)*)")
+_FACT_STOP = frozenset(["the", "a", "an", "of", "and", "or", "in", "for", "to", "its", "their", "by", "with", "on", "at", "from", "as", "net", "total", "company", "fiscal", "year", "years"])
+
+
+def key_facts_of(reference: str) -> list[str]:
+    """The key facts of a reference: its figures as printed, the entities it names (capitalised
+    names not opening a sentence: "iPhone", "Greater China") and the causes it names ("due to ...",
+    "driven by ...", "higher net sales of iPhone and Services" -> each item)."""
+    text = re.sub(r"\*\*|__|`", "", reference or "")
+    facts: list[str] = []
+
+    def add(fact: str) -> None:
+        fact = fact.strip(" ,.;:()")
+        if fact and fact.lower() not in {f.lower() for f in facts} and content_words(fact):
+            facts.append(fact)
+
+    for f in parse_figures(text):
+        if f.percent or f.points or f.currency or f.explicit_scale or f.decimals or abs(f.value) >= 10:
+            facts.append(f.text.strip(" ()"))
+    for m in _ENTITY_RE.finditer(text):
+        add(m.group(1))
+    for m in _CAUSE_RE.finditer(text):
+        for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", m.group("c")):
+            if not parse_figures(part):
+                add(part)
+    return facts
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of a fact, without stop words, cut to five letters ("services" = "servi")."""
+    return {w[:5] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
 
 
 def _fig_value(fig: Mapping[str, Any], tolerance: float) -> dict[str, Any]:
@@ -139,16 +356,31 @@ def derive_contract(item: QAItem) -> tuple[list[dict[str, Any]], str | None, lis
         if f is None:
             raise ValueError(f"{item.qa_id}: answer_value {given!r} is not a figure")
         return [value_from_figure(f, period=period, tolerance=tolerance)], None, []
+    contract = reference_contract(item)
+    return contract.values, contract.choice, contract.options
+
+
+def reference_contract(item: QAItem) -> Contract:
+    """The contract of an item that records none but its question and reference answer: a reference
+    that is one figure (in the units the question asks for), else the committed parts of a sentence
+    reference (:func:`sentence_contract`)."""
+    asked = requested_units(item.question)
     single = single_figure_answer(item.reference_answer)
+    years = years_in(item.question)
+    period = item.periods[0] if len(item.periods) == 1 else (f"FY{next(iter(years))}" if len(years) == 1 else None)
     if single is not None:
         f, tolerance = single
-        return [value_from_figure(f, period=item.periods[0] if len(item.periods) == 1 else None,
-                                  tolerance=tolerance)], None, []
-    return [], None, []
+        value = apply_requested_units(value_from_figure(f, period=period, tolerance=tolerance), f, asked)
+        return Contract(values=[value], reason=f"the reference is one figure {f.text!r}")
+    return sentence_contract(item.reference_answer, item.question, item.periods)
 
 
 def ensure_contract(item: QAItem) -> QAItem:
-    """The item with its contract filled when it has none yet (items stored before the contract)."""
+    """The item with its contract filled when it has none yet (items stored before the contract).
+
+    A contract derived from a sentence reference also records, in ``metadata``, the entity it requires
+    (``required_terms``), its ``key_facts`` and how it was derived (``contract_note``); a reference
+    no contract can be derived from records why (``contract_note``), so nothing is decided silently."""
     if item.answer_values or item.answer_choice:
         return item
     values, choice, options = derive_contract(item)
@@ -156,6 +388,17 @@ def ensure_contract(item: QAItem) -> QAItem:
         item.answer_values, item.answer_choice = values, choice
         if options:
             item.metadata = {**item.metadata, "choice_options": options}
+    templated = bool(item.metadata.get("template") or item.metadata.get("answer_value") not in (None, "")
+                     or item.metadata.get("answer_choice"))
+    if item.question_type != "unanswerable" and item.metadata.get("answerable") is not False \
+            and "contract_note" not in item.metadata and not (templated and (values or choice)):
+        contract = reference_contract(item)
+        extra: dict[str, Any] = {"contract_note": contract.reason}
+        if contract.required_terms:
+            extra["required_terms"] = contract.required_terms
+        if contract.key_facts:
+            extra["key_facts"] = contract.key_facts
+        item.metadata = {**item.metadata, **extra}
     return item
 
 
