@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from finrag_pipeline.core.numbers import Figure, parse_cell, years_in
+from finrag_pipeline.core.numbers import Figure, parse_cell, parse_figures, years_in
 
 ANSWER, OPERAND, CONTEXT = "answer", "operand", "context"
 LEVEL, CHANGE = "level", "change"
@@ -175,10 +175,11 @@ def checked_computations(answer: str) -> list[tuple[list[float], float, tuple[in
 _YEAR = r"(?:FY\s?'?|fiscal\s+(?:year\s+)?|calendar\s+(?:year\s+)?|year\s+)?(?:19|20)\d\d"
 # a year right after a figure attributes it: "$394.3 billion in 2022", "(FY2021)", "for fiscal 2021"
 _YEAR_AFTER_RE = re.compile(rf"^[\s,*)\]]*(?:\(|\[)?\s*(?:(?:in|for|during|as\s+of|at|at\s+the\s+end\s+of|by|"
-                            rf"through|of|ending|ended)\s+)?(?:the\s+)?(?P<y>{_YEAR})\b", re.IGNORECASE)
+                            rf"through|of|ending|ended)\s+)?(?:the\s+)?(?:(?:fiscal\s+)?(?:year|period|quarter)\s+end(?:ed|ing)\s+"
+                            rf"(?:[A-Za-z]+\.?\s+\d{{1,2}},?\s+)?)?(?P<y>{_YEAR})\b", re.IGNORECASE)
 # markers that introduce a figure as the other side of a comparison
 _CONTEXT_BEFORE_RE = re.compile(
-    r"(?:\b(?:from|compared\s+(?:with|to)|comparison\s+(?:with|to)|versus|vs\.?|against|relative\s+to|than|"
+    r"(?:\b(?:from|compar(?:ed|es|ing)\s+(?:with|to)|comparison\s+(?:with|to)|versus|vs\.?|against|relative\s+to|than|"
     r"over|previous(?:ly)?|prior|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago|"
     r"up\s+from|down\s+from|rising\s+from|falling\s+from)"
     rf"\s*(?:the\s+)?(?:(?:{_YEAR})(?:'s|\u2019s)?\s*)?(?:(?:prior|previous|preceding)\s+year(?:'s|\u2019s)?\s*)?"
@@ -203,11 +204,13 @@ _CHANGE_AFTER_RE = re.compile(r"^[\s*)]*(?:year-over-year\s+|yoy\s+)?"
 _LEVEL_BEFORE_RE = re.compile(rf"(?:\b(?:{_CHANGE_WORDS}|rising|falling)\s+to|\bfrom|\breach\w*|\bstood\s+at|"
                               r"\btotall?(?:ed|ing)|\bbalance\s+of|^[^A-Za-z]*(?:(?:in\s+)?(?:fiscal\s+|FY\s?)?\d{4}[\s,]+)?to)\s*"
                               r"(?:about\s+|approximately\s+|roughly\s+|~)?[\s*(]*$", re.IGNORECASE)
+# a figure joined to the previous one as its restatement: "8% or $28.5 billion", "$394.3 billion (i.e. ..."
+_RESTATED_RE = re.compile(r"^[\s,(]*(?:or|i\.e\.,?|that\s+is,?)[\s(]*$", re.IGNORECASE)
 _CLAUSE_END_RE = re.compile(r"(?<!\d)[.;!?](?!\d)|\n|\|")
 # a verb or preposition that makes a clause a statement rather than a list entry
 _STATEMENT_RE = re.compile(r"\b(?:was|were|is|are|had|has|have|totall?ed|amounted|reached|stood|came|reported|"
                            r"recorded|generated|rose|fell|increased|decreased|grew|declined|dropped|climbed|"
-                           r"compared|versus|vs\.?|from|up|down|equals?|gives|yields)\b", re.IGNORECASE)
+                           r"compar\w*|versus|vs\.?|from|up|down|equals?|gives|yields)\b", re.IGNORECASE)
 
 
 def _clause_start(text: str, pos: int) -> int:
@@ -230,7 +233,8 @@ def _words_before(text: str, f: Figure, prev_end: int) -> str:
 def _period_of(text: str, f: Figure, prev_end: int, next_start: int) -> int | None:
     """The year the answer attributes ``f`` to: right after it ("$394.3 billion in 2022", "(FY2021)"),
     else the last year between the previous figure and it in the same clause ("FY2021: $365,817",
-    "In fiscal 2021 net sales were ..."), else the only year of its sentence."""
+    "In fiscal 2021 net sales were ..."). A year elsewhere in the sentence attributes nothing: in
+    "$394.3 billion, an increase of 8% over 2021" 2021 is the comparison's."""
     after = text[f.end:min(next_start, _clause_end(text, f.end))]
     m = _YEAR_AFTER_RE.match(after)
     if m:
@@ -238,11 +242,7 @@ def _period_of(text: str, f: Figure, prev_end: int, next_start: int) -> int | No
     before = _words_before(text, f, prev_end)
     found = [int(y.group(1)) for y in re.finditer(r"(?<![\d,.$])(?:FY\s?'?)?((?:19|20)\d\d)(?!\d|,\d)", before,
                                                   re.IGNORECASE)]
-    if found:
-        return found[-1]
-    sentence = text[_clause_start(text, f.start):_clause_end(text, f.end)]
-    years = years_in(sentence)
-    return next(iter(years)) if len(years) == 1 else None
+    return found[-1] if found else None
 
 
 def _kind_of(text: str, f: Figure, before: str) -> str | None:
@@ -271,11 +271,16 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     text = _plain(text or "")
     figs = sorted(figures, key=lambda f: f.start)
     roles: dict[int, tuple[str, str]] = {}
-    for operands, result in computations(text, figs):
+    # working is read over every number, small constants too ("/ 2", "x 100"), then mapped by position
+    # (matched by where they end: a sign the blanked emphasis exposes may move a start)
+    by_end = {f.end: f for f in figs}
+    every = {f.end: f for f in parse_figures(text)} | by_end
+    for operands, result in computations(text, list(every.values())):
         for o in operands:
-            roles[id(o)] = (OPERAND, "an operand of the working shown")
-        if result is not None:
-            roles.setdefault(id(result), (ANSWER, "the result of the working shown"))
+            if o.end in by_end:
+                roles[id(by_end[o.end])] = (OPERAND, "an operand of the working shown")
+        if result is not None and result.end in by_end:
+            roles.setdefault(id(by_end[result.end]), (ANSWER, "the result of the working shown"))
     claims: list[Claim] = []
     marked = 0
     for n, f in enumerate(figs):
@@ -287,6 +292,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
         label = _label(before)
         if id(f) in roles:
             role, why = roles[id(f)]
+        elif claims and _RESTATED_RE.match(before) and claims[-1].role == CONTEXT:
+            # "an increase of 8% or $28.5 billion over ...": the same change restated in another unit
+            role, why, kind = CONTEXT, f"restates {claims[-1].figure.text} ({claims[-1].why})", claims[-1].kind
         elif _CONTEXT_BEFORE_RE.search(before) and not _TO_BEFORE_RE.search(before):
             role, why = CONTEXT, f"introduced as the other side of a comparison ({before.strip()[-30:]!r})"
             marked += 1

@@ -99,6 +99,7 @@ class ReferenceValue:
     half_ulp: float = 0.0      # rounding of the reference itself (half a unit in its last printed digit)
     signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
     rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
+    points_equivalent: bool = False   # a margin's change "1.7%" may be stated as 1.7 percentage points
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -115,7 +116,7 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
                                   0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False)),
-                                  float(v.get("rounding") or 0.0) * scale))
+                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False))))
     return out
 
 
@@ -179,7 +180,10 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
     is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
     for a change (``signed``) the direction must be said."""
     direction = _direction(answer_text, f)
-    for a, rounding in _stated_values(f, ref.unit):
+    readings = _stated_values(f, ref.unit)
+    if ref.points_equivalent and f.points:
+        readings = [(f.value, f.half_ulp)]
+    for a, rounding in readings:
         worded_decrease = a > 0 and direction < 0
         unsigned_lookup = ref.value < 0 < a and direction == 0 and not ref.signed
         if worded_decrease or unsigned_lookup:
@@ -214,7 +218,7 @@ def _candidates(answer: str, refs: Sequence[ReferenceValue] = (), default_scale:
     declared = scale_of_text(answer) or default_scale or 1.0
     return [f for f in parse_figures(answer, scale=declared)
             if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
-            or abs(f.value) >= 10 or any(value_matches(f, r, answer) for r in refs)]
+            or f.magnitude >= 10 or any(value_matches(f, r, answer) for r in refs)]
 
 
 def _tokens(text: str) -> list[str]:
@@ -236,6 +240,12 @@ def is_echo(answer: str, question: str) -> bool:
     return not new_figs and overlap >= 0.7 and coverage >= 0.6
 
 
+def _restatement(text: str) -> bool:
+    left, _, right = text.partition(" or ")
+    a, b = parse_figures(left, keep_years=True), parse_figures(right, keep_years=True)
+    return bool(a and b) and (a[-1].percent or a[-1].points) != (b[0].percent or b[0].points)
+
+
 def hedge_of(answer: str) -> str | None:
     """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None.
 
@@ -248,6 +258,8 @@ def hedge_of(answer: str) -> str | None:
         start = max(text.rfind(". ", 0, m.start()), text.rfind("\n", 0, m.start()), -1) + 1
         ends = [i for i in (text.find(". ", m.end()), text.find("\n", m.end())) if i >= 0]
         sentence = text[start:min(ends) if ends else len(text)]
+        if " or " in m.group(0) and _restatement(m.group(0)):
+            continue      # "8% or $28.5 billion": one change in two units, not two guesses
         if not any_figure or parse_figures(sentence, keep_years=True):
             return m.group(0).strip()
     return None
@@ -461,6 +473,9 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
             named_later = [t for t in missing_terms if _names_term(answer, t)]
             return Verdict(0.0, False, f"does not name {missing_terms} as its answer"
                            + (" (named later, not as the answer)" if named_later else ""))
+        listed = [t for t in terms if _listed_with_others(first, t)]
+        if listed:
+            return Verdict(0.0, True, f"names {listed[0]!r} in a list of candidates")
         if not refs:
             return Verdict(1.0, False, f"names {terms} as its answer")
     return _value_verdict(answer, refs, question, inputs, requested_scale)
@@ -470,6 +485,14 @@ def _first_sentence(answer: str) -> str:
     text = re.sub(r"\*\*|__|`|^#+\s*", "", (answer or "").strip())
     m = re.search(r"(?<!\d)[.!?](?=\s)|\n", text)
     return text[:m.start()] if m else text
+
+
+def _listed_with_others(text: str, term: str) -> bool:
+    """"Consumer, Corporate, Industrial" / "Corporate or Consumer": the term is one of several names."""
+    t = re.escape(term)
+    name = r"[A-Z][\w&\-]+"
+    return bool(re.search(rf"{name}\s*(?:,|/|\bor\b|\band\b)\s*(?:the\s+)?{t}(?!\w)|(?<!\w){t}\s*(?:,|/|\bor\b|\band\b)"
+                          rf"\s*(?:the\s+)?{name}", text or ""))
 
 
 def _names_term(text: str, term: str) -> bool:
@@ -500,8 +523,9 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
         competing = [c.figure for c in reading.claims if c.role != OPERAND]
     else:
         competing = reading.answers
-    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
-    cands = [f for f in competing if f in of_kind]
+    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) or (r.points_equivalent and f.points)
+                                            for r in refs)]
+    cands = [f for f in competing if f in of_kind or any(r.points_equivalent and f.points for r in refs)]
     if not cands:
         context = [c for c in reading.claims if c.role == CONTEXT and c.figure in of_kind]
         elsewhere = [c for c in context if c.period is not None and asked_years and c.period not in asked_years

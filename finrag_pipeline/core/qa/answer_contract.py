@@ -150,15 +150,21 @@ def apply_requested_units(value: dict[str, Any], f: Figure, asked: RequestedUnit
     many times" is a ratio. Rounding asked in the question is allowed to the answer."""
     out = dict(value)
     bare = f.kind == "plain" and not f.explicit_scale
-    if bare and asked.scale:
-        out.update(unit="USD" if asked.unit == "USD" else out.get("unit"), scale=asked.scale)
+    if asked.scale and not f.explicit_scale and f.kind in ("plain", "currency"):
+        # "$1577.00" for "(in USD millions)": the figure is written in the asked scale
+        out.update(unit="USD" if asked.unit == "USD" or f.currency else out.get("unit"), scale=asked.scale)
     elif bare:
         if asked.unit == "ratio" or (asked.ratio_is_percent and abs(f.value) <= 1.5 and f.decimals >= 2):
             out["unit"] = "ratio"     # a fraction: 0.165 for a 16.5% margin
         elif asked.unit == "percent":
             out["unit"] = "percent"
     if asked.decimals is not None:
-        out["rounding"] = 0.5 * 10 ** -asked.decimals
+        # the decimals asked of a margin are the percentage's ("16.5%"), even for a reference 0.165
+        percent_shown = out.get("unit") == "ratio" and asked.unit != "ratio" and asked.ratio_is_percent
+        out["rounding"] = 0.5 * 10 ** -asked.decimals / (100 if percent_shown else 1)
+    if f.percent and not f.points and asked.ratio_is_percent:
+        # a change of a margin or rate written "1.7%" is read as 1.7 points too (references say both)
+        out["points_equivalent"] = True
     return out
 
 
@@ -272,7 +278,10 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
 _CAUSE_RE = re.compile(r"\b(?:due\s+to|driven\s+(?:primarily\s+|mainly\s+|largely\s+)?by|because\s+of|as\s+a\s+result\s+of|"
                        r"primarily\s+(?:from|by)|reflect(?:s|ing|ed)?|attributable\s+to|owing\s+to|resulting\s+from|"
                        r"higher|lower|increased|decreased|growth\s+in|declines?\s+in)\s+(?P<c>[^.;]+)", re.IGNORECASE)
-_ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s+|and\s+)?[A-Z][A-Za-z0-9&\-]+)*)")
+# names: capitalised words not opening a sentence ("Greater China", "Services"), or with an inner
+# capital ("iPhone"); "of" may join them ("Bank of America"), "and" lists two
+_ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s+)?[A-Z][A-Za-z0-9&\-]+)*"
+                        r"|[a-z]+[A-Z][A-Za-z0-9&\-]*)")
 _FACT_STOP = frozenset(["the", "a", "an", "of", "and", "or", "in", "for", "to", "its", "their", "by", "with", "on", "at", "from", "as", "net", "total", "company", "fiscal", "year", "years"])
 
 
@@ -293,16 +302,25 @@ def key_facts_of(reference: str) -> list[str]:
             facts.append(f.text.strip(" ()"))
     for m in _ENTITY_RE.finditer(text):
         add(m.group(1))
-    for m in _CAUSE_RE.finditer(text):
-        for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", m.group("c")):
-            if not parse_figures(part):
+    entities = list(facts)
+
+    def add_parts(clause: str) -> None:
+        for part in re.split(r",\s*(?:and\s+)?|;\s*|\s+and\s+", clause):
+            # a part naming an entity already listed adds nothing ("net sales of iPhone" after "iPhone")
+            if not parse_figures(part) and not any(re.search(rf"(?<!\w){re.escape(e)}(?!\w)", part) for e in entities):
                 add(part)
+
+    causes = list(_CAUSE_RE.finditer(text))
+    for m in causes:
+        add_parts(m.group("c"))
+    if not causes and len(facts) <= 1:
+        add_parts(text)       # a short cause with no marker: "The weakness of the yen relative to the U.S. dollar."
     return facts
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-case words of a fact, without stop words, cut to five letters ("services" = "servi")."""
-    return {w[:5] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
+    """Lower-case words of a fact, without stop words, cut to four letters ("weakness" = "weaker")."""
+    return {w[:4] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
 
 
 def _fig_value(fig: Mapping[str, Any], tolerance: float) -> dict[str, Any]:
@@ -364,15 +382,21 @@ def reference_contract(item: QAItem) -> Contract:
     """The contract of an item that records none but its question and reference answer: a reference
     that is one figure (in the units the question asks for), else the committed parts of a sentence
     reference (:func:`sentence_contract`)."""
-    asked = requested_units(item.question)
-    single = single_figure_answer(item.reference_answer)
-    years = years_in(item.question)
-    period = item.periods[0] if len(item.periods) == 1 else (f"FY{next(iter(years))}" if len(years) == 1 else None)
+    return contract_from_text(item.question, item.reference_answer, item.periods)
+
+
+def contract_from_text(question: str, reference: str, periods: Sequence[str] = ()) -> Contract:
+    """:func:`reference_contract` from a question and a reference answer alone (an external labelled
+    set, a judge's input)."""
+    asked = requested_units(question)
+    single = single_figure_answer(reference)
+    years = years_in(question)
+    period = periods[0] if len(periods) == 1 else (f"FY{next(iter(years))}" if len(years) == 1 else None)
     if single is not None:
         f, tolerance = single
         value = apply_requested_units(value_from_figure(f, period=period, tolerance=tolerance), f, asked)
         return Contract(values=[value], reason=f"the reference is one figure {f.text!r}")
-    return sentence_contract(item.reference_answer, item.question, item.periods)
+    return sentence_contract(reference, question, periods)
 
 
 def ensure_contract(item: QAItem) -> QAItem:

@@ -1,0 +1,266 @@
+"""Reading an answer as claims (issue 25): a careful grader's reading, in tables.
+
+Figures are Apple's FY2022 10-K (income statement, page 28 of the sample PDF): total net sales
+394,328 / 365,817 USD millions for fiscal 2022 / 2021, gross margin 170,782 (43.3% of net sales).
+The keys (LOOKUP, CHANGE, PCT, RATIO) are test_answer_scoring.py's, so both tables score against
+the same contracts. Every correct style must score 1; every lazy strategy 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_answer_scoring import CHANGE, DROP, LOOKUP, PCT, RATIO
+
+from finrag_pipeline.core.evaluation import answer_metrics as am
+from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CONTEXT, OPERAND, computations, read_claims
+from finrag_pipeline.core.evaluation.answer_decision import Decision, decide
+from finrag_pipeline.core.numbers import parse_figures
+from finrag_pipeline.core.qa.answer_contract import (
+    contract_from_text,
+    key_facts_of,
+    requested_units,
+    sentence_contract,
+)
+
+# ---------------------------------------------------------------------------------------------
+# The roles of the figures of one answer
+
+ROLES = [
+    # (answer, asked years, asked kind, {figure text: role})
+    ("It was $394,328 million in FY2022, compared with $365,817 million in 2021.", {2022}, "level",
+     {"$394,328 million": ANSWER, "$365,817 million": CONTEXT}),
+    ("Net sales rose to $394.3 billion in 2022 from $365.8 billion in 2021.", {2022}, "level",
+     {"$394.3 billion": ANSWER, "$365.8 billion": CONTEXT}),
+    ("$3,676.2 - $460.8 = $3,215.4 million", set(), None,
+     {"$3,676.2": OPERAND, "- $460.8": OPERAND, "$3,215.4 million": ANSWER}),
+    ("**394,328** - **365,817** = **28,511**", set(), None,
+     {"394,328": OPERAND, "365,817": OPERAND, "28,511": ANSWER}),
+    ("Gross margin ($170,782 million) divided by net sales ($394,328 million) equals 43.3%.", {2022}, None,
+     {"($170,782 million": OPERAND, "($394,328 million": OPERAND, "43.3%": ANSWER}),
+    ("Average PP&E: (42,117 + 39,440) / 2 = 40,778.5", set(), None,
+     {"(42,117": OPERAND, "39,440)": OPERAND, "2": OPERAND, "40,778.5": ANSWER}),
+    ("In fiscal 2021 net sales were $394,328 million.", {2022}, "level", {"$394,328 million": CONTEXT}),
+    ("$394,328 million, up from $365,817 million.", {2022}, "level",
+     {"$394,328 million": ANSWER, "$365,817 million": CONTEXT}),
+    ("Net sales were $394.3 billion, an increase of 8% or $28.5 billion over 2021.", {2022}, "level",
+     {"$394.3 billion": ANSWER, "8%": CONTEXT, "$28.5 billion": CONTEXT}),
+    ("It increased by $28,511 million, from $365,817 million to $394,328 million.", {2022}, "change",
+     {"$28,511 million": ANSWER, "$365,817 million": CONTEXT, "$394,328 million": CONTEXT}),
+    ("Net sales were $394.3 billion in 2022 and $365.8 billion in 2021.", {2022}, "level",
+     {"$394.3 billion": ANSWER, "$365.8 billion": CONTEXT}),
+]
+
+
+@pytest.mark.parametrize("answer,years,kind,expected", ROLES, ids=[r[0][:50] for r in ROLES])
+def test_each_figure_gets_its_role(answer, years, kind, expected):
+    reading = read_claims(answer, parse_figures(answer), asked_years=years, asked_kind=kind)
+    assert {c.figure.text: c.role for c in reading.claims} == expected, [(c.figure.text, c.why) for c in reading.claims]
+    assert not reading.is_list
+
+
+@pytest.mark.parametrize("answer", [
+    "FY2022: $394,328 million; FY2021: $365,817 million; FY2020: $274,515 million.",
+    "Total net sales | 2022: 394,328 | 2021: 365,817",
+    "$394,328 million; $365,817 million; $274,515 million.",
+])
+def test_a_bare_list_singles_nothing_out(answer):
+    assert read_claims(answer, parse_figures(answer), asked_years={2022}).is_list
+
+
+def test_periods_are_read_after_then_before_the_figure():
+    text = "FY2022: $394,328 million vs $365,817 million (FY2021); in 2020 it was $274,515 million."
+    periods = [c.period for c in read_claims(text, parse_figures(text)).claims]
+    assert periods == [2022, 2021, 2020]
+
+
+def test_computations_keep_operands_and_result_apart():
+    text = "(170,782 / 394,328) x 100 = 43.3%"
+    ((operands, result),) = computations(text, parse_figures(text))
+    assert [o.value for o in operands] == [170782, 394328, 100] and result.value == 43.3
+    # operands without a result are working, not an answer
+    text = "$394,328 million - $365,817 million"
+    ((operands, result),) = computations(text, parse_figures(text))
+    assert len(operands) == 2 and result is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Correct answers in the styles real systems write: all score 1
+
+STYLES = [
+    (LOOKUP, "**$394.3 billion**"),
+    (LOOKUP, "Apple's total net sales for fiscal 2022 were **$394,328 million**."),
+    (LOOKUP, "Approximately $394.3B"),
+    (LOOKUP, "USD 394,328 million"),
+    (LOOKUP, "$394,328M"),
+    (LOOKUP, "It was $394,328 million in FY2022, compared with $365,817 million in 2021."),
+    (LOOKUP, "Net sales rose to $394.3 billion in 2022 from $365.8 billion in 2021."),
+    (LOOKUP, "Net sales were $394.3 billion in 2022 and $365.8 billion in 2021."),
+    (LOOKUP, "In fiscal 2022, total net sales reached $394.3 billion, an increase of 8% or $28.5 billion over "
+             "fiscal 2021's $365.8 billion."),
+    (LOOKUP, "## Answer\nTotal net sales: **$394,328 million** (FY2022)\n\nThis compares with $365,817 million "
+             "in FY2021."),
+    (LOOKUP, "Total net sales were $394,328 million (up 7.8% year over year). Results may be affected by "
+             "foreign exchange."),
+    (LOOKUP, "Net sales were $394.3 billion, versus $365.8 billion the prior year."),
+    (CHANGE, "Net sales increased by $28.5 billion (7.8%) to $394.3 billion."),
+    (CHANGE, "$394,328 - $365,817 = $28,511 million"),
+    (CHANGE, "The change was +$28,511 million."),
+    (CHANGE, "**+$28.5B** (from $365.8B in FY2021 to $394.3B in FY2022)"),
+    (CHANGE, "Net sales grew $28,511 million year over year."),
+    (CHANGE, "394,328 \u2212 365,817 = 28,511 (USD millions), an increase."),
+    (DROP, "Other income fell by $334 million, from $258 million to -$76 million."),
+    (DROP, "($334) million"),
+    (PCT, "Net sales grew 7.8% year over year, from $365.8 billion to $394.3 billion."),
+    (PCT, "(394,328 - 365,817) / 365,817 \u00d7 100 = 7.79%"),
+    (PCT, "An increase of approximately 7.8%."),
+    (RATIO, "Gross margin was 43.3% ($170,782 million / $394,328 million)."),
+    (RATIO, "$170,782 / $394,328 = 0.433, i.e. 43.3%"),
+    (RATIO, "43.3%, up from 41.8% in fiscal 2021."),
+]
+
+
+@pytest.mark.parametrize("key,answer", STYLES, ids=[s[1][:60] for s in STYLES])
+def test_correct_answers_in_every_style_score_one(key, answer):
+    verdict = am.correctness(answer, **key)
+    assert verdict.correct == 1.0 and not verdict.non_committal, verdict
+
+
+LAZY = [
+    # (key, answer, non_committal)
+    (LOOKUP, "FY2022: $394,328 million; FY2021: $365,817 million; FY2020: $274,515 million.", True),
+    (LOOKUP, "$394,328 million or $365,817 million", True),
+    (LOOKUP, "It was either $394.3 billion or $365.8 billion.", True),
+    (LOOKUP, "$394,328 million; $365,817 million; $274,515 million; $223,546 million.", True),
+    (LOOKUP, "What were Apple's total net sales in fiscal 2022?", True),
+    (LOOKUP, "Between $390 billion and $400 billion.", True),
+    (LOOKUP, "Compared with $394,328 million, and compared with $365,817 million.", True),
+    (LOOKUP, "Net sales were $365,817 million in fiscal 2022.", False),
+    (LOOKUP, "Net sales were $394.3 billion in 2021 and $365.8 billion in 2022.", False),
+    (LOOKUP, "365,817 - 394,328 = -28,511", False),
+    (CHANGE, "$394,328 million - $365,817 million", True),
+    (CHANGE, "From $365,817 million in fiscal 2021 to $394,328 million in fiscal 2022.", True),
+    (CHANGE, "It decreased by $28.5 billion, from $394.3 billion to $365.8 billion.", False),
+    (PCT, "7-8%", True),
+    (PCT, "Net sales possibly grew 7.8%.", True),
+    (RATIO, "41.8%, down from 43.3% in fiscal 2021.", False),
+]
+
+
+@pytest.mark.parametrize("key,answer,non_committal", LAZY, ids=[s[1][:60] for s in LAZY])
+def test_lazy_and_wrong_answers_score_zero(key, answer, non_committal):
+    verdict = am.correctness(answer, **key)
+    assert verdict.correct == 0.0 and verdict.non_committal is non_committal, verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# Contracts from the question and from sentence references (FinanceBench style)
+
+CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+MARGIN_Q = "What is 3M's FY2018 EBITDA % margin? Round to one decimal place."
+QUICK_Q = "Does 3M have a reasonably healthy liquidity profile based on its quick ratio for Q2 of FY2023?"
+QUICK_REF = "No. The quick ratio for 3M was 0.96 by Jun'23 close, which needs a bit of an improvement to touch the 1x mark"
+GM_Q = "By how much did 3M's gross margin change from FY2021 to FY2022?"
+SEGMENT_Q = "Which segment had the lowest net revenue in FY2022?"
+SEGMENT_REF = "Corporate. Its net revenue was -$473 million"
+COVERAGE_Q = "What is the interest coverage ratio (times) for FY2022?"
+CAUSE_Q = "What drove the increase in Apple's Mac net sales in fiscal 2022?"
+
+DECISIONS = [
+    # (question, reference, answer, decided, correct)
+    (CAPEX_Q, "1577", "$1,577 million", True, True),
+    (CAPEX_Q, "1577", "$1.577 billion", True, True),
+    (CAPEX_Q, "$1577.00", "USD 1,577 million", True, True),
+    (CAPEX_Q, "$1577.00", "$1.58B", True, True),
+    (CAPEX_Q, "$1577.00", "1,577", True, True),
+    (CAPEX_Q, "$1577.00", "3M's capital expenditure in FY2018 was **$1,577 million**, compared with $1,373 million "
+                          "in FY2017.", True, True),
+    (CAPEX_Q, "$1577.00", "$1,373 million", True, False),
+    (CAPEX_Q, "$1577.00", "$1,577 thousand", True, False),
+    (CAPEX_Q, "$1577.00", "It was $1,577 million or $1,373 million.", True, False),
+    (CAPEX_Q, "$1577.00", "I cannot determine this from the provided context.", True, False),
+    (MARGIN_Q, "0.165", "16.5%", True, True),
+    (MARGIN_Q, "0.165", "EBITDA margin was approximately 16.5%.", True, True),
+    (MARGIN_Q, "0.165", "0.165", True, True),
+    (MARGIN_Q, "16.5%", "0.165", True, True),
+    (MARGIN_Q, "0.165", "16%", True, False),          # rounded less precisely than asked
+    (MARGIN_Q, "0.165", "20.1%", True, False),
+    (QUICK_Q, QUICK_REF, "No, the quick ratio is 0.96, below 1.", True, True),
+    (QUICK_Q, QUICK_REF, "**No** - at 0.96 it is below the 1x mark.", True, True),
+    (QUICK_Q, QUICK_REF, "Yes, it is healthy.", True, False),
+    (QUICK_Q, QUICK_REF, "The quick ratio was 0.96.", True, False),   # commits to neither
+    (GM_Q, "The gross margin decreased by 1.7%", "It decreased by 1.7%.", True, True),
+    (GM_Q, "The gross margin decreased by 1.7%", "-1.7%", True, True),
+    (GM_Q, "The gross margin decreased by 1.7%", "Gross margin fell 1.7 percentage points.", True, True),
+    (GM_Q, "The gross margin decreased by 1.7%", "It increased by 1.7%.", True, False),
+    (SEGMENT_Q, SEGMENT_REF, "Corporate, with net revenue of -$473 million.", True, True),
+    (SEGMENT_Q, SEGMENT_REF, "The **Corporate** segment.", True, True),
+    (SEGMENT_Q, SEGMENT_REF, "Consumer had the lowest net revenue.", True, False),
+    (SEGMENT_Q, SEGMENT_REF, "Consumer, Corporate, Industrial", True, False),
+    (COVERAGE_Q, "9.5 times", "9.5x", True, True),
+    (COVERAGE_Q, "9.5 times", "About 9.5 times.", True, True),
+    (COVERAGE_Q, "9.5 times", "12.1x", True, False),
+    (CAUSE_Q, "Higher net sales of laptops.", "Laptop sales rose.", False, None),
+]
+
+
+@pytest.mark.parametrize("question,reference,answer,decided,correct", DECISIONS,
+                         ids=[f"{d[1][:20]}->{d[2][:30]}" for d in DECISIONS])
+def test_decide_from_question_and_reference(question, reference, answer, decided, correct):
+    d = decide(answer, question, reference)
+    assert isinstance(d, Decision) and (d.decided, d.correct) == (decided, correct), d
+
+
+def test_requested_units_of_questions():
+    assert requested_units(CAPEX_Q).scale == 1e6 and requested_units(CAPEX_Q).unit == "USD"
+    assert requested_units("Net income in USD billions?").scale == 1e9
+    assert requested_units(MARGIN_Q).decimals == 1 and requested_units(MARGIN_Q).ratio_is_percent
+    assert requested_units("Give the ratio rounded to two decimal places.").decimals == 2
+    assert requested_units(COVERAGE_Q).unit == "ratio"
+    assert requested_units("Express it as a percentage.").unit == "percent"
+    assert requested_units("What were total net sales in fiscal 2022?") == requested_units("")
+
+
+def test_a_contract_that_cannot_be_derived_says_why():
+    c = contract_from_text("What were net sales and operating income?", "Net sales were $394.3 billion and "
+                           "operating income was $119.4 billion.")
+    assert not c.derived and "2 figures competing" in c.reason
+    c = sentence_contract("Higher net sales of laptops.", CAUSE_Q)
+    assert not c.derived and "narrative" in c.reason and c.key_facts
+    assert not contract_from_text("Q?", "").derived and contract_from_text("Q?", "").reason
+    d = decide("anything", "What were net sales and operating income?",
+               "Net sales were $394.3 billion and operating income was $119.4 billion.")
+    assert not d.decided and d.correct is None and "competing" in d.reason
+
+
+def test_sentence_references_keep_the_rest_as_key_facts():
+    c = sentence_contract(QUICK_REF, QUICK_Q)
+    assert (c.choice, c.options) == ("no", ["yes", "no"]) and "0.96" in c.key_facts
+    c = sentence_contract(SEGMENT_REF, SEGMENT_Q)
+    assert c.required_terms == ["Corporate"] and "-$473 million" in c.key_facts
+    c = sentence_contract("The gross margin decreased by 1.7%", GM_Q)
+    (v,) = c.values
+    assert (v["value"], v["unit"], v.get("signed")) == (-1.7, "percent", True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Key-fact recall (judge-free, narrative answers)
+
+@pytest.mark.parametrize("reference,answer,expected", [
+    ("Higher net sales of iPhone, Mac and Services.", "iPhone, Mac and Services sales were higher.", 1.0),
+    ("Higher net sales of iPhone, Mac and Services.", "Sales of iPhone rose.", 1 / 3),
+    ("Higher net sales of iPhone, Mac and Services.", "Strong demand.", 0.0),
+    ("A $5.3 billion increase in common stock repurchases and a $5.3 billion increase in repayments of debt.",
+     "Buybacks up $5.3B and debt repayments up $5,300 million.", None),   # figures at any scale
+    ("The weakness of the yen relative to the U.S. dollar.", "A weaker yen against the U.S. dollar.", None),
+])
+def test_key_fact_recall(reference, answer, expected):
+    facts = key_facts_of(reference)
+    value, reason = am.key_fact_recall(answer, facts)
+    if expected is None:
+        assert value is not None and value >= 0.5, (facts, reason)
+    else:
+        assert value == pytest.approx(expected), (facts, reason)
+
+
+def test_key_fact_recall_without_key_facts_is_null():
+    assert am.key_fact_recall("anything", []) == (None, am.NO_KEY_FACTS)
