@@ -236,6 +236,7 @@ class FinragSession:
 
     def evaluate_answers(self, filing_id: str, matrix: Any = None, *,
                          dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge, run_answer_eval
         from finrag_pipeline.core.records import load_qa_items
 
@@ -245,7 +246,8 @@ class FinragSession:
             runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
                                          filing_id, state.corpus_state, judge=build_judge(matrix),
                                          answerer_factory=self.answerer_factory,
-                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id)
+                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
+                                         evidence=CitedEvidence(self.warehouse))
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
 

@@ -445,7 +445,7 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     * a bare number in the answer takes the scale the question asks for ("(in USD millions)":
       ``requested_scale``, read from the question when not given).
     """
-    from finrag_pipeline.core.qa.answer_contract import requested_units
+    from finrag_pipeline.core.qa.asked import requested_units
 
     refs = reference_values(answer_values)
     terms = [t for t in required_terms if str(t).strip()]
@@ -776,7 +776,7 @@ def key_fact_recall(answer: str, key_facts: Sequence[str]) -> tuple[float | None
     written in ("$473 million" = "$0.47 billion"; sign aside), a worded fact (entity, named cause) when
     most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
     None with the reason when the reference has no key facts."""
-    from finrag_pipeline.core.qa.answer_contract import content_words, unit_of_figure
+    from finrag_pipeline.core.qa.asked import content_words, unit_of_figure
 
     facts = [f for f in key_facts or [] if str(f).strip()]
     if not facts:

@@ -30,6 +30,12 @@ from finrag_pipeline.core.numbers import (
     unit_scale,
     years_in,
 )
+from finrag_pipeline.core.qa.asked import (
+    RequestedUnits,
+    content_words,
+    requested_units,
+    unit_of_figure,
+)
 
 # Relative tolerance of computed answers: a ratio or a percent change rounded to one decimal in the
 # answer ("43.3%" for 43.33) or to an integer ("43%") is right, "40%" is not.
@@ -50,17 +56,6 @@ def answer_value(value: float, unit: str | None, *, period: str | None = None, t
     if signed:
         out["signed"] = True
     return out
-
-
-def unit_of_figure(f: Figure) -> str | None:
-    """The base unit a figure is written in ("12.5%" -> "percent", "$4.2B" -> "USD", "9.5" -> None)."""
-    if f.points:
-        return "percentage points"
-    if f.percent:
-        return "percent"
-    if f.per_share:
-        return "USD per share"
-    return "USD" if f.currency else None
 
 
 def value_from_figure(f: Figure, *, period: str | None = None, tolerance: float = LOOKUP_TOLERANCE) -> dict[str, Any]:
@@ -93,55 +88,6 @@ def single_figure_answer(text: str) -> tuple[Figure, float] | None:
 
 # ---------------------------------------------------------------------------------------------
 # What the question asks for: units, scale, rounding
-
-
-@dataclass(frozen=True)
-class RequestedUnits:
-    """The units a question asks an answer in: ``scale`` ("in USD millions" -> 1e6), ``unit`` ("USD",
-    "percent", "ratio" for "times"/"x"), ``decimals`` ("round to two decimal places" -> 2) and
-    ``ratio_is_percent`` (a margin, rate, share or percentage: 0.165 and 16.5% are the same answer)."""
-
-    scale: float | None = None
-    unit: str | None = None
-    decimals: int | None = None
-    ratio_is_percent: bool = False
-
-
-_NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
-_DECIMALS_RE = re.compile(r"\b(?:round(?:ed)?|to|with|in)\s+(?:to\s+)?(?:the\s+nearest\s+)?(?P<n>\d|zero|one|two|three|four)"
-                          r"\s+(?:decimal|decimals|digits?\s+after)", re.IGNORECASE)
-_WHOLE_RE = re.compile(r"\b(?:nearest|to\s+a)\s+(?:whole\s+(?:number|percent(?:age)?|dollar)|integer)\b"
-                       r"|\bno\s+decimals?\b", re.IGNORECASE)
-_PERCENT_Q_RE = re.compile(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%|\bpercent(?:age)?\b|"
-                           r"\bmargins?\b|\brates?\b|\bshare\s+of\b|\bproportion\b|\byield\b|\breturn\s+on\b",
-                           re.IGNORECASE)
-_TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\s+multiple\b|\btimes\)|"
-                         r"\bcoverage\s+ratio\b|\bturnover\b", re.IGNORECASE)
-_MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
-# "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
-_Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
-
-
-def requested_units(question: str) -> RequestedUnits:
-    """The units, scale and rounding ``question`` asks for (all None when it asks for none)."""
-    q = question or ""
-    scale = scale_of_text(q)
-    if scale is None and (m := _Q_SCALE_RE.search(q)):
-        scale = scale_of_text(f"in {m.group(1)}")
-    decimals = None
-    if m := _DECIMALS_RE.search(q):
-        n = m.group("n").lower()
-        decimals = int(n) if n.isdigit() else _NUMBER_WORDS[n]
-    elif _WHOLE_RE.search(q):
-        decimals = 0
-    unit = None
-    if _TIMES_Q_RE.search(q):
-        unit = "ratio"
-    elif re.search(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%", q, re.IGNORECASE):
-        unit = "percent"
-    elif scale is not None and _MONEY_Q_RE.search(q):
-        unit = "USD"
-    return RequestedUnits(scale, unit, decimals, bool(_PERCENT_Q_RE.search(q)))
 
 
 def apply_requested_units(value: dict[str, Any], f: Figure, asked: RequestedUnits) -> dict[str, Any]:
@@ -282,7 +228,6 @@ _CAUSE_RE = re.compile(r"\b(?:due\s+to|driven\s+(?:primarily\s+|mainly\s+|largel
 # capital ("iPhone"); "of" may join them ("Bank of America"), "and" lists two
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s+)?[A-Z][A-Za-z0-9&\-]+)*"
                         r"|[a-z]+[A-Z][A-Za-z0-9&\-]*)")
-_FACT_STOP = frozenset(["the", "a", "an", "of", "and", "or", "in", "for", "to", "its", "their", "by", "with", "on", "at", "from", "as", "net", "total", "company", "fiscal", "year", "years"])
 
 
 def key_facts_of(reference: str) -> list[str]:
@@ -316,11 +261,6 @@ def key_facts_of(reference: str) -> list[str]:
     if not causes and len(facts) <= 1:
         add_parts(text)       # a short cause with no marker: "The weakness of the yen relative to the U.S. dollar."
     return facts
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-case words of a fact, without stop words, cut to four letters ("weakness" = "weaker")."""
-    return {w[:4] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
 
 
 def _fig_value(fig: Mapping[str, Any], tolerance: float) -> dict[str, Any]:
