@@ -414,3 +414,24 @@ def test_demo_items_lazy_strategies_score_zero(demo_items):
     for name, rows in lazy.items():
         assert len(rows) >= 40, name
         assert _mean_correctness(rows) <= 0.05, name
+
+
+# Apple FY2022 balance sheet and income statement (pages 28-30 of the sample PDF), USD millions.
+BS = ("Apple 10-K FY2022 | Total current assets | 2022: 135,405 | USD millions\n"
+      "Apple 10-K FY2022 | Total current liabilities | 2022: 153,982 | USD millions\n"
+      "Apple 10-K FY2022 | Property, plant and equipment, net | 2022: 42,117 | 2021: 39,440 | USD millions\n"
+      "Apple 10-K FY2022 | Total net sales | 2022: 394,328 | 2021: 365,817 | USD millions")
+
+
+@pytest.mark.parametrize("answer,expected", [
+    ("0.88 — current ratio. Formula: [total current assets = 135,405 million; total current liabilities = "
+     "153,982 million]", 1.0),                                                  # 135,405 / 153,982
+    ("9.67 — fixed asset turnover. Formula: revenue / avg(ppe) [revenue = 394,328 million; ppe FY2022 = "
+     "42,117 million; ppe FY2021 = 39,440 million]", 1.0),                      # 394,328 / 40,778.5
+    ("$40,778.5 million — average PP&E [ppe FY2022 = 42,117 million; ppe FY2021 = 39,440 million]", 1.0),
+    ("1.23 — current ratio [total current assets = 135,405 million; total current liabilities = 153,982 "
+     "million]", 0.0),                                                          # not what they compute
+    ("$41,000 million — average PP&E [ppe FY2022 = 42,117 million; ppe FY2021 = 39,440 million]", 0.0),
+])
+def test_grounding_of_results_computed_from_stated_inputs(answer, expected):
+    assert am.grounding(answer, [BS])[0] == expected, am.grounding(answer, [BS])

@@ -204,6 +204,9 @@ _CHANGE_AFTER_RE = re.compile(r"^[\s*)]*(?:year-over-year\s+|yoy\s+)?"
 _LEVEL_BEFORE_RE = re.compile(rf"(?:\b(?:{_CHANGE_WORDS}|rising|falling)\s+to|\bfrom|\breach\w*|\bstood\s+at|"
                               r"\btotall?(?:ed|ing)|\bbalance\s+of|^[^A-Za-z]*(?:(?:in\s+)?(?:fiscal\s+|FY\s?)?\d{4}[\s,]+)?to)\s*"
                               r"(?:about\s+|approximately\s+|roughly\s+|~)?[\s*(]*$", re.IGNORECASE)
+_WORKING_SECTION_RE = re.compile(r"(?:^|\n|[.;]\s+|\(|\[)\W*(?:formula|calculation|computation|working|workings|"
+                                 r"inputs?|sources?|derivation|breakdown|how\s+it\s+was\s+computed)\W*\s*[:\-\u2014]",
+                                 re.IGNORECASE)
 # a figure joined to the previous one as its restatement: "8% or $28.5 billion", "$394.3 billion (i.e. ..."
 _RESTATED_RE = re.compile(r"^[\s,(]*(?:or|i\.e\.,?|that\s+is,?)[\s(]*$", re.IGNORECASE)
 _CLAUSE_END_RE = re.compile(r"(?<!\d)[.;!?](?!\d)|\n|\|")
@@ -262,12 +265,15 @@ def _label(before: str) -> str:
 
 
 def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] | frozenset[int] = frozenset(),
-                asked_kind: str | None = None) -> ClaimReading:
+                asked_kind: str | None = None, working_sections: bool = True) -> ClaimReading:
     """The role of every figure of ``text`` (``figures``: parsed from ``text`` by core/numbers.py).
 
     ``asked_years``: the periods the question asks about (a figure attributed to another is context);
     ``asked_kind``: ``"change"`` when a change is asked (then a figure worded as a level is context),
-    ``"level"`` when a level is (then a figure worded as a change is), None when either may answer."""
+    ``"level"`` when a level is (then a figure worded as a change is), None when either may answer.
+    Figures after a working heading ("Formula:", "Calculation:", "Sources:") are its inputs when the
+    answer states a competing figure before it ("40.03 - inventory turnover. Formula: ... [cost of
+    revenue = 212,981 million; ...]")."""
     text = _plain(text or "")
     figs = sorted(figures, key=lambda f: f.start)
     roles: dict[int, tuple[str, str]] = {}
@@ -281,6 +287,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
                 roles[id(by_end[o.end])] = (OPERAND, "an operand of the working shown")
         if result is not None and result.end in by_end:
             roles.setdefault(id(by_end[result.end]), (ANSWER, "the result of the working shown"))
+    # figures of a working section ("Formula: ...", "Calculation: ...", "Sources: ...") are its inputs
+    section = _WORKING_SECTION_RE.search(text) if working_sections else None
+    section_start = section.start() if section else len(text)
     claims: list[Claim] = []
     marked = 0
     for n, f in enumerate(figs):
@@ -292,6 +301,8 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
         label = _label(before)
         if id(f) in roles:
             role, why = roles[id(f)]
+        elif f.start >= section_start:
+            role, why = OPERAND, f"an input in the working section ({section.group(0).strip()!r})"
         elif claims and _RESTATED_RE.match(before) and claims[-1].role == CONTEXT:
             # "an increase of 8% or $28.5 billion over ...": the same change restated in another unit
             role, why, kind = CONTEXT, f"restates {claims[-1].figure.text} ({claims[-1].why})", claims[-1].kind
@@ -310,6 +321,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
         else:
             role, why = ANSWER, "competes for the asked slot"
         claims.append(Claim(f, role, period, kind, label, why))
+    if section and not any(c.role == ANSWER and c.figure.start < section_start for c in claims):
+        # the working section holds the only answer: its figures are read as any others
+        return read_claims(text, figures, asked_years=asked_years, asked_kind=asked_kind, working_sections=False)
     free = [c for c in claims if c.role != OPERAND]
     is_list = len(free) >= 2 and not marked and not _STATEMENT_RE.search(_without_figures(text, figs))
     return ClaimReading(claims, is_list)

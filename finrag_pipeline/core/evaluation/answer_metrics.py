@@ -144,7 +144,8 @@ def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
     if unit == "ratio":
         if f.percent and not f.points:
             return [(f.value / 100, f.half_ulp / 100)]
-        return [(f.value, f.half_ulp)] if f.kind == "plain" else []
+        # a ratio is a bare number ("0.88", "9.5x"), never an amount with a scale word ("212,981 million")
+        return [(f.value, f.half_ulp)] if f.kind == "plain" and not f.explicit_scale else []
     if f.percent or f.points:
         return []
     if unit == "USD per share":
@@ -647,21 +648,30 @@ _shown_computations = checked_computations
 
 
 def _derived(a: Figure, grounded: Sequence[Figure]) -> bool:
-    """``a`` is a difference, sum, ratio or percent change of two grounded figures the answer states."""
+    """``a`` is computed from grounded figures the answer states: a difference, sum or average of two
+    (amounts); a ratio, percent change or share of two, or a ratio to the average of two ("revenue /
+    average PP&E", percent or plain); days ("365 x receivables / revenue")."""
     target = abs(a.value)
     tol = max(a.half_ulp, 1e-9)
-    for x in grounded:
-        for y in grounded:
-            if x is y:
+    values = [x.value for x in grounded]
+
+    def div(x: float, y: float) -> float:
+        return x / y if y else math.nan
+
+    candidates: list[float] = []
+    for i, x in enumerate(values):
+        for j, y in enumerate(values):
+            if i == j:
                 continue
-            X, Y = x.value, y.value
+            averages = [div(y + z, 2) for k, z in enumerate(values) if k not in (i, j)]
             if a.percent:
-                vals = [X / Y * 100 if Y else math.nan, (X - Y) / abs(Y) * 100 if Y else math.nan]
-            else:
-                vals = [X - Y, X + Y]
-            if any(not math.isnan(v) and _close(abs(v), target, tol) for v in vals):
-                return True
-    return False
+                candidates += [div(x, y) * 100, div(x - y, abs(y)) * 100, *(div(x, m) * 100 for m in averages)]
+            elif a.currency or a.explicit_scale or a.per_share:
+                candidates += [x - y, x + y, (x + y) / 2]
+            else:                      # a plain ratio, a multiple or a number of days
+                candidates += [div(x, y), *(div(x, m) for m in averages), 365 * div(x, y),
+                               *(365 * div(m, y) for m in averages)]
+    return any(not math.isnan(v) and _close(abs(v), target, tol) for v in candidates)
 
 
 def grounding(answer: str, cited_texts: Iterable[str]) -> tuple[float | None, str]:

@@ -139,7 +139,12 @@ class Contract:
 
 YES_NO_OPTIONS = ("yes", "no")
 _YES_NO_RE = re.compile(r"^[\W_]*(?:answer\s*:\s*)?[\W_]*(yes|no)\b", re.IGNORECASE)
-_LEAD_FRAGMENT_RE = re.compile(r"^[\W_]*(?P<e>[A-Z][\w&'.\-]*(?:\s+[\w&'.\-]+){0,5}?)\s*(?:\.(?=\s)|:|\s[-\u2013\u2014]\s)")
+# "Corporate. ...", "Graphics: $5,085 million ...", "Commercial Airplanes (loss of ...)": a name first
+_LEAD_FRAGMENT_RE = re.compile(r"^[\W_]*(?P<e>[A-Z][\w&'.\-]*(?:\s+[\w&'.\-]+){0,5}?)\s*(?:\.(?=\s)|[:;,(]|"
+                               r"\s[-\u2013\u2014]\s)")
+# a question whose answer is a name: "Which segment ...?", "Who ...?", "What region ...?"
+_WHICH_Q_RE = re.compile(r"\bwhich\b|^\s*who\b|\bwhat\s+(?:segment|company|region|product|business|country|"
+                         r"division|unit|category|geograph\w*|subsidiary|brand)\b", re.IGNORECASE)
 _VERB_RE = re.compile(r"\b(?:is|was|were|are|has|had|have|did|does|do|increased|decreased|rose|fell|grew|declined|"
                       r"reported|recorded|it|its|the\s+company|yes|no|not)\b", re.IGNORECASE)
 _DIRECTION_WORDS = (r"(?:increas\w*|decreas\w*|higher|lower|improv\w*|deteriorat\w*|ris(?:e|en)|rose|f[ae]ll\w*|"
@@ -179,7 +184,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
         # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
         return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
                         if facts else "a narrative question whose reference names no key fact")
-    lead = _LEAD_FRAGMENT_RE.match(text)
+    lead = _LEAD_FRAGMENT_RE.match(text) if _WHICH_Q_RE.search(question or "") else None
     if lead and not parse_figures(lead.group("e")) and not _VERB_RE.search(lead.group("e")) \
             and text[lead.end():].strip():
         entity = lead.group("e").strip().rstrip(".")
@@ -335,8 +340,13 @@ def contract_from_text(question: str, reference: str, periods: Sequence[str] = (
     if single is not None:
         f, tolerance = single
         value = apply_requested_units(value_from_figure(f, period=period, tolerance=tolerance), f, asked)
+        if _TIMES_RE.search(reference) and value.get("unit") is None:
+            value["unit"] = "ratio"     # "40.0x", "9.5 times": a multiple
         return Contract(values=[value], reason=f"the reference is one figure {f.text!r}")
     return sentence_contract(reference, question, periods)
+
+
+_TIMES_RE = re.compile(r"\d\s*(?:x|times)\b", re.IGNORECASE)
 
 
 def ensure_contract(item: QAItem) -> QAItem:
