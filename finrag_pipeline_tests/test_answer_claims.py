@@ -435,3 +435,33 @@ BS = ("Apple 10-K FY2022 | Total current assets | 2022: 135,405 | USD millions\n
 ])
 def test_grounding_of_results_computed_from_stated_inputs(answer, expected):
     assert am.grounding(answer, [BS])[0] == expected, am.grounding(answer, [BS])
+
+
+# Verbose answers as LLM RAG systems write them, to imported (FinanceBench-style) references.
+VERBOSE = [
+    (CAPEX_Q, "$1577.00",
+     "3M's capital expenditures for FY2018 were **$1,577 million**.\n\nKey details:\n"
+     "- Purchases of property, plant and equipment: $1,577 million\n- Prior year: $1,373 million", True),
+    (CAPEX_Q, "$1577.00",
+     "Based on the cash flow statement, 3M spent approximately $1.58 billion (USD 1,577 million) on capital "
+     "expenditures in fiscal 2018, up from $1,373 million in 2017.", True),
+    (CAPEX_Q, "$1577.00",
+     "**Answer:** $1,577 million\n\n**Calculation:** Purchases of PP&E of $1,577 million (2018) vs $1,373 "
+     "million (2017).", True),
+    (CAPEX_Q, "$1577.00", "The provided context does not contain 3M's FY2018 capital expenditure.", False),
+    (CAPEX_Q, "$1577.00",
+     "| Year | Capex |\n|---|---|\n| 2018 | $1,577 million |\n| 2017 | $1,373 million |", False),
+    ("By how much did 3M's capex change from FY2017 to FY2018 (in USD millions)?", "204",
+     "Capex increased from $1,373 million in FY2017 to $1,577 million in FY2018, an increase of $204 million.",
+     True),
+    ("By how much did 3M's capex change from FY2017 to FY2018 (in USD millions)?", "204",
+     "From $1,373 million in FY2017 to $1,577 million in FY2018.", False),
+    (MARGIN_Q, "0.165", "3M's FY2018 EBITDA margin was **16.5%** (EBITDA of $5,458 million on revenue of "
+                        "$32,765 million), compared with 17.1% in FY2017.", True),
+]
+
+
+@pytest.mark.parametrize("question,reference,answer,correct", VERBOSE, ids=[v[2][:50] for v in VERBOSE])
+def test_verbose_answers(question, reference, answer, correct):
+    d = decide(answer, question, reference)
+    assert d.decided and d.correct is correct, d

@@ -183,8 +183,8 @@ _CONTEXT_BEFORE_RE = re.compile(
     r"over|previous(?:ly)?|prior|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago|"
     r"up\s+from|down\s+from|rising\s+from|falling\s+from)"
     rf"\s*(?:the\s+)?(?:(?:{_YEAR})(?:'s|\u2019s)?\s*)?(?:(?:prior|previous|preceding)\s+year(?:'s|\u2019s)?\s*)?"
-    r"(?:[a-z&\-]+\s+){0,3}?(?:figure|level|amount|total|value)?\s*(?:of\s+)?(?:was\s+|were\s+)?"
-    r"(?:about\s+|approximately\s+|roughly\s+|~)?[\s*(]*$)",
+    r"(?:[a-z&\-]+[\s:]+){0,3}?(?:figure|level|amount|total|value)?\s*(?:of\s+)?(?:was\s+|were\s+)?"
+    r"(?:about\s+|approximately\s+|roughly\s+|~)?[\s*(:]*$)",
     re.IGNORECASE)
 _CONTEXT_AFTER_RE = re.compile(r"^[\s,*)]*(?:in|for|during)?\s*(?:the\s+)?(?:prior|previous|preceding|last)\s+"
                                r"(?:fiscal\s+)?year\b|^[\s,*)]*(?:a\s+year\s+(?:earlier|ago|before)|year-ago)",

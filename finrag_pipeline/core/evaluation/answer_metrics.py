@@ -504,9 +504,17 @@ _CHANGE_QUESTION_RE = re.compile(r"\b(?:chang\w*|growth|grow|grew|increas\w*|dec
                                  r"by\s+how\s+much|year-over-year|yoy)\b", re.IGNORECASE)
 
 
+# a question that asks for a change: "By how much did ... change?", "What was the growth ...?"
+_ASKS_CHANGE_RE = re.compile(r"\bby\s+how\s+(?:much|many)\b|\b(?:what|how\s+much)\s+(?:was|is|were|did)\s+(?:the\s+)?"
+                             r"(?:[\w%$&'\-]+\s+){0,6}?(?:change|increase|decrease|growth|decline|difference|"
+                             r"variance)\b", re.IGNORECASE)
+
+
 def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:
     """A change (a signed value, or a question about a change) or a level; None when unsure."""
     if refs and all(r.signed or r.unit == "percentage points" for r in refs):
+        return CHANGE
+    if _ASKS_CHANGE_RE.search(question or ""):
         return CHANGE
     if _CHANGE_QUESTION_RE.search(question or ""):
         return None      # "What drove the increase ...; what were net sales?": either may answer
