@@ -164,6 +164,12 @@ SEGMENT_Q = "Which segment had the lowest net revenue in FY2022?"
 SEGMENT_REF = "Corporate. Its net revenue was -$473 million"
 COVERAGE_Q = "What is the interest coverage ratio (times) for FY2022?"
 CAUSE_Q = "What drove the increase in Apple's Mac net sales in fiscal 2022?"
+CASH_Q = ("Among operations, investing, and financing activities, which brought in the most (or lost the least) "
+          "cash flow for AMD in FY22?")
+CASH_REF = "In 2022, AMD brought in the most cashflow from Operations"
+CAPEX_INTENSIVE_Q = "Is 3M a capital-intensive business based on FY2022 data?"
+CAPEX_INTENSIVE_REF = ("No, the company is managing its CAPEX and Fixed Assets pretty efficiently, which is evident "
+                       "from below key metrics: CAPEX/Revenue Ratio: 5.1%")
 
 DECISIONS = [
     # (question, reference, answer, decided, correct)
@@ -200,6 +206,15 @@ DECISIONS = [
     (COVERAGE_Q, "9.5 times", "About 9.5 times.", True, True),
     (COVERAGE_Q, "9.5 times", "12.1x", True, False),
     (CAUSE_Q, "Higher net sales of laptops.", "Laptop sales rose.", False, None),
+    # options listed in the question; the reference names one of them
+    (CASH_Q, CASH_REF, "Operating activities brought in the most cash ($3.6 billion).", True, True),
+    (CASH_Q, CASH_REF, "Financing activities.", True, False),
+    (CASH_Q, CASH_REF, "Operations, investing, and financing.", True, False),
+    # a yes/no question answered by a negated statement
+    (CAPEX_INTENSIVE_Q, CAPEX_INTENSIVE_REF, "3M is not a capital-intensive business; capex is 5.1% of revenue.",
+     True, True),
+    (CAPEX_INTENSIVE_Q, CAPEX_INTENSIVE_REF, "It may not be.", True, False),
+    (CAPEX_INTENSIVE_Q, CAPEX_INTENSIVE_REF, "Yes, it is.", True, False),
 ]
 
 

@@ -58,7 +58,7 @@ _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|dro
 _HEDGE_RE = re.compile(
     r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
     r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
-    r"|\bmay\s+be\b|\bcould\s+be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
+    r"|\bmay\s+(?:not\s+)?be\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
     r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\s+\$?\d"
     # a bound instead of a value: "at least $1 billion"; "more than $365.8 billion in 2021" after a value is a comparison
     r"|(?:^|[:\-]\s*|\b(?:was|were|is|are|of|be|totall?ed|reached)\s+)(?:at\s+least|at\s+most|up\s+to|"
@@ -290,6 +290,9 @@ def _option_pattern(option: str) -> re.Pattern[str]:
     if option.upper().startswith("FY") and len(years) == 1 or re.fullmatch(r"\d{4}(-\d\d-\d\d)?", option):
         year = next(iter(years))
         return re.compile(rf"(?<![\d,.$]){year}(?!\d|,\d)")
+    if re.fullmatch(r"[a-z]{6,}", option):
+        # a lower-case word option read from a question ("operations"): any form of it ("operating")
+        return re.compile(rf"(?<!\w){option[:5]}\w*", re.IGNORECASE)
     return re.compile(rf"(?<!\w){re.escape(option)}(?!\w)", re.IGNORECASE)   # "U.S." ends in a dot
 
 
@@ -360,13 +363,20 @@ YES_NO = ("yes", "no")
 _YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s*:\s*)?[\W_]*(yes|no)\b(?!\s+(?:data|"
                              r"information|figure|disclosure|mention)\b)", re.IGNORECASE)
 
+_NEGATION_RE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.IGNORECASE)
+
+
 def yes_no_of(answer: str) -> tuple[str | None, str]:
     """"yes" / "no" when the answer opens with it ("Yes.", "**No**, the company ...", "Answer: yes"),
     else (None, why). An answer that says both or neither up front commits to neither."""
     m = _YES_NO_LEAD_RE.match(answer or "")
     if m:
         return m.group(1).lower(), f"opens with {m.group(1).lower()}"
-    return None, "does not open with yes or no"
+    first = _first_sentence(answer)
+    if _NEGATION_RE.search(first) and not hedge_of(first):
+        # "3M is not a capital-intensive business": a negated statement answers no
+        return "no", "its first sentence is negated"
+    return None, "does not open with yes or no, nor negate its first sentence"
 # what follows names the other side of a comparison ("higher than 2021", "below Mac", "ahead of Europe")
 _THAN_RE = re.compile(r"\b(?:than|below|above|behind|ahead\s+of|followed\s+by|over)\b(.*)$", re.IGNORECASE)
 _RISE = re.compile(r"\b(higher|rose|rise[sn]?|rising|increas\w*|grew|grow[ns]?|growing|up|exceed\w*|above|larger|"

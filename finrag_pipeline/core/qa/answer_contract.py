@@ -142,6 +142,28 @@ _YES_NO_RE = re.compile(r"^[\W_]*(?:answer\s*:\s*)?[\W_]*(yes|no)\b", re.IGNOREC
 # "Corporate. ...", "Graphics: $5,085 million ...", "Commercial Airplanes (loss of ...)": a name first
 _LEAD_FRAGMENT_RE = re.compile(r"^[\W_]*(?P<e>[A-Z][\w&'.\-]*(?:\s+[\w&'.\-]+){0,5}?)\s*(?:\.(?=\s)|[:;,(]|"
                                r"\s[-\u2013\u2014]\s)")
+# a lead that opens a sentence rather than names the answer: "In 2022, ...", "Based on ...", "The company ..."
+_NOT_A_NAME_RE = re.compile(r"(?:in|for|during|on|at|by|based|according|as|the|this|it|its|there|overall|"
+                            r"although|while|with)\b", re.IGNORECASE)
+# "Among operations, investing, and financing activities, which ...": options named in the question
+_AMONG_RE = re.compile(r"\b(?:among|between|of)\s+(?:the\s+)?(?P<o>[a-z][\w&\- ]{1,40}?(?:,\s*[\w&\- ]{1,40}?)*,?\s+"
+                       r"(?:and|or)\s+[\w&\- ]{1,40}?)\s*(?:,|\?|\bwhich\b)", re.IGNORECASE)
+
+
+def question_options(question: str) -> list[str]:
+    """The options a "which" question lists: "Among operations, investing, and financing activities,
+    which ...?" -> ["operations", "investing", "financing"] (each option's first word: the answer may
+    say "operating activities"). [] when it lists none."""
+    if not _WHICH_Q_RE.search(question or ""):
+        return []
+    m = _AMONG_RE.search(question or "")
+    if not m:
+        return []
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("o")) if p.strip()]
+    words = [p.split()[0].lower() for p in parts]
+    return words if len(words) >= 2 and len(set(words)) == len(words) else []
+
+
 # a question whose answer is a name: "Which segment ...?", "Who ...?", "What region ...?"
 _WHICH_Q_RE = re.compile(r"\bwhich\b|^\s*who\b|\bwhat\s+(?:segment|company|region|product|business|country|"
                          r"division|unit|category|geograph\w*|subsidiary|brand)\b", re.IGNORECASE)
@@ -184,8 +206,17 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
         # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
         return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
                         if facts else "a narrative question whose reference names no key fact")
+    options = question_options(question)
+    if options:
+        from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+
+        chosen, why = choice_of(text, options, question)
+        if chosen is not None:
+            return Contract(choice=chosen, options=options, key_facts=facts,
+                            reason=f"the reference chooses {chosen!r} among the question's options {options}")
     lead = _LEAD_FRAGMENT_RE.match(text) if _WHICH_Q_RE.search(question or "") else None
-    if lead and not parse_figures(lead.group("e")) and not _VERB_RE.search(lead.group("e")) \
+    if lead and not _NOT_A_NAME_RE.match(lead.group("e")) and not years_in(lead.group("e")) \
+            and not parse_figures(lead.group("e")) and not _VERB_RE.search(lead.group("e")) \
             and text[lead.end():].strip():
         entity = lead.group("e").strip().rstrip(".")
         return Contract(required_terms=[entity], key_facts=[f for f in facts if f != entity],
