@@ -471,6 +471,8 @@ VERBOSE = [
      True),
     ("By how much did 3M's capex change from FY2017 to FY2018 (in USD millions)?", "204",
      "From $1,373 million in FY2017 to $1,577 million in FY2018.", False),
+    (CAPEX_Q, "$1577.00", "For the 12 months ended December 31, 2018 (a 52-week year), capital spending was "
+                          "1,577 (in millions).", True),
     (MARGIN_Q, "0.165", "3M's FY2018 EBITDA margin was **16.5%** (EBITDA of $5,458 million on revenue of "
                         "$32,765 million), compared with 17.1% in FY2017.", True),
 ]

@@ -218,8 +218,13 @@ def _candidates(answer: str, refs: Sequence[ReferenceValue] = (), default_scale:
     for: "(in USD millions)")."""
     declared = scale_of_text(answer) or default_scale or 1.0
     return [f for f in parse_figures(answer, scale=declared)
-            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
-            or f.magnitude >= 10 or any(value_matches(f, r, answer) for r in refs)]
+            if not (f.kind == "plain" and not f.explicit_scale and _TIME_SPAN_RE.match(answer, f.end))
+            and (f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
+                 or f.magnitude >= 10 or any(value_matches(f, r, answer) for r in refs))]
+
+
+# "the 12 months ended ...", "a 52-week year": a span of time, not an amount
+_TIME_SPAN_RE = re.compile(r"\s*-?\s*(?:months?|weeks?|quarters?|years?)\b", re.IGNORECASE)
 
 
 def _tokens(text: str) -> list[str]:
