@@ -102,6 +102,8 @@ STYLES = [
     (LOOKUP, "Total net sales were $394,328 million (up 7.8% year over year). Results may be affected by "
              "foreign exchange."),
     (LOOKUP, "Net sales were $394.3 billion, versus $365.8 billion the prior year."),
+    (LOOKUP, "$394,328 million vs. $365,817 million a year earlier (approx. 8% growth)."),
+    (LOOKUP, "Apple Inc. reported U.S. and international net sales of $394.3 billion in FY2022."),
     (CHANGE, "Net sales increased by $28.5 billion (7.8%) to $394.3 billion."),
     (CHANGE, "$394,328 - $365,817 = $28,511 million"),
     (CHANGE, "The change was +$28,511 million."),

@@ -209,7 +209,10 @@ _WORKING_SECTION_RE = re.compile(r"(?:^|\n|[.;]\s+|\(|\[)\W*(?:formula|calculati
                                  re.IGNORECASE)
 # a figure joined to the previous one as its restatement: "8% or $28.5 billion", "$394.3 billion (i.e. ..."
 _RESTATED_RE = re.compile(r"^[\s,(]*(?:or|i\.e\.,?|that\s+is,?)[\s(]*$", re.IGNORECASE)
-_CLAUSE_END_RE = re.compile(r"(?<!\d)[.;!?](?!\d)|\n|\|")
+# a clause ends at a full stop (not a decimal point, nor the dot of "vs.", "approx.", "Inc.", "U.S.", "i.e."),
+# a semicolon, a line break or a table bar
+_CLAUSE_END_RE = re.compile(r"(?<!\d)(?<!vs)(?<!approx)(?<!Inc)(?<!Corp)(?<!\b\w)[.;!?](?!\d)|\n|\|",
+                            re.IGNORECASE)
 # a verb or preposition that makes a clause a statement rather than a list entry
 _STATEMENT_RE = re.compile(r"\b(?:was|were|is|are|had|has|have|totall?ed|amounted|reached|stood|came|reported|"
                            r"recorded|generated|rose|fell|increased|decreased|grew|declined|dropped|climbed|"
