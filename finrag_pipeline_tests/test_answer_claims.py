@@ -166,6 +166,8 @@ SEGMENT_Q = "Which segment had the lowest net revenue in FY2022?"
 SEGMENT_REF = "Corporate. Its net revenue was -$473 million"
 COVERAGE_Q = "What is the interest coverage ratio (times) for FY2022?"
 CAUSE_Q = "What drove the increase in Apple's Mac net sales in fiscal 2022?"
+TAX_Q = "How much has the effective tax rate of American Express changed between FY2021 and FY2022?"
+TAX_REF = "The effective tax rate for American Express has changed/dropped from 24.6% in FY 2021 to 21.6% in FY 2022."
 CASH_Q = ("Among operations, investing, and financing activities, which brought in the most (or lost the least) "
           "cash flow for AMD in FY22?")
 CASH_REF = "In 2022, AMD brought in the most cashflow from Operations"
@@ -212,6 +214,14 @@ DECISIONS = [
     (CASH_Q, CASH_REF, "Operating activities brought in the most cash ($3.6 billion).", True, True),
     (CASH_Q, CASH_REF, "Financing activities.", True, False),
     (CASH_Q, CASH_REF, "Operations, investing, and financing.", True, False),
+    # a change asked, a reference stating the two levels: the change is their difference
+    (TAX_Q, TAX_REF, "It fell from 24.6% to 21.6%, a decrease of 3.0 percentage points.", True, True),
+    (TAX_Q, TAX_REF, "It decreased by 3.0%.", True, True),
+    (TAX_Q, TAX_REF, "It increased by 3 percentage points.", True, False),
+    (TAX_Q, TAX_REF, "21.6%", True, False),
+    # a reference with its working: the working's figures are no competing answer
+    ("What was the 3-year average effective tax rate? Round to two decimal places.",
+     "The 3-year average is 0.13%. The calculation is: (0.11% + 0.13% + 0.16%) / 3", "About 0.13%.", True, True),
     # a yes/no question answered by a negated statement
     (CAPEX_INTENSIVE_Q, CAPEX_INTENSIVE_REF, "3M is not a capital-intensive business; capex is 5.1% of revenue.",
      True, True),

@@ -42,6 +42,7 @@ def decide(answer: str, question: str, reference: str, *, answer_values: Sequenc
     if answer_values is None and answer_choice is None and not required_terms:
         answer_values, answer_choice = contract.values, contract.choice
         choice_options, required_terms = contract.options, contract.required_terms
+        inputs = inputs or contract.inputs
         note = contract.reason
     else:
         note = "the contract given"

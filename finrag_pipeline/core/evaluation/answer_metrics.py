@@ -520,9 +520,9 @@ _CHANGE_QUESTION_RE = re.compile(r"\b(?:chang\w*|growth|grow|grew|increas\w*|dec
 
 
 # a question that asks for a change: "By how much did ... change?", "What was the growth ...?"
-_ASKS_CHANGE_RE = re.compile(r"\bby\s+how\s+(?:much|many)\b|\b(?:what|how\s+much)\s+(?:was|is|were|did)\s+(?:the\s+)?"
-                             r"(?:[\w%$&'\-]+\s+){0,6}?(?:change|increase|decrease|growth|decline|difference|"
-                             r"variance)\b", re.IGNORECASE)
+_ASKS_CHANGE_RE = re.compile(r"\bby\s+how\s+(?:much|many)\b|\b(?:what|how\s+much)\s+(?:was|is|were|did|has|have|had|"
+                             r"does|do)\s+(?:the\s+)?(?:[\w%$&'\-]+\s+){0,8}?(?:chang\w*|increas\w*|decreas\w*|"
+                             r"growth|grow\w*|grew|declin\w*|differ\w*|varian\w*)\b", re.IGNORECASE)
 
 
 def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:

@@ -126,6 +126,7 @@ class Contract:
     recall, and ``reason``: how it was derived, or why it could not be (then nothing is decided)."""
 
     values: list[dict[str, Any]] = field(default_factory=list)
+    inputs: list[dict[str, Any]] = field(default_factory=list)   # figures the value is computed from (provenance)
     choice: str | None = None
     options: list[str] = field(default_factory=list)
     required_terms: list[str] = field(default_factory=list)
@@ -192,8 +193,8 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
       aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
     * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
     Anything else: no contract, with the reason."""
-    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, read_claims
-    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, direction_of
+    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
+    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
 
     text = re.sub(r"\*\*|__|`", "", reference or "").strip()
     if not text:
@@ -224,10 +225,14 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     asked = requested_units(question)
     years = {y for p in periods for y in years_in(p)} or years_in(question)
     figs = [f for f in parse_figures(text, scale=scale_of_text(text) or asked.scale or 1.0)
-            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals or abs(f.value) >= 10]
+            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals or f.magnitude >= 10]
     if figs:
-        reading = read_claims(text, figs, asked_years=years)
+        kind = asked_kind(question, [])
+        reading = read_claims(text, figs, asked_years=years, asked_kind=kind)
         answers = [c for c in reading.claims if c.role == ANSWER]
+        levels = [c for c in reading.claims if c.role == CONTEXT and c.kind == LEVEL]
+        if kind == CHANGE and not answers and len(levels) == 2:
+            return _change_of_levels(levels[0].figure, levels[1].figure, asked, facts)
         if reading.is_list or len(answers) != 1:
             return Contract(key_facts=facts, reason=f"the reference states {len(answers)} figures competing for "
                                                       f"the answer ({[c.figure.text for c in answers][:4]})")
@@ -252,6 +257,26 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     if facts:
         return Contract(key_facts=facts, reason="a narrative reference: key facts only (key_fact_recall)")
     return Contract(reason="the reference states no figure, option or key fact")
+
+
+def _change_of_levels(a: Figure, b: Figure, asked: RequestedUnits, facts: list[str]) -> Contract:
+    """A change asked, a reference that states the two levels ("changed from 24.6% in FY2021 to 21.6% in
+    FY2022"): the change is B - A (points for percents, which "-3.0%" may state too); A and B are its inputs."""
+    decimals = max(a.decimals, b.decimals)
+    diff = round(b.value - a.value, 10)
+    if a.percent and b.percent:
+        value = answer_value(diff, "percent", text=f"{diff:.{decimals}f}%", signed=True)
+        value["points_equivalent"] = True
+    elif (a.percent or a.points) != (b.percent or b.points):
+        return Contract(key_facts=facts, reason=f"the reference states two levels of different units ({a.text}, {b.text})")
+    else:
+        scale = b.scale if b.scale == a.scale else 1.0
+        value = {**value_from_figure(b), "value": diff / scale, "scale": scale, "text": f"{diff / scale:.{decimals}f}",
+                 "signed": True}
+    value = apply_requested_units(value, b, asked)
+    inputs = [{**value_from_figure(f), "role": "source"} for f in (a, b)]
+    return Contract(values=[value], inputs=inputs, key_facts=facts,
+                    reason=f"a change asked; the reference states the levels {a.text} -> {b.text}: change {value['text']}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,6 +423,8 @@ def ensure_contract(item: QAItem) -> QAItem:
     if item.question_type != "unanswerable" and item.metadata.get("answerable") is not False \
             and "contract_note" not in item.metadata and not (templated and (values or choice)):
         contract = reference_contract(item)
+        if contract.inputs and not item.answer_figures:
+            item.answer_figures = contract.inputs
         extra: dict[str, Any] = {"contract_note": contract.reason}
         if contract.required_terms:
             extra["required_terms"] = contract.required_terms
