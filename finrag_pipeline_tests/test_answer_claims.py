@@ -494,3 +494,25 @@ VERBOSE = [
 def test_verbose_answers(question, reference, answer, correct):
     d = decide(answer, question, reference)
     assert d.decided and d.correct is correct, d
+
+
+def test_key_fact_recall_on_demo_narratives_both_ways():
+    """Narrative items of the Apple and Microsoft samples: the reference's own words recall every key
+    fact, an echo of the question (its words are given, not recalled) about none."""
+    from _qa_sample import load_sample
+
+    from finrag_pipeline.core.evaluation.runner import answer_key
+    from finrag_pipeline.core.qa import QAConfig
+    from finrag_pipeline.core.qa.model_free import generate_model_free
+
+    rows = []
+    for name in ("APPLE_2022_10K", "MICROSOFT_2022_10K"):
+        s = load_sample(name)
+        items, _ = generate_model_free(s.meta, s.pages, s.table_rows, s.facts, s.chunks, QAConfig())
+        rows += [(i.reference_answer, answer_key(i)) for i in items if i.question_type == "narrative"]
+    rows = [(ref, k) for ref, k in rows if k.key_facts]
+    assert len(rows) >= 10
+    own = [am.key_fact_recall(ref, k.key_facts)[0] for ref, k in rows]
+    echo = [am.key_fact_recall(k.question, k.key_facts)[0] for _, k in rows]
+    assert sum(own) / len(own) == 1.0
+    assert sum(echo) / len(echo) <= 0.05, [(k.question, k.key_facts) for (_, k), e in zip(rows, echo, strict=True) if e]

@@ -199,7 +199,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     text = re.sub(r"\*\*|__|`", "", reference or "").strip()
     if not text:
         return Contract(reason="the reference is empty")
-    facts = key_facts_of(text)
+    facts = key_facts_of(text, question)
     if m := _YES_NO_RE.match(text):
         return Contract(choice=m.group(1).lower(), options=list(YES_NO_OPTIONS), key_facts=facts,
                         reason=f"a yes/no reference: {m.group(1).lower()}")
@@ -291,16 +291,20 @@ _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s
                         r"|[a-z]+[A-Z][A-Za-z0-9&\-]*)")
 
 
-def key_facts_of(reference: str) -> list[str]:
+def key_facts_of(reference: str, question: str = "") -> list[str]:
     """The key facts of a reference: its figures as printed, the entities it names (capitalised
     names not opening a sentence: "iPhone", "Greater China") and the causes it names ("due to ...",
-    "driven by ...", "higher net sales of iPhone and Services" -> each item)."""
+    "driven by ...", "higher net sales of iPhone and Services" -> each item). A worded fact the
+    question already states ("Mac" for "Why did Mac net sales rise?") is given, not a fact to recall:
+    an echo of the question recalls nothing."""
     text = re.sub(r"\*\*|__|`", "", reference or "")
     facts: list[str] = []
+    given = content_words(question)
 
     def add(fact: str) -> None:
         fact = fact.strip(" ,.;:()")
-        if fact and fact.lower() not in {f.lower() for f in facts} and content_words(fact):
+        words = content_words(fact)
+        if fact and fact.lower() not in {f.lower() for f in facts} and words and not words <= given:
             facts.append(fact)
 
     for f in parse_figures(text):
