@@ -293,6 +293,14 @@ def test_key_fact_recall_without_key_facts_is_null():
     assert am.key_fact_recall("anything", []) == (None, am.NO_KEY_FACTS)
 
 
+def test_key_fact_recall_of_lazy_answers_is_zero():
+    facts = key_facts_of("A $5.3 billion increase in common stock repurchases and a $5.3 billion increase in "
+                         "repayments of debt.")
+    assert am.key_fact_recall("$5.3 billion; $12.1 billion; $2.4 billion; $0.8 billion.", facts)[0] == 0.0
+    q = "What drove the increase in Microsoft's cash used in financing in fiscal 2022?"
+    assert am.key_fact_recall(q, facts, q) == (0.0, "echoes the question")
+
+
 # ---------------------------------------------------------------------------------------------
 # Grounding over what was cited (the calculator cites table rows and XBRL facts retrieval did not return)
 

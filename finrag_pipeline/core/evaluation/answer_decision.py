@@ -46,7 +46,7 @@ def decide(answer: str, question: str, reference: str, *, answer_values: Sequenc
         note = contract.reason
     else:
         note = "the contract given"
-    recall, _ = key_fact_recall(answer, contract.key_facts)
+    recall, _ = key_fact_recall(answer, contract.key_facts, question)
     if not (answer or "").strip():
         return Decision(True, False, "no answer", True, note, recall)
     verdict = correctness(answer, question=question, answer_values=answer_values or (), answer_choice=answer_choice,

@@ -804,16 +804,22 @@ NO_KEY_FACTS = "the reference has no key facts (figures, entities, causes) to re
 KEY_FACT_WORD_SHARE = 0.6   # a worded fact is stated when 60% of its content words are (at least one)
 
 
-def key_fact_recall(answer: str, key_facts: Sequence[str]) -> tuple[float | None, str]:
+def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -> tuple[float | None, str]:
     """Share of the reference's key facts the answer states: a figure at any scale or unit it may be
     written in ("$473 million" = "$0.47 billion"; sign aside), a worded fact (entity, named cause) when
     most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
-    None with the reason when the reference has no key facts."""
+    None with the reason when the reference has no key facts; 0 for an echo of the question or a bare
+    list of figures (lazy answers recall by listing)."""
     from finrag_pipeline.core.qa.asked import content_words, unit_of_figure
 
     facts = [f for f in key_facts or [] if str(f).strip()]
     if not facts:
         return None, NO_KEY_FACTS
+    if is_echo(answer, question):
+        return 0.0, "echoes the question"
+    listed = _candidates(answer)
+    if len(listed) >= 3 and read_claims(answer, listed).is_list:
+        return 0.0, f"a bare list of {len(listed)} figures explains nothing"
     answer_figs = parse_figures(answer or "", scale=scale_of_text(answer or "") or 1.0)
     words = content_words(answer)
     found, missed = [], []
@@ -980,7 +986,7 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
     metrics["correctness"], notes["correctness"] = verdict.correct, verdict.reason
     if verdict.correct is None and key.contract_note:
         notes["correctness"] = f"{verdict.reason}: {key.contract_note}"
-    metrics["key_fact_recall"], notes["key_fact_recall"] = key_fact_recall(answer, key.key_facts)
+    metrics["key_fact_recall"], notes["key_fact_recall"] = key_fact_recall(answer, key.key_facts, key.question)
     if verdict.correct is None:
         metrics["non_committal"], notes["non_committal"] = None, verdict.reason
     else:
