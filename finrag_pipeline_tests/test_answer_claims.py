@@ -104,6 +104,10 @@ STYLES = [
     (LOOKUP, "Net sales were $394.3 billion, versus $365.8 billion the prior year."),
     (LOOKUP, "$394,328 million vs. $365,817 million a year earlier (approx. 8% growth)."),
     (LOOKUP, "Apple Inc. reported U.S. and international net sales of $394.3 billion in FY2022."),
+    (LOOKUP, "Total net sales: $394.3B (FY22), vs. $365.8B in FY21 [12]."),
+    (LOOKUP, "**Answer: $394.3 billion**\n\nApple's total net sales for fiscal year 2022 (ended September 24, "
+             "2022) were $394,328 million, compared with $365,817 million in fiscal year 2021."),
+    (LOOKUP, "394.3 bn USD"),
     (CHANGE, "Net sales increased by $28.5 billion (7.8%) to $394.3 billion."),
     (CHANGE, "$394,328 - $365,817 = $28,511 million"),
     (CHANGE, "The change was +$28,511 million."),

@@ -172,7 +172,7 @@ def checked_computations(answer: str) -> list[tuple[list[float], float, tuple[in
 # ---------------------------------------------------------------------------------------------
 # Periods, comparison markers, levels and changes
 
-_YEAR = r"(?:FY\s?'?|fiscal\s+(?:year\s+)?|calendar\s+(?:year\s+)?|year\s+)?(?:19|20)\d\d"
+_YEAR = r"(?:(?:FY\s?'?|fiscal\s+(?:year\s+)?|calendar\s+(?:year\s+)?|year\s+)?(?:19|20)\d\d|FY\s?'?\d\d(?!\d))"
 # a year right after a figure attributes it: "$394.3 billion in 2022", "(FY2021)", "for fiscal 2021"
 _YEAR_AFTER_RE = re.compile(rf"^[\s,*)\]]*(?:\(|\[)?\s*(?:(?:in|for|during|as\s+of|at|at\s+the\s+end\s+of|by|"
                             rf"through|of|ending|ended)\s+)?(?:the\s+)?(?:(?:fiscal\s+)?(?:year|period|quarter)\s+end(?:ed|ing)\s+"
@@ -244,11 +244,20 @@ def _period_of(text: str, f: Figure, prev_end: int, next_start: int) -> int | No
     after = text[f.end:min(next_start, _clause_end(text, f.end))]
     m = _YEAR_AFTER_RE.match(after)
     if m:
-        return max(years_in(m.group("y")) or {None})
+        return _year_of(m.group("y"))
     before = _words_before(text, f, prev_end)
-    found = [int(y.group(1)) for y in re.finditer(r"(?<![\d,.$])(?:FY\s?'?)?((?:19|20)\d\d)(?!\d|,\d)", before,
-                                                  re.IGNORECASE)]
+    found = [_year_of(y.group(0)) for y in re.finditer(
+        r"(?<![\d,.$])(?:FY\s?'?)?(?:19|20)\d\d(?!\d|,\d)|\bFY\s?'?\d\d(?!\d)", before, re.IGNORECASE)]
     return found[-1] if found else None
+
+
+def _year_of(text: str) -> int | None:
+    """"FY2022", "fiscal 2022" -> 2022; "FY22", "FY'22" -> 2022."""
+    years = years_in(text)
+    if years:
+        return max(years)
+    m = re.search(r"(\d\d)\s*$", text)
+    return 2000 + int(m.group(1)) if m else None
 
 
 def _kind_of(text: str, f: Figure, before: str) -> str | None:

@@ -218,11 +218,17 @@ def _candidates(answer: str, refs: Sequence[ReferenceValue] = (), default_scale:
     for: "(in USD millions)")."""
     declared = scale_of_text(answer) or default_scale or 1.0
     return [f for f in parse_figures(answer, scale=declared)
-            if not (f.kind == "plain" and not f.explicit_scale and _TIME_SPAN_RE.match(answer, f.end))
+            if not (f.kind == "plain" and not f.explicit_scale and (
+                _TIME_SPAN_RE.match(answer, f.end) or _SHORT_YEAR_RE.search(answer, 0, f.start)
+                or _CITATION_MARK_RE.match(answer, max(0, f.start - 1))))
             and (f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
                  or f.magnitude >= 10 or any(value_matches(f, r, answer) for r in refs))]
 
 
+# "FY22", "FY'22", "fiscal '22", "Q3 '22": a year written short, not an amount
+_SHORT_YEAR_RE = re.compile(r"(?:\bFY\s?'?|\bfiscal\s+'|\bQ[1-4]\s+'|\bH[12]\s+')$", re.IGNORECASE)
+# "[12]", "[doc 3]": a citation marker
+_CITATION_MARK_RE = re.compile(r"\[\d{1,3}\]")
 # "the 12 months ended ...", "a 52-week year": a span of time, not an amount
 _TIME_SPAN_RE = re.compile(r"\s*-?\s*(?:months?|weeks?|quarters?|years?)\b", re.IGNORECASE)
 
