@@ -108,6 +108,9 @@ STYLES = [
     (LOOKUP, "**Answer: $394.3 billion**\n\nApple's total net sales for fiscal year 2022 (ended September 24, "
              "2022) were $394,328 million, compared with $365,817 million in fiscal year 2021."),
     (LOOKUP, "394.3 bn USD"),
+    (LOOKUP, "Revenue from products and services was $394.3 billion in fiscal 2022."),
+    (LOOKUP, "Net sales came in at $394.3 billion, compared with 2021's total of $365.8 billion."),
+    (LOOKUP, "Net sales were $394.3 billion, versus last year's net sales of $365.8 billion."),
     (CHANGE, "Net sales increased by $28.5 billion (7.8%) to $394.3 billion."),
     (CHANGE, "$394,328 - $365,817 = $28,511 million"),
     (CHANGE, "The change was +$28,511 million."),

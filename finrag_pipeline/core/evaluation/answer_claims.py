@@ -178,13 +178,18 @@ _YEAR_AFTER_RE = re.compile(rf"^[\s,*)\]]*(?:\(|\[)?\s*(?:(?:in|for|during|as\s+
                             rf"through|of|ending|ended)\s+)?(?:the\s+)?(?:(?:fiscal\s+)?(?:year|period|quarter)\s+end(?:ed|ing)\s+"
                             rf"(?:[A-Za-z]+\.?\s+\d{{1,2}},?\s+)?)?(?P<y>{_YEAR})\b", re.IGNORECASE)
 # markers that introduce a figure as the other side of a comparison
+# markers that introduce a figure as the other side of a comparison. "from", "over", "than", "against"
+# must be followed by the figure itself (a year or "the prior year's" between): "revenue from iPhone was
+# $205.5 billion" is a label, "rose from $365.8 billion" a comparison. "compared with", "versus", "vs",
+# "relative to", "prior", "previous", "a year earlier" may name it first: "versus last year's revenue of $X".
+_APPROX = r"(?:about\s+|approximately\s+|roughly\s+|nearly\s+|~)?"
+_OF_YEAR = rf"(?:the\s+)?(?:(?:{_YEAR})(?:'s|\u2019s)?\s*)?(?:(?:prior|previous|preceding|last)\s+(?:fiscal\s+)?year(?:'s|\u2019s)?\s*)?"
 _CONTEXT_BEFORE_RE = re.compile(
-    r"(?:\b(?:from|compar(?:ed|es|ing)\s+(?:with|to)|comparison\s+(?:with|to)|versus|vs\.?|against|relative\s+to|than|"
-    r"over|previous(?:ly)?|prior|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago|"
-    r"up\s+from|down\s+from|rising\s+from|falling\s+from)"
-    rf"\s*(?:the\s+)?(?:(?:{_YEAR})(?:'s|\u2019s)?\s*)?(?:(?:prior|previous|preceding)\s+year(?:'s|\u2019s)?\s*)?"
-    r"(?:[a-z&\-]+[\s:]+){0,3}?(?:figure|level|amount|total|value)?\s*(?:of\s+)?(?:was\s+|were\s+)?"
-    r"(?:about\s+|approximately\s+|roughly\s+|~)?[\s*(:]*$)",
+    rf"(?:\b(?:from|over|than|against|up\s+from|down\s+from|rising\s+from|falling\s+from)\s*{_OF_YEAR}"
+    rf"(?:(?:level|figure|total|amount|value)\s+(?:of\s+)?)?{_APPROX}[\s*(:]*$"
+    rf"|\b(?:compar(?:ed|es|ing)\s+(?:with|to)|comparison\s+(?:with|to)|versus|vs\.?|relative\s+to|"
+    rf"previous(?:ly)?|prior|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago)"
+    rf"\s*{_OF_YEAR}(?:[a-z&\-]+[\s:]+){{0,3}}?(?:of\s+)?(?:was\s+|were\s+)?{_APPROX}[\s*(:]*$)",
     re.IGNORECASE)
 _CONTEXT_AFTER_RE = re.compile(r"^[\s,*)]*(?:in|for|during)?\s*(?:the\s+)?(?:prior|previous|preceding|last)\s+"
                                r"(?:fiscal\s+)?year\b|^[\s,*)]*(?:a\s+year\s+(?:earlier|ago|before)|year-ago)",
