@@ -109,6 +109,7 @@ STYLES = [
              "2022) were $394,328 million, compared with $365,817 million in fiscal year 2021."),
     (LOOKUP, "394.3 bn USD"),
     (LOOKUP, "Revenue from products and services was $394.3 billion in fiscal 2022."),
+    (LOOKUP, "Net sales prior to returns were $394.3 billion."),
     (LOOKUP, "Net sales came in at $394.3 billion, compared with 2021's total of $365.8 billion."),
     (LOOKUP, "Net sales were $394.3 billion, versus last year's net sales of $365.8 billion."),
     (CHANGE, "Net sales increased by $28.5 billion (7.8%) to $394.3 billion."),

@@ -188,7 +188,7 @@ _CONTEXT_BEFORE_RE = re.compile(
     rf"(?:\b(?:from|over|than|against|up\s+from|down\s+from|rising\s+from|falling\s+from)\s*{_OF_YEAR}"
     rf"(?:(?:level|figure|total|amount|value)\s+(?:of\s+)?)?{_APPROX}[\s*(:]*$"
     rf"|\b(?:compar(?:ed|es|ing)\s+(?:with|to)|comparison\s+(?:with|to)|versus|vs\.?|relative\s+to|"
-    rf"previous(?:ly)?|prior|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago)"
+    rf"previous(?:ly)?|prior(?!\s+to\b)|earlier|last\s+year|a\s+year\s+(?:earlier|ago|before)|year-ago)"
     rf"\s*{_OF_YEAR}(?:[a-z&\-]+[\s:]+){{0,3}}?(?:of\s+)?(?:was\s+|were\s+)?{_APPROX}[\s*(:]*$)",
     re.IGNORECASE)
 _CONTEXT_AFTER_RE = re.compile(r"^[\s,*)]*(?:in|for|during)?\s*(?:the\s+)?(?:prior|previous|preceding|last)\s+"
