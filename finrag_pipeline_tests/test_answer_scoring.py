@@ -72,7 +72,6 @@ ADVERSARIAL = [
     ("wrong choice", EXTREME, "Fiscal 2021 was the highest.", False),
     ("no figure", LOOKUP, "Apple reported strong net sales.", True),
     ("only a figure of another kind", LOOKUP, "Net sales grew 8%.", True),
-    ("the prior year as context", LOOKUP, "$394,328 million, up from $365,817 million.", True),
     ("first figure of the evidence, as printed", LOOKUP, "394,328", False),
 ]
 
@@ -92,6 +91,8 @@ CORRECT = [
     ("lookup with declared scale", LOOKUP, "394,328 (in millions)"),
     ("lookup restated in two scales", LOOKUP, "$394,328 million ($394.3 billion)"),
     ("lookup with a percent of context", LOOKUP, "Net sales were $394.3 billion in fiscal 2022, up 8%."),
+    # issue 25: the prior year's figure introduced as such is context, not a competing candidate
+    ("the prior year as context", LOOKUP, "$394,328 million, up from $365,817 million."),
     ("change with its inputs", CHANGE,
      "It increased by $28,511 million, from $365,817 million to $394,328 million."),
     ("change after its inputs", CHANGE, "From $365,817 million to $394,328 million, an increase of $28.5 billion."),

@@ -122,8 +122,14 @@ def test_score_answer_state_policy():
                        gold_page_groups=[[(F, 40)]], gold_block_groups=[["c40"]])
     for state in ("backend_error", "invalid_output", "abstained", "insufficient_context", "no_evidence"):
         metrics, notes = am.score_answer(answer="", response_state=state, citations=[], cited_texts=[], key=key)
-        assert all(v == 0.0 for m, v in metrics.items() if m not in (*am.RATE_METRICS, *am.JUDGE_METRICS)), state
+        assert all(v == 0.0 for m, v in metrics.items()
+                   if m not in (*am.RATE_METRICS, *am.JUDGE_METRICS, "key_fact_recall")), state
         assert metrics["non_committal"] is None and metrics["abstention_correct"] is None
+        # the reference has no key facts: recall is not computable, for a failure as for an answer
+        assert metrics["key_fact_recall"] is None and notes["key_fact_recall"] == am.NO_KEY_FACTS
+        with_facts = am.AnswerKey(**{**key.__dict__, "key_facts": ["iPhone"]})
+        assert am.score_answer(answer="", response_state=state, citations=[], cited_texts=[],
+                               key=with_facts)[0]["key_fact_recall"] == 0.0
         assert all(metrics[m] is None for m in am.JUDGE_METRICS)   # no judge: not computed
         assert state in notes["correctness"]
     # an unanswerable question: abstaining is right, other metrics have nothing to compare to

@@ -54,9 +54,13 @@ def test_docs_table_is_the_generated_one():
 RANKED_PAGE_COLUMNS = ("hit_ranked_page", "recall_ranked_page", "all_evidence_hit_ranked_page")
 
 
+# Added by issue 25: the judge-free recall of a reference's key facts (narrative answers).
+KEY_FACT_COLUMNS = ("key_fact_recall",)
+
+
 def test_every_reader_uses_the_registry_lists():
     assert (*RETRIEVAL_COLUMNS_BEFORE, *RANKED_PAGE_COLUMNS) == reg.RETRIEVAL_METRICS
-    assert reg.ANSWER_METRICS == ANSWER_COLUMNS_BEFORE
+    assert (*ANSWER_COLUMNS_BEFORE, *KEY_FACT_COLUMNS) == reg.ANSWER_METRICS
     assert runner.RETRIEVAL_METRICS == reg.RETRIEVAL_METRICS
     assert answer_metrics.ANSWER_METRICS == reg.ANSWER_METRICS
     assert {"non_committal", "abstention_correct"} == answer_metrics.RATE_METRICS

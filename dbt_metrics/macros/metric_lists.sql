@@ -54,6 +54,7 @@
         {'name': 'faithfulness', 'binary': false, 'rate': false},
         {'name': 'answer_relevancy', 'binary': false, 'rate': false},
         {'name': 'state_correct', 'binary': true, 'rate': false},
+        {'name': 'key_fact_recall', 'binary': false, 'rate': false},
     ]) }}
 {%- endmacro %}
 

@@ -110,8 +110,9 @@ class Figure:
 
     @property
     def is_year(self) -> bool:
+        # the number as printed: a year stays a year where a text's declared scale applies to bare numbers
         return (not self.percent and not self.currency and not self.explicit_scale and self.decimals == 0
-                and 1900 <= self.value <= 2100 and "," not in self.text)
+                and 1900 <= self.value / self.scale <= 2100 and "," not in self.text)
 
     @property
     def half_ulp(self) -> float:

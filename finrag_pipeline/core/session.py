@@ -245,6 +245,7 @@ class FinragSession:
 
     def evaluate_answers(self, filing_id: str, matrix: Any = None, *,
                          dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge, run_answer_eval
         from finrag_pipeline.core.records import load_qa_items
 
@@ -255,7 +256,8 @@ class FinragSession:
                                          filing_id, state.corpus_state, judge=build_judge(matrix),
                                          answerer_factory=self.answerer_factory,
                                          n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
-                                         retriever_specs=self.retriever_specs())
+                                         retriever_specs=self.retriever_specs(),
+                                         evidence=CitedEvidence(self.warehouse))
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
 

@@ -18,6 +18,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from finrag_pipeline.core.evaluation.answer_claims import (
+    CHANGE,
+    CONTEXT,
+    LEVEL,
+    OPERAND,
+    checked_computations,
+    read_claims,
+)
 from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.response_states import (
     ANSWERED,
@@ -27,7 +35,6 @@ from finrag_pipeline.core.evaluation.response_states import (
 from finrag_pipeline.core.numbers import (
     NOISE_RE,
     Figure,
-    parse_cell,
     parse_figures,
     scale_of_text,
     unit_scale,
@@ -36,7 +43,7 @@ from finrag_pipeline.core.numbers import (
 
 __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
            "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
-           "reference_values", "LLMJudge"]
+           "reference_values", "LLMJudge", "key_fact_recall", "yes_no_of"]
 
 # ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
 # JUDGE_METRICS (the LLM judge's: without a judge never computed, not even as the 0 of a failed answer, so
@@ -51,9 +58,11 @@ _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|dro
 _HEDGE_RE = re.compile(
     r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
     r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
-    r"|\bmay\s+be\b|\bcould\s+be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
-    r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\b|\bat\s+least\b|\bat\s+most\b"
-    r"|\bup\s+to\b|\bmore\s+than\s+\$?\d|\bless\s+than\s+\$?\d",
+    r"|\bmay\s+(?:not\s+)?be\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
+    r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\s+\$?\d"
+    # a bound instead of a value: "at least $1 billion"; "more than $365.8 billion in 2021" after a value is a comparison
+    r"|(?:^|[:\-]\s*|\b(?:was|were|is|are|of|be|totall?ed|reached)\s+)(?:at\s+least|at\s+most|up\s+to|"
+    r"more\s+than|less\s+than|over|under)\s+\$?\d",
     re.IGNORECASE)
 _RANGE_RE = re.compile(r"\d\s*(?:%|\s(?:million|billion|thousand))?\s*(?:-|\u2013)\s*\$?\d(?![^=]*=)")
 # dates and year spans are not value ranges ("2022-09-24", "fiscal 2020-2022"); a span names no option
@@ -89,6 +98,8 @@ class ReferenceValue:
     text: str
     half_ulp: float = 0.0      # rounding of the reference itself (half a unit in its last printed digit)
     signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
+    rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
+    points_equivalent: bool = False   # a margin's change "1.7%" may be stated as 1.7 percentage points
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -104,7 +115,8 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         decimals = printed[0].decimals if printed else 0
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
-                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False))))
+                                  0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False)),
+                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False))))
     return out
 
 
@@ -132,7 +144,8 @@ def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
     if unit == "ratio":
         if f.percent and not f.points:
             return [(f.value / 100, f.half_ulp / 100)]
-        return [(f.value, f.half_ulp)] if f.kind == "plain" else []
+        # a ratio is a bare number ("0.88", "9.5x"), never an amount with a scale word ("212,981 million")
+        return [(f.value, f.half_ulp)] if f.kind == "plain" and not f.explicit_scale else []
     if f.percent or f.points:
         return []
     if unit == "USD per share":
@@ -168,12 +181,17 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
     is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
     for a change (``signed``) the direction must be said."""
     direction = _direction(answer_text, f)
-    for a, rounding in _stated_values(f, ref.unit):
+    readings = _stated_values(f, ref.unit)
+    if ref.points_equivalent and f.points:
+        readings = [(f.value, f.half_ulp)]
+    for a, rounding in readings:
         worded_decrease = a > 0 and direction < 0
         unsigned_lookup = ref.value < 0 < a and direction == 0 and not ref.signed
         if worded_decrease or unsigned_lookup:
             a = -a
-        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp)
+        # an answer rounded as the question asks matches (ref.rounding), whatever the cap
+        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp,
+                      min(rounding, ref.rounding))
         if _close(a, ref.value, allowed):
             return True
     return False
@@ -193,14 +211,26 @@ def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
     return False
 
 
-def _candidates(answer: str, refs: Sequence[ReferenceValue] = ()) -> list[Figure]:
+def _candidates(answer: str, refs: Sequence[ReferenceValue] = (), default_scale: float | None = None) -> list[Figure]:
     """The answer's figures that could state a value: no years, no citation markers, and no bare
     integers below 10 (list numbering, counts) unless one is an asked value. A bare number takes the
-    scale the answer declares ("in millions")."""
-    declared = scale_of_text(answer) or 1.0
+    scale the answer declares ("in millions"), else ``default_scale`` (the scale the question asks
+    for: "(in USD millions)")."""
+    declared = scale_of_text(answer) or default_scale or 1.0
     return [f for f in parse_figures(answer, scale=declared)
-            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
-            or abs(f.value) >= 10 or any(value_matches(f, r, answer) for r in refs)]
+            if not (f.kind == "plain" and not f.explicit_scale and (
+                _TIME_SPAN_RE.match(answer, f.end) or _SHORT_YEAR_RE.search(answer, 0, f.start)
+                or _CITATION_MARK_RE.match(answer, max(0, f.start - 1))))
+            and (f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals
+                 or f.magnitude >= 10 or any(value_matches(f, r, answer) for r in refs))]
+
+
+# "FY22", "FY'22", "fiscal '22", "Q3 '22": a year written short, not an amount
+_SHORT_YEAR_RE = re.compile(r"(?:\bFY\s?'?|\bfiscal\s+'|\bQ[1-4]\s+'|\bH[12]\s+')$", re.IGNORECASE)
+# "[12]", "[doc 3]": a citation marker
+_CITATION_MARK_RE = re.compile(r"\[\d{1,3}\]")
+# "the 12 months ended ...", "a 52-week year": a span of time, not an amount
+_TIME_SPAN_RE = re.compile(r"\s*-?\s*(?:months?|weeks?|quarters?|years?)\b", re.IGNORECASE)
 
 
 def _tokens(text: str) -> list[str]:
@@ -222,11 +252,29 @@ def is_echo(answer: str, question: str) -> bool:
     return not new_figs and overlap >= 0.7 and coverage >= 0.6
 
 
+def _restatement(text: str) -> bool:
+    left, _, right = text.partition(" or ")
+    a, b = parse_figures(left, keep_years=True), parse_figures(right, keep_years=True)
+    return bool(a and b) and (a[-1].percent or a[-1].points) != (b[0].percent or b[0].points)
+
+
 def hedge_of(answer: str) -> str | None:
-    """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None."""
+    """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None.
+
+    A hedge word counts in a sentence that states a figure or a year (what the hedge is about),
+    or in an answer that states no figure at all: "Results may be affected by currency." after a
+    committed figure hedges nothing."""
     text = _YEAR_SPAN_RE.sub(" ", _ISO_DATE_RE.sub(" ", NOISE_RE.sub(" ", answer or "")))
-    m = _HEDGE_RE.search(text) or _RANGE_RE.search(text)
-    return m.group(0).strip() if m else None
+    any_figure = bool(parse_figures(text, keep_years=True))
+    for m in [*_HEDGE_RE.finditer(text), *_RANGE_RE.finditer(text)]:
+        start = max(text.rfind(". ", 0, m.start()), text.rfind("\n", 0, m.start()), -1) + 1
+        ends = [i for i in (text.find(". ", m.end()), text.find("\n", m.end())) if i >= 0]
+        sentence = text[start:min(ends) if ends else len(text)]
+        if " or " in m.group(0) and _restatement(m.group(0)):
+            continue      # "8% or $28.5 billion": one change in two units, not two guesses
+        if not any_figure or parse_figures(sentence, keep_years=True):
+            return m.group(0).strip()
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +301,9 @@ def _option_pattern(option: str) -> re.Pattern[str]:
     if option.upper().startswith("FY") and len(years) == 1 or re.fullmatch(r"\d{4}(-\d\d-\d\d)?", option):
         year = next(iter(years))
         return re.compile(rf"(?<![\d,.$]){year}(?!\d|,\d)")
+    if re.fullmatch(r"[a-z]{6,}", option):
+        # a lower-case word option read from a question ("operations"): any form of it ("operating")
+        return re.compile(rf"(?<!\w){option[:5]}\w*", re.IGNORECASE)
     return re.compile(rf"(?<!\w){re.escape(option)}(?!\w)", re.IGNORECASE)   # "U.S." ends in a dot
 
 
@@ -278,6 +329,9 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
     direction: :func:`direction_of`."""
     if {str(o).lower() for o in options} == set(DIRECTION_OPTIONS):
         chosen, why = direction_of(answer, question)
+        return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
+    if {str(o).lower() for o in options} == set(YES_NO):
+        chosen, why = yes_no_of(answer)
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     pats = {o: _option_pattern(o) for o in options}
     answer = _YEAR_SPAN_RE.sub(" ", answer)
@@ -316,6 +370,24 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
 
 
 DIRECTION_OPTIONS = ("higher", "lower")
+YES_NO = ("yes", "no")
+_YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s*:\s*)?[\W_]*(yes|no)\b(?!\s+(?:data|"
+                             r"information|figure|disclosure|mention)\b)", re.IGNORECASE)
+
+_NEGATION_RE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.IGNORECASE)
+
+
+def yes_no_of(answer: str) -> tuple[str | None, str]:
+    """"yes" / "no" when the answer opens with it ("Yes.", "**No**, the company ...", "Answer: yes"),
+    else (None, why). An answer that says both or neither up front commits to neither."""
+    m = _YES_NO_LEAD_RE.match(answer or "")
+    if m:
+        return m.group(1).lower(), f"opens with {m.group(1).lower()}"
+    first = _first_sentence(answer)
+    if _NEGATION_RE.search(first) and not hedge_of(first):
+        # "3M is not a capital-intensive business": a negated statement answers no
+        return "no", "its first sentence is negated"
+    return None, "does not open with yes or no, nor negate its first sentence"
 # what follows names the other side of a comparison ("higher than 2021", "below Mac", "ahead of Europe")
 _THAN_RE = re.compile(r"\b(?:than|below|above|behind|ahead\s+of|followed\s+by|over)\b(.*)$", re.IGNORECASE)
 _RISE = re.compile(r"\b(higher|rose|rise[sn]?|rising|increas\w*|grew|grow[ns]?|growing|up|exceed\w*|above|larger|"
@@ -380,7 +452,8 @@ def direction_of(answer: str, question: str = "") -> tuple[str | None, str]:
 
 def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapping[str, Any]] = (),
                 answer_choice: str | None = None, choice_options: Sequence[str] = (),
-                inputs: Sequence[Mapping[str, Any]] = ()) -> Verdict:
+                inputs: Sequence[Mapping[str, Any]] = (), requested_scale: float | None = None,
+                required_terms: Sequence[str] = ()) -> Verdict:
     """Did the answer commit to the right value(s) or option? See docs/METRICS.md "Correctness".
 
     * a hedge ("between 10 and 20", "either", "possibly") or an echo of the question is non-committal;
@@ -388,11 +461,20 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     * value items: every asked value stated (:func:`value_matches`); any other figure the answer
       states must be one of the item's inputs (a change shown with its two years) - a figure that is
       neither makes the answer a list of candidates, non-committal;
-    * a value stated for another year than the asked one (the answer names years, none asked) is wrong.
+    * a value stated for another year than the asked one (the answer names years, none asked) is wrong;
+    * ``required_terms``: an entity the reference names as its answer ("Corporate") must be named in
+      the answer's first sentence;
+    * a bare number in the answer takes the scale the question asks for ("(in USD millions)":
+      ``requested_scale``, read from the question when not given).
     """
+    from finrag_pipeline.core.qa.asked import requested_units
+
     refs = reference_values(answer_values)
-    if not refs and not answer_choice:
+    terms = [t for t in required_terms if str(t).strip()]
+    if not refs and not answer_choice and not terms:
         return Verdict(None, False, "the item asks for no value or choice (narrative or unanswerable)")
+    if requested_scale is None:
+        requested_scale = requested_units(question).scale
     hedge = hedge_of(answer)
     if hedge:
         return Verdict(0.0, True, f"hedges: {hedge!r}")
@@ -406,10 +488,86 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if chosen != answer_choice:
             return Verdict(0.0, False, f"chose {chosen}, the answer is {answer_choice}")
         return Verdict(1.0, False, f"chose {chosen} ({why})")
-    # only figures that could state an asked quantity compete: "up 8%" is no candidate for an amount
-    stated_all = _candidates(answer, refs)
-    cands = [f for f in stated_all if any(_stated_values(f, r.unit) for r in refs)]
+    if terms:
+        first = _first_sentence(answer)
+        missing_terms = [t for t in terms if not _names_term(first, t)]
+        if missing_terms:
+            named_later = [t for t in missing_terms if _names_term(answer, t)]
+            return Verdict(0.0, False, f"does not name {missing_terms} as its answer"
+                           + (" (named later, not as the answer)" if named_later else ""))
+        listed = [t for t in terms if _listed_with_others(first, t)]
+        if listed:
+            return Verdict(0.0, True, f"names {listed[0]!r} in a list of candidates")
+        if not refs:
+            return Verdict(1.0, False, f"names {terms} as its answer")
+    return _value_verdict(answer, refs, question, inputs, requested_scale)
+
+
+def _first_sentence(answer: str) -> str:
+    text = re.sub(r"\*\*|__|`|^#+\s*", "", (answer or "").strip())
+    m = re.search(r"(?<!\d)[.!?](?=\s)|\n", text)
+    return text[:m.start()] if m else text
+
+
+def _listed_with_others(text: str, term: str) -> bool:
+    """"Consumer, Corporate, Industrial" / "Corporate or Consumer": the term is one of several names."""
+    t = re.escape(term)
+    name = r"[A-Z][\w&\-]+"
+    return bool(re.search(rf"{name}\s*(?:,|/|\bor\b|\band\b)\s*(?:the\s+)?{t}(?!\w)|(?<!\w){t}\s*(?:,|/|\bor\b|\band\b)"
+                          rf"\s*(?:the\s+)?{name}", text or ""))
+
+
+def _names_term(text: str, term: str) -> bool:
+    return bool(re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text or "", re.IGNORECASE))
+
+
+_CHANGE_QUESTION_RE = re.compile(r"\b(?:chang\w*|growth|grow|grew|increas\w*|decreas\w*|declin\w*|differ\w*|"
+                                 r"by\s+how\s+much|year-over-year|yoy)\b", re.IGNORECASE)
+
+
+# a question that asks for a change: "By how much did ... change?", "What was the growth ...?"
+_ASKS_CHANGE_RE = re.compile(r"\bby\s+how\s+(?:much|many)\b|\b(?:what|how\s+much)\s+(?:was|is|were|did|has|have|had|"
+                             r"does|do)\s+(?:the\s+)?(?:[\w%$&'\-]+\s+){0,8}?(?:chang\w*|increas\w*|decreas\w*|"
+                             r"growth|grow\w*|grew|declin\w*|differ\w*|varian\w*)\b", re.IGNORECASE)
+
+
+def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:
+    """A change (a signed value, or a question about a change) or a level; None when unsure."""
+    if refs and all(r.signed or r.unit == "percentage points" for r in refs):
+        return CHANGE
+    if _ASKS_CHANGE_RE.search(question or ""):
+        return CHANGE
+    if _CHANGE_QUESTION_RE.search(question or ""):
+        return None      # "What drove the increase ...; what were net sales?": either may answer
+    return LEVEL
+
+
+def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
+                   inputs: Sequence[Mapping[str, Any]], requested_scale: float | None) -> Verdict:
+    """Value items: read the answer as claims (answer_claims.read_claims); only the figures that
+    compete for the asked slot count, operands of shown working and context figures do not."""
+    stated_all = _candidates(answer, refs, requested_scale)
+    asked_years = {y for r in refs if r.period for y in years_in(r.period)}
+    reading = read_claims(answer, stated_all, asked_years=asked_years, asked_kind=asked_kind(question, refs))
+    if reading.is_list:   # a bare list singles nothing out: every figure competes
+        competing = [c.figure for c in reading.claims if c.role != OPERAND]
+    else:
+        competing = reading.answers
+    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) or (r.points_equivalent and f.points)
+                                            for r in refs)]
+    cands = [f for f in competing if f in of_kind or any(r.points_equivalent and f.points for r in refs)]
     if not cands:
+        context = [c for c in reading.claims if c.role == CONTEXT and c.figure in of_kind]
+        elsewhere = [c for c in context if c.period is not None and asked_years and c.period not in asked_years
+                     and any(value_matches(c.figure, r, answer) for r in refs)]
+        if elsewhere:   # "In fiscal 2021 net sales were $394,328 million" for 2022: committed, wrong period
+            return Verdict(0.0, False, f"attributes {elsewhere[0].figure.text} to {elsewhere[0].period}, "
+                                       f"asked {sorted(asked_years)}")
+        if context:
+            return Verdict(0.0, True, f"states only context figures {[c.figure.text for c in context][:5]} "
+                                      f"({context[0].why})")
+        if [c for c in reading.claims if c.role == OPERAND and c.figure in of_kind]:
+            return Verdict(0.0, True, "shows working without a result")
         wrong_unit = [f.text for f in stated_all if any(_loosely_equal(f, r) for r in refs)]
         if wrong_unit:  # "7.8 percentage points" for a 7.8% change: committed, in the wrong unit
             return Verdict(0.0, False, f"states {wrong_unit[0]} in the wrong unit, asked {[r.text for r in refs]}")
@@ -431,11 +589,13 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         if wrong_scale:
             return Verdict(0.0, False, f"states {wrong_scale} at the wrong scale, unit or sign")
         return Verdict(0.0, False, f"does not state {[r.text for r in missing]}")
-    asked_years = {y for r in refs if r.period for y in years_in(r.period)}
-    named_years = years_in(answer)
-    if asked_years and named_years and not (asked_years & named_years):
-        return Verdict(0.0, False, f"attributes the value to {sorted(named_years)}, asked {sorted(asked_years)}")
-    return Verdict(1.0, False, "states every asked value and nothing else")
+    if asked_years and not any(reading.claim_of(f).period for f in cands):
+        # no figure names its period: the answer's years must not all be other years (attributed by sentence)
+        named = years_in(answer)
+        if named and not named & asked_years and not reading.with_role(CONTEXT):
+            return Verdict(0.0, False, f"attributes the value to {sorted(named)}, asked {sorted(asked_years)}")
+    return Verdict(1.0, False, "states every asked value; other figures are context or working"
+                   if len(reading.claims) > len(cands) else "states every asked value and nothing else")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,58 +672,35 @@ def _grounded_by(a: Figure, e: EvidenceFigure) -> bool:
     return _close(abs(a.value), abs(f.value), allowed)
 
 
-_OPS = {"-": lambda x, y: x - y, "\u2212": lambda x, y: x - y, "+": lambda x, y: x + y,
-        "*": lambda x, y: x * y, "x": lambda x, y: x * y, "\u00d7": lambda x, y: x * y,
-        "/": lambda x, y: x / y if y else math.nan, "\u00f7": lambda x, y: x / y if y else math.nan}
-_EXPR_RE = re.compile(r"\(?\s*(?P<a>[\$\d.,]+)\s*(?P<op>[-\u2212+*x\u00d7/\u00f7])\s*(?P<b>[\$\d.,]+)\s*\)?"
-                      r"(?:\s*(?:/\s*(?P<c>[\$\d.,]+)))?(?P<pct>\s*(?:\*|x)\s*100)?\s*=\s*(?P<r>[-\u2212]?[\$\d.,]+)")
-
-
-def _num(text: str) -> float | None:
-    """An operand of a shown computation ("$1,234.5", "-12"; a sentence's full stop dropped)."""
-    return parse_cell(text.rstrip("."), dash_value=None)
-
-
-def _shown_computations(answer: str) -> list[tuple[list[float], float, tuple[int, int] | None]]:
-    """Computations written in the answer: "394,328 - 365,817 = 28,511" -> ([394328, 365817], 28511,
-    None), checked: a wrong result is not a computation. The third item is the span of a "x 100"
-    (a constant, not a figure to ground)."""
-    out = []
-    for m in _EXPR_RE.finditer(answer or ""):
-        a, b, r = _num(m.group("a")), _num(m.group("b")), _num(m.group("r").replace("\u2212", "-"))
-        if a is None or b is None or r is None:
-            continue
-        value = _OPS[m.group("op")](a, b)
-        operands = [a, b]
-        if m.group("c"):
-            c = _num(m.group("c"))
-            if c is None or not c:
-                continue
-            value, operands = value / c, [a, b, c]
-        if m.group("pct"):
-            value *= 100
-        decimals = len(m.group("r").split(".")[1]) if "." in m.group("r") else 0
-        if _close(value, r, 0.5 * 10 ** -decimals + MAX_ROUNDING * abs(r)):
-            out.append((operands, r, m.span("pct") if m.group("pct") else None))
-    return out
+# the shown computations (checked arithmetic) are read in core/evaluation/answer_claims.py
+_shown_computations = checked_computations
 
 
 def _derived(a: Figure, grounded: Sequence[Figure]) -> bool:
-    """``a`` is a difference, sum, ratio or percent change of two grounded figures the answer states."""
+    """``a`` is computed from grounded figures the answer states: a difference, sum or average of two
+    (amounts); a ratio, percent change or share of two, or a ratio to the average of two ("revenue /
+    average PP&E", percent or plain); days ("365 x receivables / revenue")."""
     target = abs(a.value)
     tol = max(a.half_ulp, 1e-9)
-    for x in grounded:
-        for y in grounded:
-            if x is y:
+    values = [x.value for x in grounded]
+
+    def div(x: float, y: float) -> float:
+        return x / y if y else math.nan
+
+    candidates: list[float] = []
+    for i, x in enumerate(values):
+        for j, y in enumerate(values):
+            if i == j:
                 continue
-            X, Y = x.value, y.value
+            averages = [div(y + z, 2) for k, z in enumerate(values) if k not in (i, j)]
             if a.percent:
-                vals = [X / Y * 100 if Y else math.nan, (X - Y) / abs(Y) * 100 if Y else math.nan]
-            else:
-                vals = [X - Y, X + Y]
-            if any(not math.isnan(v) and _close(abs(v), target, tol) for v in vals):
-                return True
-    return False
+                candidates += [div(x, y) * 100, div(x - y, abs(y)) * 100, *(div(x, m) * 100 for m in averages)]
+            elif a.currency or a.explicit_scale or a.per_share:
+                candidates += [x - y, x + y, (x + y) / 2]
+            else:                      # a plain ratio, a multiple or a number of days
+                candidates += [div(x, y), *(div(x, m) for m in averages), 365 * div(x, y),
+                               *(365 * div(m, y) for m in averages)]
+    return any(not math.isnan(v) and _close(abs(v), target, tol) for v in candidates)
 
 
 def grounding(answer: str, cited_texts: Iterable[str]) -> tuple[float | None, str]:
@@ -667,6 +804,46 @@ def _set_scores(cited: set, groups: list[set], what: str) -> tuple[tuple[float |
 
 
 # ---------------------------------------------------------------------------------------------
+# Key-fact recall (judge-free, for narrative answers)
+
+NO_KEY_FACTS = "the reference has no key facts (figures, entities, causes) to recall"
+KEY_FACT_WORD_SHARE = 0.6   # a worded fact is stated when 60% of its content words are (at least one)
+
+
+def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -> tuple[float | None, str]:
+    """Share of the reference's key facts the answer states: a figure at any scale or unit it may be
+    written in ("$473 million" = "$0.47 billion"; sign aside), a worded fact (entity, named cause) when
+    most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
+    None with the reason when the reference has no key facts; 0 for an echo of the question or a bare
+    list of figures (lazy answers recall by listing)."""
+    from finrag_pipeline.core.qa.asked import content_words, unit_of_figure
+
+    facts = [f for f in key_facts or [] if str(f).strip()]
+    if not facts:
+        return None, NO_KEY_FACTS
+    if is_echo(answer, question):
+        return 0.0, "echoes the question"
+    listed = _candidates(answer)
+    if len(listed) >= 3 and read_claims(answer, listed).is_list:
+        return 0.0, f"a bare list of {len(listed)} figures explains nothing"
+    answer_figs = parse_figures(answer or "", scale=scale_of_text(answer or "") or 1.0)
+    words = content_words(answer)
+    found, missed = [], []
+    for fact in facts:
+        figs = parse_figures(fact)
+        if figs:
+            ref = ReferenceValue(abs(figs[0].value), unit_of_figure(figs[0]), None, 0.0, fact, figs[0].half_ulp)
+            hit = any(_close(abs(a), ref.value, max(min(r, MAX_ROUNDING * ref.value), ref.half_ulp))
+                      for f in answer_figs for a, r in _stated_values(f, ref.unit))
+        else:
+            need = content_words(fact)
+            hit = bool(need) and len(need & words) >= max(1.0, KEY_FACT_WORD_SHARE * len(need))
+        (found if hit else missed).append(fact)
+    reason = f"{len(found)}/{len(facts)} key facts stated" + (f"; missing {missed[:5]}" if missed else "")
+    return len(found) / len(facts), reason
+
+
+# ---------------------------------------------------------------------------------------------
 # LLM as judge
 
 
@@ -765,6 +942,9 @@ class AnswerKey:
     asked_periods: Sequence[str] = ()
     gold_page_groups: Sequence[Iterable[tuple[str, int]]] = ()
     gold_block_groups: Sequence[Iterable[str | None]] | None = None
+    required_terms: Sequence[str] = ()     # an entity the reference names as its answer ("Corporate")
+    key_facts: Sequence[str] = ()          # the reference's figures, entities and causes (key_fact_recall)
+    contract_note: str = ""                # how the contract was derived, or why it could not be
 
     @property
     def answerable(self) -> bool:
@@ -799,14 +979,20 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         metrics = {m: (None if m in RATE_METRICS or (judge is None and m in JUDGE_METRICS) else 0.0)
                    for m in ANSWER_METRICS}
         notes = dict.fromkeys(ANSWER_METRICS, reason)
+        if not key.key_facts:   # nothing to recall: not computable, for an answer as for a failure
+            metrics["key_fact_recall"], notes["key_fact_recall"] = None, NO_KEY_FACTS
         notes["abstention_correct"] = "answerable question"
         notes["non_committal"] = f"{response_state}: not an answer"
         if judge is None:
             notes.update(dict.fromkeys(JUDGE_METRICS, "no judge configured"))
         return metrics, notes
     verdict = correctness(answer, question=key.question, answer_values=key.answer_values,
-                          answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs)
+                          answer_choice=key.answer_choice, choice_options=key.choice_options, inputs=key.inputs,
+                          required_terms=key.required_terms)
     metrics["correctness"], notes["correctness"] = verdict.correct, verdict.reason
+    if verdict.correct is None and key.contract_note:
+        notes["correctness"] = f"{verdict.reason}: {key.contract_note}"
+    metrics["key_fact_recall"], notes["key_fact_recall"] = key_fact_recall(answer, key.key_facts, key.question)
     if verdict.correct is None:
         metrics["non_committal"], notes["non_committal"] = None, verdict.reason
     else:

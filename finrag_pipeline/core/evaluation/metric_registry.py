@@ -116,6 +116,8 @@ ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate
     ("answer_relevancy", "answer", "higher", "graded", "LLM judge: how directly the answer addresses it", False),
     ("state_correct", "answer", "higher", "binary",
      "answerable answered, or unanswerable not answered", False),
+    ("key_fact_recall", "answer", "higher", "graded",
+     "judge-free: the reference's key facts (figures, entities, named causes) the answer states", False),
 ))
 
 

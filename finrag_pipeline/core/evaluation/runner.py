@@ -39,6 +39,7 @@ from finrag_pipeline.core.evaluation.answer_metrics import (
 )
 from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
 from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
+from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
 from finrag_pipeline.core.evaluation.metric_registry import (
     CHANCE_COLUMNS,
     CHANCE_INPUT_COLUMNS,
@@ -573,8 +574,12 @@ def build_judge(matrix: EvalMatrix) -> LLMJudge | None:
     return LLMJudge(LLMClient.from_registry(matrix.answers.judge_model))
 
 
-def cited_texts(result: AnswerResult, hits: Sequence[Hit]) -> list[str]:
-    """Texts of the evidence an answer cites: the cited chunk, else every hit covering the page."""
+def cited_texts(result: AnswerResult, hits: Sequence[Hit], evidence: CitedEvidence | None = None) -> list[str]:
+    """Texts of the evidence an answer cites: the cited chunk, else every hit covering the page. With
+    ``evidence`` (the warehouse), also what retrieval did not return: any chunk, an XBRL fact, a page
+    (core/evaluation/cited_evidence.py)."""
+    if evidence is not None:
+        return evidence.texts(result.citations, hits)
     texts: list[str] = []
     by_id = {h.chunk_id: h for h in hits}
     for filing, page, chunk_id in result.citations:
@@ -591,13 +596,15 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
                     answerer_factory: AnswererFactory = default_answerer_factory,
                     judge: LLMJudge | None = None, n_filings_in_corpus: int | None = None,
                     dagster_run_id: str | None = None, version: str | None = None,
-                    retriever_specs: Mapping[str, Any] | None = None
+                    retriever_specs: Mapping[str, Any] | None = None,
+                    evidence: CitedEvidence | None = None
                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Answer and score every answer config of ``matrix`` -> (eval.runs rows, eval.answer_results rows).
 
     Retrieval (``answers.retriever`` at ``answers.k`` in ``answers.scope``) runs once per question
     and is shared by every answer config, so configs differ only in the answerer. A retrieval
-    failure becomes a ``backend_error`` answer (scored 0), never a skipped question.
+    failure becomes a ``backend_error`` answer (scored 0), never a skipped question. ``evidence``
+    resolves citations beyond the retrieved hits (table rows, XBRL facts, pages) for grounding.
     ``retriever_specs`` as in :func:`run_retrieval_eval` (default: retrievers.yaml as written).
     """
     version = version or code_version()
@@ -626,7 +633,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
                     result = answerer.answer(item.question, hits[: a.k], periods=item.periods)
                 except Exception as exc:  # noqa: BLE001 - an answerer bug is a failure, scored 0
                     result = AnswerResult("", [], "backend_error", error=f"{type(exc).__name__}: {exc}"[:1000])
-            row = _answer_row(item, result, hits, judge)
+            row = _answer_row(item, result, hits, judge, evidence)
             states[result.response_state] = states.get(result.response_state, 0) + 1
             row.update(run_id=run_id, filing_id=filing_id, config_name=cfg.name, config_hash=cfg.config_hash,
                        model=cfg.model, prompt_type=cfg.prompt_type, temperature=cfg.temperature,
@@ -655,13 +662,17 @@ def answer_key(item: QAItem) -> AnswerKey:
     return AnswerKey(question=item.question, answer_values=item.answer_values, answer_choice=item.answer_choice,
                      choice_options=contract_options(item), inputs=item.answer_figures,
                      asked_periods=item.periods, gold_page_groups=page_groups(item),
-                     gold_block_groups=chunk_groups(item))
+                     gold_block_groups=chunk_groups(item),
+                     required_terms=list(item.metadata.get("required_terms") or []),
+                     key_facts=list(item.metadata.get("key_facts") or []),
+                     contract_note=str(item.metadata.get("contract_note") or ""))
 
 
-def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: LLMJudge | None) -> dict:
+def _answer_row(item: QAItem, result: AnswerResult, hits: Sequence[Hit], judge: LLMJudge | None,
+                evidence: CitedEvidence | None = None) -> dict:
     metrics_, notes = score_answer(
         answer=result.text, response_state=result.response_state, citations=result.citations,
-        cited_texts=cited_texts(result, hits), key=answer_key(item),
+        cited_texts=cited_texts(result, hits, evidence), key=answer_key(item),
         judge=judge)
     judge_reasons = {k: notes.pop(k) for k in JUDGE_METRICS
                      if judge is not None and result.response_state == "answered"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from finrag_pipeline.core.models import QAItem
@@ -25,8 +26,15 @@ from finrag_pipeline.core.numbers import (
     parse_amount,
     parse_figure,
     parse_figures,
+    scale_of_text,
     unit_scale,
     years_in,
+)
+from finrag_pipeline.core.qa.asked import (
+    RequestedUnits,
+    content_words,
+    requested_units,
+    unit_of_figure,
 )
 
 # Relative tolerance of computed answers: a ratio or a percent change rounded to one decimal in the
@@ -50,22 +58,12 @@ def answer_value(value: float, unit: str | None, *, period: str | None = None, t
     return out
 
 
-def _unit_of_figure(f: Figure) -> str | None:
-    if f.points:
-        return "percentage points"
-    if f.percent:
-        return "percent"
-    if f.per_share:
-        return "USD per share"
-    return "USD" if f.currency else None
-
-
 def value_from_figure(f: Figure, *, period: str | None = None, tolerance: float = LOOKUP_TOLERANCE) -> dict[str, Any]:
-    return {"value": f.value / f.scale, "unit": _unit_of_figure(f), "scale": f.scale, "period": period,
+    return {"value": f.value / f.scale, "unit": unit_of_figure(f), "scale": f.scale, "period": period,
             "tolerance": tolerance, "text": f.text}
 
 
-_ONLY_FIGURE_RE = re.compile(r"^[^A-Za-z]*(?:(?:USD|US|dollars?|percent|per\s+cent|percentage\s+points?|"
+_ONLY_FIGURE_RE = re.compile(r"^[^A-Za-z]*(?:(?:USD|US|dollars?|percent|per\s+cent|percentage\s+points?|times|x|pp|"
                              r"thousands?|millions?|billions?|trillions?|bn|mm|mn|[bmk]|per\s+share)[^A-Za-z]*)*$",
                              re.IGNORECASE)
 
@@ -86,6 +84,248 @@ def single_figure_answer(text: str) -> tuple[Figure, float] | None:
     if len(figs) == 1 and _ONLY_FIGURE_RE.match(core):
         return figs[0], COMPUTED_TOLERANCE if approx else LOOKUP_TOLERANCE
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# What the question asks for: units, scale, rounding
+
+
+def apply_requested_units(value: dict[str, Any], f: Figure, asked: RequestedUnits) -> dict[str, Any]:
+    """A reference written as a bare number takes the units its question asks for: "1577" for
+    "(in USD millions)" is $1,577 million; "0.165" for a margin is the ratio 16.5%; "9.5" for "how
+    many times" is a ratio. Rounding asked in the question is allowed to the answer."""
+    out = dict(value)
+    bare = f.kind == "plain" and not f.explicit_scale
+    if asked.scale and not f.explicit_scale and f.kind in ("plain", "currency"):
+        # "$1577.00" for "(in USD millions)": the figure is written in the asked scale
+        out.update(unit="USD" if asked.unit == "USD" or f.currency else out.get("unit"), scale=asked.scale)
+    elif bare:
+        if asked.unit == "ratio" or (asked.ratio_is_percent and abs(f.value) <= 1.5 and f.decimals >= 2):
+            out["unit"] = "ratio"     # a fraction: 0.165 for a 16.5% margin
+        elif asked.unit == "percent":
+            out["unit"] = "percent"
+    if asked.decimals is not None:
+        # the decimals asked of a margin are the percentage's ("16.5%"), even for a reference 0.165
+        percent_shown = out.get("unit") == "ratio" and asked.unit != "ratio" and asked.ratio_is_percent
+        out["rounding"] = 0.5 * 10 ** -asked.decimals / (100 if percent_shown else 1)
+    if f.percent and not f.points and asked.ratio_is_percent:
+        # a change of a margin or rate written "1.7%" is read as 1.7 points too (references say both)
+        out["points_equivalent"] = True
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Contracts from sentence references ("Yes. ...", "decreased by 1.7%", "Corporate. Its net revenue ...")
+
+
+@dataclass
+class Contract:
+    """What an answer must commit to, derived from a question and its reference: ``values``
+    (answer_values entries), a ``choice`` among ``options``, ``required_terms`` (an entity the
+    reference names as its answer: "Corporate"), the ``key_facts`` left for the judge and key-fact
+    recall, and ``reason``: how it was derived, or why it could not be (then nothing is decided)."""
+
+    values: list[dict[str, Any]] = field(default_factory=list)
+    inputs: list[dict[str, Any]] = field(default_factory=list)   # figures the value is computed from (provenance)
+    choice: str | None = None
+    options: list[str] = field(default_factory=list)
+    required_terms: list[str] = field(default_factory=list)
+    key_facts: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def derived(self) -> bool:
+        return bool(self.values or self.choice or self.required_terms)
+
+
+YES_NO_OPTIONS = ("yes", "no")
+_YES_NO_RE = re.compile(r"^[\W_]*(?:answer\s*:\s*)?[\W_]*(yes|no)\b", re.IGNORECASE)
+# "Corporate. ...", "Graphics: $5,085 million ...", "Commercial Airplanes (loss of ...)": a name first
+_LEAD_FRAGMENT_RE = re.compile(r"^[\W_]*(?P<e>[A-Z][\w&'.\-]*(?:\s+[\w&'.\-]+){0,5}?)\s*(?:\.(?=\s)|[:;,(]|"
+                               r"\s[-\u2013\u2014]\s)")
+# a lead that opens a sentence rather than names the answer: "In 2022, ...", "Based on ...", "The company ..."
+_NOT_A_NAME_RE = re.compile(r"(?:in|for|during|on|at|by|based|according|as|the|this|it|its|there|overall|"
+                            r"although|while|with)\b", re.IGNORECASE)
+# "Among operations, investing, and financing activities, which ...": options named in the question
+_AMONG_RE = re.compile(r"\b(?:among|between|of)\s+(?:the\s+)?(?P<o>[a-z][\w&\- ]{1,40}?(?:,\s*[\w&\- ]{1,40}?)*,?\s+"
+                       r"(?:and|or)\s+[\w&\- ]{1,40}?)\s*(?:,|\?|\bwhich\b)", re.IGNORECASE)
+
+
+def question_options(question: str) -> list[str]:
+    """The options a "which" question lists: "Among operations, investing, and financing activities,
+    which ...?" -> ["operations", "investing", "financing"] (each option's first word: the answer may
+    say "operating activities"). [] when it lists none."""
+    if not _WHICH_Q_RE.search(question or ""):
+        return []
+    m = _AMONG_RE.search(question or "")
+    if not m:
+        return []
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("o")) if p.strip()]
+    words = [p.split()[0].lower() for p in parts]
+    return words if len(words) >= 2 and len(set(words)) == len(words) else []
+
+
+# a question whose answer is a name: "Which segment ...?", "Who ...?", "What region ...?"
+_WHICH_Q_RE = re.compile(r"\bwhich\b|^\s*who\b|\bwhat\s+(?:segment|company|region|product|business|country|"
+                         r"division|unit|category|geograph\w*|subsidiary|brand)\b", re.IGNORECASE)
+_VERB_RE = re.compile(r"\b(?:is|was|were|are|has|had|have|did|does|do|increased|decreased|rose|fell|grew|declined|"
+                      r"reported|recorded|it|its|the\s+company|yes|no|not)\b", re.IGNORECASE)
+_DIRECTION_WORDS = (r"(?:increas\w*|decreas\w*|higher|lower|improv\w*|deteriorat\w*|ris(?:e|en)|rose|f[ae]ll\w*|"
+                    r"grow\w*|grew|shr[ai]nk\w*|declin\w*|up|down)")
+# a question that asks for a direction: "... increase or decrease ...", "Did revenue grow in 2022?"
+_DIRECTION_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b"
+                             rf"|^\s*(?:did|has|have|was|were|is|are|does|do)\b[^?]*\b{_DIRECTION_WORDS}\b",
+                             re.IGNORECASE)
+
+
+_NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain|describe|discuss|summari[sz]e)\b"
+                             r"|\bwhat\s+(?:explains?|drove|drives|caused|causes|led\s+to|contributed|were\s+the\s+"
+                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b", re.IGNORECASE)
+
+
+def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
+    """The committed parts of a reference written as sentences; the rest are key facts.
+
+    * "Yes. ..." / "No, ..." -> a yes/no choice;
+    * "Corporate. Its net revenue was -$473 million" -> the entity "Corporate" (a short verbless
+      lead) is required, its figures are key facts;
+    * one figure competing for the asked slot (answer_claims.read_claims: context and working set
+      aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
+    * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
+    Anything else: no contract, with the reason."""
+    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
+    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
+
+    text = re.sub(r"\*\*|__|`", "", reference or "").strip()
+    if not text:
+        return Contract(reason="the reference is empty")
+    facts = key_facts_of(text, question)
+    if m := _YES_NO_RE.match(text):
+        return Contract(choice=m.group(1).lower(), options=list(YES_NO_OPTIONS), key_facts=facts,
+                        reason=f"a yes/no reference: {m.group(1).lower()}")
+    if _NARRATIVE_Q_RE.search(question or ""):
+        # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
+        return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
+                        if facts else "a narrative question whose reference names no key fact")
+    options = question_options(question)
+    if options:
+        from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+
+        chosen, why = choice_of(text, options, question)
+        if chosen is not None:
+            return Contract(choice=chosen, options=options, key_facts=facts,
+                            reason=f"the reference chooses {chosen!r} among the question's options {options}")
+    lead = _LEAD_FRAGMENT_RE.match(text) if _WHICH_Q_RE.search(question or "") else None
+    if lead and not _NOT_A_NAME_RE.match(lead.group("e")) and not years_in(lead.group("e")) \
+            and not parse_figures(lead.group("e")) and not _VERB_RE.search(lead.group("e")) \
+            and text[lead.end():].strip():
+        entity = lead.group("e").strip().rstrip(".")
+        return Contract(required_terms=[entity], key_facts=[f for f in facts if f != entity],
+                        reason=f"the reference names {entity!r} as its answer")
+    asked = requested_units(question)
+    years = {y for p in periods for y in years_in(p)} or years_in(question)
+    figs = [f for f in parse_figures(text, scale=scale_of_text(text) or asked.scale or 1.0)
+            if f.percent or f.points or f.currency or f.explicit_scale or f.per_share or f.decimals or f.magnitude >= 10]
+    if figs:
+        kind = asked_kind(question, [])
+        reading = read_claims(text, figs, asked_years=years, asked_kind=kind)
+        answers = [c for c in reading.claims if c.role == ANSWER]
+        levels = [c for c in reading.claims if c.role == CONTEXT and c.kind == LEVEL]
+        if kind == CHANGE and not answers and len(levels) == 2:
+            return _change_of_levels(levels[0].figure, levels[1].figure, asked, facts)
+        if reading.is_list or len(answers) != 1:
+            return Contract(key_facts=facts, reason=f"the reference states {len(answers)} figures competing for "
+                                                      f"the answer ({[c.figure.text for c in answers][:4]})")
+        f = answers[0].figure
+        period = f"FY{answers[0].period}" if answers[0].period else (f"FY{next(iter(years))}" if len(years) == 1
+                                                                      else None)
+        value = value_from_figure(f, period=period)
+        direction, _ = direction_of(text[:f.start + len(f.text)], question) if answers[0].kind == "change" \
+            else (None, "")
+        if direction:
+            value["signed"] = True
+            if direction == "lower" and value["value"] > 0:
+                value["value"] = -value["value"]
+        value = apply_requested_units(value, f, asked)
+        return Contract(values=[value], key_facts=[k for k in facts if k != f.text],
+                        reason=f"the reference's one answer figure {f.text!r}")
+    if _DIRECTION_Q_RE.search(question or ""):
+        direction, why = direction_of(text, question)
+        if direction:
+            return Contract(choice=direction, options=list(DIRECTION_OPTIONS), key_facts=facts,
+                            reason=f"the reference states one direction: {direction}")
+    if facts:
+        return Contract(key_facts=facts, reason="a narrative reference: key facts only (key_fact_recall)")
+    return Contract(reason="the reference states no figure, option or key fact")
+
+
+def _change_of_levels(a: Figure, b: Figure, asked: RequestedUnits, facts: list[str]) -> Contract:
+    """A change asked, a reference that states the two levels ("changed from 24.6% in FY2021 to 21.6% in
+    FY2022"): the change is B - A (points for percents, which "-3.0%" may state too); A and B are its inputs."""
+    decimals = max(a.decimals, b.decimals)
+    diff = round(b.value - a.value, 10)
+    if a.percent and b.percent:
+        value = answer_value(diff, "percent", text=f"{diff:.{decimals}f}%", signed=True)
+        value["points_equivalent"] = True
+    elif (a.percent or a.points) != (b.percent or b.points):
+        return Contract(key_facts=facts, reason=f"the reference states two levels of different units ({a.text}, {b.text})")
+    else:
+        scale = b.scale if b.scale == a.scale else 1.0
+        value = {**value_from_figure(b), "value": diff / scale, "scale": scale, "text": f"{diff / scale:.{decimals}f}",
+                 "signed": True}
+    value = apply_requested_units(value, b, asked)
+    inputs = [{**value_from_figure(f), "role": "source"} for f in (a, b)]
+    return Contract(values=[value], inputs=inputs, key_facts=facts,
+                    reason=f"a change asked; the reference states the levels {a.text} -> {b.text}: change {value['text']}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Key facts: figures, named entities and named causes of a reference
+
+_CAUSE_RE = re.compile(r"\b(?:due\s+to|driven\s+(?:primarily\s+|mainly\s+|largely\s+)?by|because\s+of|as\s+a\s+result\s+of|"
+                       r"primarily\s+(?:from|by)|reflect(?:s|ing|ed)?|attributable\s+to|owing\s+to|resulting\s+from|"
+                       r"higher|lower|increased|decreased|growth\s+in|declines?\s+in)\s+(?P<c>[^.;]+)", re.IGNORECASE)
+# names: capitalised words not opening a sentence ("Greater China", "Services"), or with an inner
+# capital ("iPhone"); "of" may join them ("Bank of America"), "and" lists two
+_ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][A-Za-z0-9&\-]+(?:\s+(?:of\s+)?[A-Z][A-Za-z0-9&\-]+)*"
+                        r"|[a-z]+[A-Z][A-Za-z0-9&\-]*)")
+
+
+def key_facts_of(reference: str, question: str = "") -> list[str]:
+    """The key facts of a reference: its figures as printed, the entities it names (capitalised
+    names not opening a sentence: "iPhone", "Greater China") and the causes it names ("due to ...",
+    "driven by ...", "higher net sales of iPhone and Services" -> each item). A worded fact the
+    question already states ("Mac" for "Why did Mac net sales rise?") is given, not a fact to recall:
+    an echo of the question recalls nothing."""
+    text = re.sub(r"\*\*|__|`", "", reference or "")
+    facts: list[str] = []
+    given = content_words(question)
+
+    def add(fact: str) -> None:
+        fact = fact.strip(" ,.;:()")
+        words = content_words(fact)
+        if fact and fact.lower() not in {f.lower() for f in facts} and words and not words <= given:
+            facts.append(fact)
+
+    for f in parse_figures(text):
+        if f.percent or f.points or f.currency or f.explicit_scale or f.decimals or abs(f.value) >= 10:
+            facts.append(f.text.strip(" ()"))
+    for m in _ENTITY_RE.finditer(text):
+        add(m.group(1))
+    entities = list(facts)
+
+    def add_parts(clause: str) -> None:
+        for part in re.split(r",\s*(?:and\s+)?|;\s*|\s+and\s+", clause):
+            # a part naming an entity already listed adds nothing ("net sales of iPhone" after "iPhone")
+            if not parse_figures(part) and not any(re.search(rf"(?<!\w){re.escape(e)}(?!\w)", part) for e in entities):
+                add(part)
+
+    causes = list(_CAUSE_RE.finditer(text))
+    for m in causes:
+        add_parts(m.group("c"))
+    if not causes and len(facts) <= 1:
+        add_parts(text)       # a short cause with no marker: "The weakness of the yen relative to the U.S. dollar."
+    return facts
 
 
 def _fig_value(fig: Mapping[str, Any], tolerance: float) -> dict[str, Any]:
@@ -139,16 +379,42 @@ def derive_contract(item: QAItem) -> tuple[list[dict[str, Any]], str | None, lis
         if f is None:
             raise ValueError(f"{item.qa_id}: answer_value {given!r} is not a figure")
         return [value_from_figure(f, period=period, tolerance=tolerance)], None, []
-    single = single_figure_answer(item.reference_answer)
+    contract = reference_contract(item)
+    return contract.values, contract.choice, contract.options
+
+
+def reference_contract(item: QAItem) -> Contract:
+    """The contract of an item that records none but its question and reference answer: a reference
+    that is one figure (in the units the question asks for), else the committed parts of a sentence
+    reference (:func:`sentence_contract`)."""
+    return contract_from_text(item.question, item.reference_answer, item.periods)
+
+
+def contract_from_text(question: str, reference: str, periods: Sequence[str] = ()) -> Contract:
+    """:func:`reference_contract` from a question and a reference answer alone (an external labelled
+    set, a judge's input)."""
+    asked = requested_units(question)
+    single = single_figure_answer(reference)
+    years = years_in(question)
+    period = periods[0] if len(periods) == 1 else (f"FY{next(iter(years))}" if len(years) == 1 else None)
     if single is not None:
         f, tolerance = single
-        return [value_from_figure(f, period=item.periods[0] if len(item.periods) == 1 else None,
-                                  tolerance=tolerance)], None, []
-    return [], None, []
+        value = apply_requested_units(value_from_figure(f, period=period, tolerance=tolerance), f, asked)
+        if _TIMES_RE.search(reference) and value.get("unit") is None:
+            value["unit"] = "ratio"     # "40.0x", "9.5 times": a multiple
+        return Contract(values=[value], reason=f"the reference is one figure {f.text!r}")
+    return sentence_contract(reference, question, periods)
+
+
+_TIMES_RE = re.compile(r"\d\s*(?:x|times)\b", re.IGNORECASE)
 
 
 def ensure_contract(item: QAItem) -> QAItem:
-    """The item with its contract filled when it has none yet (items stored before the contract)."""
+    """The item with its contract filled when it has none yet (items stored before the contract).
+
+    A contract derived from a sentence reference also records, in ``metadata``, the entity it requires
+    (``required_terms``), its ``key_facts`` and how it was derived (``contract_note``); a reference
+    no contract can be derived from records why (``contract_note``), so nothing is decided silently."""
     if item.answer_values or item.answer_choice:
         return item
     values, choice, options = derive_contract(item)
@@ -156,6 +422,19 @@ def ensure_contract(item: QAItem) -> QAItem:
         item.answer_values, item.answer_choice = values, choice
         if options:
             item.metadata = {**item.metadata, "choice_options": options}
+    templated = bool(item.metadata.get("template") or item.metadata.get("answer_value") not in (None, "")
+                     or item.metadata.get("answer_choice"))
+    if item.question_type != "unanswerable" and item.metadata.get("answerable") is not False \
+            and "contract_note" not in item.metadata and not (templated and (values or choice)):
+        contract = reference_contract(item)
+        if contract.inputs and not item.answer_figures:
+            item.answer_figures = contract.inputs
+        extra: dict[str, Any] = {"contract_note": contract.reason}
+        if contract.required_terms:
+            extra["required_terms"] = contract.required_terms
+        if contract.key_facts:
+            extra["key_facts"] = contract.key_facts
+        item.metadata = {**item.metadata, **extra}
     return item
 
 

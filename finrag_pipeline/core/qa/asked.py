@@ -1,0 +1,80 @@
+"""What a question asks for, read from its words: the units, scale and rounding of the answer
+(``requested_units``), the base unit a figure is written in (``unit_of_figure``) and the content
+words a worded fact is matched by (``content_words``). A leaf module: contracts
+(core/qa/answer_contract.py) and scoring (core/evaluation/answer_metrics.py) both read it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from finrag_pipeline.core.numbers import Figure, scale_of_text
+
+
+@dataclass(frozen=True)
+class RequestedUnits:
+    """The units a question asks an answer in: ``scale`` ("in USD millions" -> 1e6), ``unit`` ("USD",
+    "percent", "ratio" for "times"/"x"), ``decimals`` ("round to two decimal places" -> 2) and
+    ``ratio_is_percent`` (a margin, rate, share or percentage: 0.165 and 16.5% are the same answer)."""
+
+    scale: float | None = None
+    unit: str | None = None
+    decimals: int | None = None
+    ratio_is_percent: bool = False
+
+
+_NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
+_DECIMALS_RE = re.compile(r"\b(?:round(?:ed)?|to|with|in)\s+(?:to\s+)?(?:the\s+nearest\s+)?(?P<n>\d|zero|one|two|three|four)"
+                          r"\s+(?:decimal|decimals|digits?\s+after)", re.IGNORECASE)
+_WHOLE_RE = re.compile(r"\b(?:nearest|to\s+a)\s+(?:whole\s+(?:number|percent(?:age)?|dollar)|integer)\b"
+                       r"|\bno\s+decimals?\b", re.IGNORECASE)
+_PERCENT_Q_RE = re.compile(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%|\bpercent(?:age)?\b|"
+                           r"\bmargins?\b|\brates?\b|\bshare\s+of\b|\bproportion\b|\byield\b|\breturn\s+on\b",
+                           re.IGNORECASE)
+_TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\s+multiple\b|\btimes\)|"
+                         r"\bcoverage\s+ratio\b|\bturnover\b", re.IGNORECASE)
+_MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
+# "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
+_Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
+
+
+def requested_units(question: str) -> RequestedUnits:
+    """The units, scale and rounding ``question`` asks for (all None when it asks for none)."""
+    q = question or ""
+    scale = scale_of_text(q)
+    if scale is None and (m := _Q_SCALE_RE.search(q)):
+        scale = scale_of_text(f"in {m.group(1)}")
+    decimals = None
+    if m := _DECIMALS_RE.search(q):
+        n = m.group("n").lower()
+        decimals = int(n) if n.isdigit() else _NUMBER_WORDS[n]
+    elif _WHOLE_RE.search(q):
+        decimals = 0
+    unit = None
+    if _TIMES_Q_RE.search(q):
+        unit = "ratio"
+    elif re.search(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%", q, re.IGNORECASE):
+        unit = "percent"
+    elif scale is not None and _MONEY_Q_RE.search(q):
+        unit = "USD"
+    return RequestedUnits(scale, unit, decimals, bool(_PERCENT_Q_RE.search(q)))
+
+
+def unit_of_figure(f: Figure) -> str | None:
+    """The base unit a figure is written in ("12.5%" -> "percent", "$4.2B" -> "USD", "9.5" -> None)."""
+    if f.points:
+        return "percentage points"
+    if f.percent:
+        return "percent"
+    if f.per_share:
+        return "USD per share"
+    return "USD" if f.currency else None
+
+
+_FACT_STOP = frozenset(["the", "a", "an", "of", "and", "or", "in", "for", "to", "its", "their", "by", "with", "on", "at", "from", "as", "net", "total", "company", "fiscal", "year", "years"])
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of a fact, without stop words, cut to four letters ("weakness" = "weaker")."""
+    return {w[:4] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
