@@ -14,10 +14,23 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from finrag_pipeline.core.facts.definitions import (
+    DefinitionError,
+    ParseContext,
+    find_definitions,
+    parse_expression,
+    resolve_operand,
+    statement_hints,
+    strip_statement_hints,
+    unit_asked,
+)
 from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
 from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
+
+__all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
+           "written_formula_plan", "term_definitions", "strip_statement_hints"]
 
 Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list
 
@@ -47,7 +60,14 @@ _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|tho
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
-_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding"])
+_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
+    # verbs of a change ("did net income grow in FY2022"): no segment
+    "grow", "grew", "grown", "growing", "rise", "rose", "risen", "fall", "fell", "fallen", "decline", "declined",
+    "increased", "decreased", "changed", "improve", "improved", "expand", "expanded", "shrink", "shrank",
+    "drop", "dropped", "jump", "jumped", "move", "moved", "come", "came", "end", "ended", "stand", "stood",
+    "book", "booked", "record", "recorded", "spend", "spent", "generate", "generated", "pay", "paid", "year-end",
+    "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
+    "estimate", "show", "tell", "please", "provide"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
@@ -77,6 +97,8 @@ class Plan:
     qualifier: str | None = None        # words narrowing the line item ("iphone" net sales, "aws" operating income)
     also: list[str] = field(default_factory=list)    # operation "list": more formulas answered beside the first
     labels: list[str] = field(default_factory=list)  # their names as asked
+    statements: list[str] = field(default_factory=list)  # statements the question points at ("using the balance sheet")
+    definition: str | None = None       # the words the formula was read from (a definition or the question's own)
 
     @property
     def parsed(self) -> Formula:
@@ -149,6 +171,13 @@ def _unit_of_formula(formula: str, question: str) -> str:
 
 
 def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
+    """The plan for a question (see ``_make_plan``), with the statements it points at."""
+    plan = _make_plan(question, years, lexicon, line_item)
+    plan.statements = statement_hints(question)
+    return plan
+
+
+def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
     """The plan for a question whose fiscal years are already known (latest first, may be empty).
 
     ``line_item``: a statement line the caller found printed in the filing under the question's own
@@ -157,18 +186,15 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
     decimals = _decimals_asked(question)
     scale_m = _IN_SCALE_RE.search(question)
     display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
+    years = list(years)
+    hints = statement_hints(question)
+    if line_item is None:
+        written = written_formula_plan(question, years, lexicon, decimals, display_scale)
+        if written is not None:
+            written.statements = hints
+            return written
     definition = _DEFINITION_RE.search(question)
     rest = question[:definition.start()] if definition else question
-    years = list(years)
-
-    if definition and line_item is None:
-        formula = definition_formula(definition.group("def"), lexicon)
-        named = [m for m in lexicon.match(rest)]
-        quantity = named[0].alias if named else definition.group("def")
-        unit = _unit_of_formula(formula, rest)
-        plan = Plan(quantity, formula, years[:1] or [], "value", unit, decimals, display_scale, True,
-                    named[0].concept.key if named else None, notes)
-        return plan
 
     ratio = (_RATIO_OF_RE.search(rest) or _AS_PCT_OF_RE.search(rest)) if line_item is None else None
     if ratio:
@@ -237,7 +263,7 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
         operation = "change"
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
         operation = "sum_years"
-    elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula:
+    elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
     if operation in ("change", "pct_change"):
         if len(years) == 1:
@@ -306,3 +332,173 @@ def _tail_words(text: str) -> str | None:
             break
         tail.insert(0, tok)
     return " ".join(tail) or None
+
+
+# ---- formulas the question writes ("defined as", "X less Y", "as a % of") -------------------------
+
+_PRONOUNS = frozenset(["it", "this", "that", "the metric", "the ratio", "this metric", "this ratio", "the figure",
+                       "the measure", "them"])
+_DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b"
+                      r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
+# arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
+_EXPLICIT_OP = re.compile(r"/|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
+                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b"
+                          r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
+_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
+                      r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
+_POSSESSIVE_RE = re.compile(r"^(?:[\w.&-]+\s+){0,3}?[\w.&-]+(?:'s|\u2019s|s')\s+", re.I)
+_LEAD_YEARS_RE = re.compile(r"^(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d(?:\s*(?:-|–|to|through)\s*"
+                            r"(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d)?\s+", re.I)
+_TAIL_RE = re.compile(r"\s+(?:in|for|during|at|as\s+of|over|across|of|from)\s+(?:the\s+)?(?:(?:fiscal|calendar)\s+)?"
+                      r"(?:years?\s+|fy\s*)?(?:(?:19|20)\d\d|fy\d\d).*$|\s+(?:in|for|during)\s+(?:the\s+)?"
+                      r"(?:fiscal|latest|last|most\s+recent|current)\b.*$", re.I)
+_CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(?!.*\s(?:for|in|at|of|by|from)\s)", re.I)
+
+
+def term_definitions(question: str, years: list[int], lexicon: Lexicon) -> tuple[dict[str, str], dict[str, str], list]:
+    """Definitions of a term of the formula ("capex = cash paid for PP&E", "counting SG&A as sales and
+    marketing plus general and administrative"): (phrase -> formula, concept key -> formula, the
+    definitions of the whole quantity)."""
+    year = max(years) if years else None
+    phrases: dict[str, str] = {}
+    keys: dict[str, str] = {}
+    whole = []
+    for d in find_definitions(question):
+        target = d.target
+        pronoun = target is None or normalize_label(target) in _PRONOUNS
+        concept = None if pronoun else resolve_operand(target, lexicon)
+        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body):
+            whole.append(d)
+            continue
+        try:
+            formula = parse_expression(d.body, ParseContext(lexicon, year, dict(phrases)))
+        except DefinitionError:
+            whole.append(d)  # not read as a term: perhaps the whole quantity in other words
+            continue
+        phrases[normalize_label(target)] = formula
+        keys[concept.key] = formula
+    return phrases, keys, whole
+
+
+def _substitute(formula: str, keys: dict[str, str]) -> str:
+    for key, repl in keys.items():
+        repl = repl if re.fullmatch(r"[\w(), ]+", repl) and "+" not in repl and "-" not in repl else f"({repl})"
+        formula = re.sub(rf"abs\(\b{re.escape(key)}\b\)|\b{re.escape(key)}\b", repl, formula)
+    return formula
+
+
+_SHARE_SPENT_RE = re.compile(
+    r"\b(?:what|which|how\s+much\s+of\s+(?:a|the)?)\s*(?:share|percent(?:age)?|portion|proportion|fraction|%)\s+of\s+"
+    r"(?P<b>.+?)\s+(?:did|does|do|was|were|is|has|had|went)\b.*?\b(?:spend|spent|invest|invested|pay|paid|go|goes|went"
+    r"|devote|devoted|allocate|allocated|use|used|put)\s+(?:on|to|for|into|toward|towards)\s+(?P<a>[^?.;(]+)", re.I)
+
+
+def _expression_clauses(question: str) -> list[str]:
+    """Clauses of a question that write arithmetic ("Unadjusted EBITDA less capex"), reduced to the
+    quantity: without the question words, the company's possessive and the period."""
+    out = []
+    share = _SHARE_SPENT_RE.search(question)
+    if share:  # "What share of its fiscal 2022 revenue did Microsoft spend on capex" = capex as a % of revenue
+        question = f"{share.group('a').strip()} as a percentage of {share.group('b').strip()}?" + question[share.end():]
+    for clause in re.split(r"[?;:]|\.(?:\s|$)", question):
+        clause = re.sub(r"\([^()]*\)", " ", clause).strip()
+        if not _EXPLICIT_OP.search(clause):
+            continue
+        c = _LEAD_RE.sub("", clause) if _LEAD_RE.search(clause) else clause
+        c = _POSSESSIVE_RE.sub("", c.strip())
+        c = _LEAD_YEARS_RE.sub("", c.strip())
+        c = _TAIL_RE.sub("", c).strip(" ,")
+        if c:
+            out.append(c)
+    return out
+
+
+def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, decimals: int | None,
+                         display_scale: int | None) -> Plan | None:
+    """The plan when the question writes its formula: a definition ("DPO is defined as ...", "Define X
+    as ...", "(operating income / revenue)") or arithmetic over named lines ("EBITDA less capex",
+    "3 year average of capex as a % of revenue"). None when it writes none; PlanError naming the
+    operand when it writes one this answerer cannot read and names no standard metric either."""
+    year = max(years) if years else None
+    phrases, keys, whole = term_definitions(question, years, lexicon)
+    ctx = ParseContext(lexicon, year, dict(phrases))
+    notes: list[str] = []
+    formula = written = None
+    rest = question
+    named = [m for m in lexicon.match(question[:whole[0].start] if whole else question)]
+    metric = next((m.concept for m in named if m.concept.formula), None)
+    for d in whole:
+        try:
+            formula, written = parse_expression(d.body, ctx), d.body
+            rest = question.replace(d.body, " ")
+            break
+        except DefinitionError as exc:
+            if metric is None and d.source not in ("paren", "ie"):
+                raise PlanError(f"{exc} (in the definition {d.body!r})") from exc
+            notes.append(f"definition not read ({exc}); the standard formula of {metric.key if metric else 'the line'}")
+    if formula is None and not whole:
+        error: DefinitionError | None = None
+        for clause in _expression_clauses(question):
+            attempt = clause
+            for _ in range(4):
+                try:
+                    formula, written = parse_expression(attempt, ctx), attempt
+                    break
+                except DefinitionError as exc:
+                    error = error or exc
+                    cut = _CUT_RE.search(attempt)
+                    if not cut:
+                        break
+                    attempt = attempt[:cut.start()]
+            if formula is not None and re.search(r"[-+*/]|mean\(", formula.lstrip("-")):
+                rest = question.replace(clause, " ")
+                break
+            formula = None
+        if formula is None and error is not None and metric is None and not named:
+            raise PlanError(f"{error} (in the question's arithmetic)")
+    if formula is None:
+        if keys:
+            return _with_terms(question, years, lexicon, keys, phrases)
+        return None
+    asked = unit_asked(question)
+    if re.search(r"(?:^|[^\w.])36[05](?:[^\w.]|$)", formula):
+        unit = "days"
+    elif asked in ("percent", "ratio", "days"):
+        unit = asked
+    elif ctx.percent:
+        unit = "percent"
+    elif metric is not None and metric.unit and "/" in formula:
+        unit = metric.unit
+    elif "/" in formula:
+        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share)\b|%", rest, re.I) else "ratio"
+    else:
+        unit = "USD"
+    quantity = (whole[0].target if whole and whole[0].target and normalize_label(whole[0].target) not in _PRONOUNS
+                else (named[0].alias if named and whole else written))
+    concept = Concept(key=(metric.key if metric else "asked"), line_items=[quantity], aliases=[quantity],
+                      formula=formula, unit=unit)
+    plan = _make_plan(rest, years, lexicon, line_item=concept)
+    plan.quantity, plan.definition_given, plan.definition = quantity, True, written
+    plan.concept_key = metric.key if metric else None
+    plan.decimals = decimals if decimals is not None else plan.decimals
+    plan.display_scale = display_scale or plan.display_scale
+    plan.notes = notes + plan.notes
+    if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
+        plan.years = plan.years[:1] if plan.operation == "value" else plan.years
+    return plan
+
+
+def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[str, str],
+                phrases: dict[str, str]) -> Plan | None:
+    """The usual plan with the question's own definitions of its terms put in ("SG&A" = S&M + G&A)."""
+    try:
+        plan = _make_plan(question, years, lexicon)
+    except PlanError:
+        return None
+    new = _substitute(plan.formula, keys)
+    if new == plan.formula:
+        return None
+    plan.formula, plan.definition_given = new, True
+    plan.also = [_substitute(f, keys) for f in plan.also]
+    plan.definition = "; ".join(f"{k} = {v}" for k, v in phrases.items())
+    return plan
