@@ -14,6 +14,7 @@ Questions that name no line item or metric (narrative questions) go to the extra
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 import time
@@ -25,6 +26,16 @@ from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
+from finrag_pipeline.core.facts.judgements import (
+    Decision,
+    Judgement,
+    JudgementConfig,
+    decide_trend,
+    load_judgement_config,
+    metric_name,
+    read_judgement,
+    unsuitable_metric,
+)
 from finrag_pipeline.core.facts.model import FactValue
 from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
@@ -53,6 +64,15 @@ def _without_company(qualifier: str | None, filing: FilingFacts) -> str | None:
     names = set(normalize_label(filing.meta.company).split()) | {(filing.meta.ticker or "").lower()}
     words = [w for w in qualifier.split() if w not in names and not (w.endswith("s") and w[:-1] in names)]
     return " ".join(words) or None
+
+
+def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
+    """The concept read from the statement the question points at ("primarily using the balance sheet"),
+    when it names none itself; a line with a statement of its own keeps it (COGS stays on the income
+    statement in a DPO question "using the balance sheet")."""
+    if not statements or concept.statement in statements or concept.statement is not None:
+        return concept
+    return dataclasses.replace(concept, statement=statements[0])
 
 
 def _ms(t0: float) -> float:
@@ -88,6 +108,13 @@ class CalculatorAnswerer:
         self.store = store
         self.fallback = fallback if fallback is not None else ExtractiveAnswerer()
         self._parser: QueryParser | None = None
+        self._judgement_config: JudgementConfig | None = None
+
+    @property
+    def judgement_config(self) -> JudgementConfig:
+        if self._judgement_config is None:
+            self._judgement_config = load_judgement_config()
+        return self._judgement_config
 
     @property
     def parser(self) -> QueryParser:
@@ -143,6 +170,7 @@ class CalculatorAnswerer:
                 concept = (extra or {}).get(name) or self.lexicon.concepts.get(name)
                 if concept is None:
                     raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
+                concept = _hinted(concept, plan.statements)
                 fact = filing.lookup(concept, year, segment=segment)
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
@@ -201,6 +229,11 @@ class CalculatorAnswerer:
         except PlanError as exc:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
+        judgement = read_judgement(question, self.lexicon)
+        if judgement is not None and not (plan is not None and plan.definition_given):
+            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
+            if judged is not None:
+                return judged
         t_load = time.perf_counter()
         filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
@@ -248,6 +281,9 @@ class CalculatorAnswerer:
             who = ", ".join(companies) or "the retrieved evidence"
             return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
+        unsuited = unsuitable_metric(question)
+        if unsuited and plan is not None and filings:
+            return self._unsuitable(unsuited, plan, filings[0], missing[0], details, timings, t0)
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
@@ -259,7 +295,7 @@ class CalculatorAnswerer:
             if plan.concept_key and label and plan.quantity in label and len(label) > len(plan.quantity):
                 # "sales and maturities of marketable securities" is a line of its own, not "sales"
                 concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
-                                  statement=filing.label_statement(label, question))
+                                  statement=filing.label_statement(label, question, plan.statements))
                 try:
                     return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
                 except PlanError:
@@ -275,7 +311,7 @@ class CalculatorAnswerer:
         if label is None:
             return None, None, (_without_company(plan.qualifier, filing) if plan else {})
         concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
-                          statement=filing.label_statement(label, question))
+                          statement=filing.label_statement(label, question, plan.statements if plan else ()))
         try:
             return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
         except PlanError:
@@ -346,3 +382,167 @@ class CalculatorAnswerer:
         op = {"change": "change = later - earlier", "pct_change": "% change = (later - earlier) / |earlier|",
               "sum_years": "sum over years", "average_years": "average over years"}.get(plan.operation)
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
+
+    # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
+
+    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+        plan = Plan(formula, formula, [year], "value", unit)
+        value, inputs, scale, _ = self._compute(plan, filing)
+        return value, inputs, scale
+
+    def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
+        decimals = DEFAULT_DECIMALS.get(unit, 0)
+        return format_result(round_decimal(self._shown(value, unit, scale), decimals), unit, decimals, scale)
+
+    def _judge(self, question: str, judgement: Judgement, companies: list[str], years: list[int],
+               hits: Sequence[Hit], timings: dict, t0: float) -> AnswerResult | None:
+        """Yes/No with the figures it rests on; None when the rule's series cannot be read (the usual
+        plan then answers or abstains)."""
+        cfg = self.judgement_config
+        details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
+                                                 "metric": judgement.metric.key if judgement.metric else None},
+                                   "companies": companies}
+        if judgement.kind == "customer_concentration":
+            return self._concentration(hits, details, timings, t0)
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            inputs: list[FactValue] = []
+            try:
+                decision, series = self._decide(judgement, cfg, year, filing, inputs)
+            except MissingInput as exc:
+                missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
+                continue
+            except (FormulaError, PlanError) as exc:
+                missing.append(f"{exc} in {filing.filing_id}")
+                continue
+            details["judgement"].update({"answer": decision.answer, "rule": decision.rule, "series": series})
+            return self._judged(decision, filing, inputs, details, timings, t0)
+        if missing:
+            details["missing"] = missing
+            return self._abstain(f"cannot judge ({judgement.kind.replace('_', ' ')}): not in the filing: {missing[0]}",
+                                 details, timings, t0)
+        return None
+
+    def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
+                inputs: list[FactValue]) -> tuple[Decision, list[dict]]:
+        def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
+            v, used, scale = self._value(formula, unit, y, filing)
+            inputs.extend(i for i in used if i not in inputs)
+            return v, scale
+
+        if judgement.kind == "trend":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            formula = metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key)
+            points: list[tuple[int, Decimal]] = []
+            scale = 1
+            for y in range(year - cfg.trend.years + 1, year + 1):
+                try:
+                    v, scale = value(formula, unit, y)
+                    points.append((y, v))
+                except MissingInput:
+                    if y == year:
+                        raise
+            if len(points) < 2:
+                raise MissingInput(metric.key, year - 1)
+            decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
+                                    lambda v: self._fmt(v, unit, scale))
+            return decision, [{"fiscal_year": y, "value": str(v)} for y, v in points]
+        if judgement.kind == "capital_intensive":
+            rule = cfg.capital_intensive
+            found: list[tuple[str, Decimal, float]] = []
+            for name, formula, floor in (("capex / revenue", "abs(capital_expenditure) / revenue", rule.capex_to_revenue_min),
+                                         ("net PP&E / total assets", "ppe / total_assets", rule.ppe_to_assets_min)):
+                try:
+                    found.append((name, value(formula, "percent", year)[0], floor))
+                except MissingInput:
+                    if not found and name.startswith("net"):
+                        raise
+            yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
+            reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
+                               f" {f:.0%})" for n, v, f in found)
+            return Decision("Yes" if yes else "No", reason,
+                            f"capital intensive: capex / revenue >= {rule.capex_to_revenue_min:.0%} or net PP&E / "
+                            f"total assets >= {rule.ppe_to_assets_min:.0%}"), [
+                {"metric": n, "fiscal_year": year, "value": str(v)} for n, v, _ in found]
+        if judgement.kind == "high_growth":
+            rule = cfg.high_growth
+            now, scale = value("revenue", "USD", year)
+            before, _ = value("revenue", "USD", year - 1)
+            growth = (now - before) / abs(before)
+            yes = growth >= Decimal(str(rule.revenue_growth_min))
+            reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
+                      f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
+            return Decision("Yes" if yes else "No", reason,
+                            f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
+                {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
+        if judgement.kind == "liquidity":
+            rule = cfg.liquidity
+            metric = judgement.metric or self.lexicon.concepts["current_ratio"]
+            floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
+            ratio, _ = value(metric.formula or metric.key, "ratio", year)
+            yes = ratio >= Decimal(str(floor))
+            reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
+                      f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "
+                      f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
+            return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
+        raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _judged(self, decision: Decision, filing: FilingFacts, inputs: list[FactValue], details: dict,
+                timings: dict, t0: float) -> AnswerResult:
+        company = short_company(filing.meta.company)
+        company = string.capwords(company.lower()) if company.isupper() else company
+        text = (f"{decision.answer}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
+                + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
+        citations: list[Citation] = []
+        for i in inputs:
+            cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
+            if cit not in citations:
+                citations.append(cit)
+        timings["total"] = _ms(t0)
+        details = {**details, "filing_id": filing.filing_id, "figure": decision.answer,
+                   "inputs": [i.as_dict() for i in inputs], "timings_ms": timings}
+        return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+
+    _CUSTOMER_SHARE_RE = re.compile(r"(?P<pct>\d{1,2}(?:\.\d+)?)\s*%\s+(?:or\s+more\s+)?of\s+(?:our\s+|the\s+company'?s\s+|"
+                                    r"its\s+|total\s+|consolidated\s+)*(?:net\s+)?(?:revenue|revenues|sales|net\s+sales)", re.I)
+    _NO_CUSTOMER_RE = re.compile(r"\bno\s+(?:single\s+|one\s+|individual\s+)?customer\b[^.]{0,80}?\b(?:accounted|represented|"
+                                 r"exceeded|comprised)", re.I)
+
+    def _concentration(self, hits: Sequence[Hit], details: dict, timings: dict, t0: float) -> AnswerResult:
+        """Customer concentration from the retrieved text: a customer at or above the configured share
+        of revenue (10%, the SEC's disclosure threshold) is a Yes; "no customer accounted for ..." a No."""
+        floor = self.judgement_config.customer_concentration.share_min * 100
+        for hit in sorted(hits, key=lambda h: h.rank):
+            for sentence in re.split(r"(?<=[.;])\s+", hit.text):
+                if not re.search(r"\bcustomers?\b", sentence, re.I):
+                    continue
+                if self._NO_CUSTOMER_RE.search(sentence):
+                    return self._quoted("No", f"no single customer reaches {floor:.0f}% of revenue: \"{sentence.strip()}\"",
+                                        hit, details, timings, t0)
+                shares = [float(m.group("pct")) for m in self._CUSTOMER_SHARE_RE.finditer(sentence)]
+                if shares and max(shares) >= floor:
+                    return self._quoted("Yes", f"a customer accounts for {max(shares):g}% of revenue, at or above "
+                                        f"{floor:.0f}%: \"{sentence.strip()}\"", hit, details, timings, t0)
+        return self._abstain("insufficient context: the retrieved text states no customer's share of revenue",
+                             details, timings, t0)
+
+    def _quoted(self, answer: str, reason: str, hit: Hit, details: dict, timings: dict, t0: float) -> AnswerResult:
+        timings["total"] = _ms(t0)
+        details = {**details, "figure": answer, "filing_id": hit.filing_id}
+        details["judgement"] = {**details.get("judgement", {}), "answer": answer}
+        return AnswerResult(f"{answer}, because {reason}", [(hit.filing_id, int(hit.page_start or 0), hit.chunk_id)],
+                            "answered", latency_ms=timings["total"], details=details)
+
+    def _unsuitable(self, metric: str, plan: Plan, filing: FilingFacts, missing: str, details: dict,
+                    timings: dict, t0: float) -> AnswerResult:
+        """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
+        company = short_company(filing.meta.company)
+        text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its statements print no "
+                f"{missing.split(' for FY')[0]} line (not in the filing: {missing}), so {plan.formula} cannot be "
+                f"computed from what it reports.")
+        timings["total"] = _ms(t0)
+        return AnswerResult(text, [], "answered", latency_ms=timings["total"],
+                            details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})

@@ -78,6 +78,16 @@ _OPS = {"divided by": "/", "over": "/", "minus": "-", "less": "-", "plus": "+", 
         "multiplied by": "*", "/": "/", "*": "*", "+": "+", "-": "-", "(": "(", ")": ")"}
 
 
+# questions that ask for a cause or a name, not a figure: the narrative answerer's (the calculator falls back)
+_ASKS_WHY_RE = re.compile(r"^\s*why\b|\b(?:what|which\s+factors?)\s+(?:drove|drives|caused|causes|explains?|explained"
+                          r"|contributed|led\s+to|were\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?))\b"
+                          r"|\bwhat\s+(?:is|was|were|are)\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?)\b",
+                          re.IGNORECASE)
+_ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?:[\w&'\u2019]+\s+){0,2}?(?:segments?|divisions?"
+                            r"|businesses|business\s+units?|regions?|geograph\w*|products?|product\s+lines?|customers?"
+                            r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
+
+
 class PlanError(ValueError):
     """The question names no quantity this answerer can compute (says which part it could not read)."""
 
@@ -187,6 +197,10 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     scale_m = _IN_SCALE_RE.search(question)
     display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
     years = list(years)
+    if _ASKS_WHY_RE.search(question) and not find_definitions(question):
+        raise PlanError("asks for a cause or an explanation, not a figure")
+    if _ASKS_WHICH_RE.search(question):
+        raise PlanError("asks which segment, product or region, not a figure")
     hints = statement_hints(question)
     if line_item is None:
         written = written_formula_plan(question, years, lexicon, decimals, display_scale)

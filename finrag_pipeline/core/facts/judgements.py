@@ -1,0 +1,171 @@
+"""Judgement questions: "Does Adobe have an improving operating margin profile as of FY2022?", "Is 3M a
+capital-intensive business?", "high growth", "liquidity profile", "customer concentration".
+
+An analyst answers them with a yes/no AND the figures it rests on. Here a question is read into a
+``Judgement`` (which rule, which metric, which direction); the calculator computes the series the rule
+names on the fact layer and ``decide`` commits to yes/no by the thresholds of
+``assets_config/judgements.yaml`` (documented in docs/CALCULATOR.md "Judgement questions").
+
+A question that says a metric may not suit the company ("if gross margin is not a useful metric for a
+company like this, state that and explain why") is read by ``unsuitable_metric``: when the filing
+prints no line the metric needs, the answer says so instead of forcing a number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+from finrag_pipeline.core.config import load_model
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+
+
+class TrendRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    years: int = 3
+    min_change_percent_points: float = 0.5
+    min_change_relative: float = 0.02
+
+
+class CapitalIntensiveRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    capex_to_revenue_min: float = 0.10
+    ppe_to_assets_min: float = 0.40
+
+
+class HighGrowthRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    revenue_growth_min: float = 0.15
+
+
+class LiquidityRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    current_ratio_min: float = 1.0
+    quick_ratio_min: float = 1.0
+
+
+class ConcentrationRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    share_min: float = 0.10
+
+
+class JudgementConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trend: TrendRule = TrendRule()
+    capital_intensive: CapitalIntensiveRule = CapitalIntensiveRule()
+    high_growth: HighGrowthRule = HighGrowthRule()
+    liquidity: LiquidityRule = LiquidityRule()
+    customer_concentration: ConcentrationRule = ConcentrationRule()
+
+
+def load_judgement_config(overrides: dict | None = None) -> JudgementConfig:
+    return load_model(JudgementConfig, "judgements.yaml", overrides)
+
+
+# metrics where a lower figure is the better one ("improving DSO" = fewer days)
+LOWER_IS_BETTER = frozenset(["days_inventory_outstanding", "days_sales_outstanding", "cash_conversion_cycle",
+                             "debt_to_equity", "effective_tax_rate", "cost_of_revenue", "total_operating_expenses",
+                             "sga"])
+
+_YES_NO_RE = re.compile(r"^\s*(?:(?:based\s+on|using|according\s+to|from)\b[^,?]*,\s*)?(?:does|do|did|is|are|was|were|has"
+                        r"|have|had|can|could|would|will|should)\b|\bwhether\b|\b(?:yes|no)\s*(?:/|or)\s*(?:no|yes)\b",
+                        re.I)
+_PROFILE_RE = re.compile(r"\b(?:profile|trend|trajectory|position)\b", re.I)
+_UP_RE = re.compile(r"\b(?:improv\w*|expand\w*|increas\w*|ris(?:e|es|ing|en)|grow(?:s|ing|n)?|strengthen\w*"
+                    r"|widen\w*|better)\b", re.I)
+_DOWN_RE = re.compile(r"\b(?:declin\w*|deteriorat\w*|worsen\w*|contract\w*|shrink\w*|decreas\w*|fall(?:s|ing|en)?"
+                      r"|weaken\w*|compress\w*|narrow\w*|eroding|erod\w*)\b", re.I)
+_CAPITAL_RE = re.compile(r"\bcapital[\s-]+intens\w*", re.I)
+_GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s+(?:fast|quickly|rapidly|strongly)\b"
+                        r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
+_LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
+_CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
+                               r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
+                               r"few|one|a\s+small\s+number\s+of)\s+customers?\b", re.I)
+_UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
+                            r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
+
+
+@dataclass
+class Judgement:
+    kind: str                           # trend | capital_intensive | high_growth | liquidity | customer_concentration
+    metric: Concept | None = None       # trend: the metric whose series is judged
+    direction: str = "up"               # trend: up | down | better (improving) | worse (deteriorating)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
+    """The judgement a yes/no (or "profile") question asks for, or None for a question that asks a figure."""
+    yes_no = bool(_YES_NO_RE.search(question))
+    profile = bool(_PROFILE_RE.search(question))
+    if not (yes_no or profile):
+        return None
+    if _CONCENTRATION_RE.search(question):
+        return Judgement("customer_concentration")
+    if _CAPITAL_RE.search(question):
+        return Judgement("capital_intensive")
+    if _GROWTH_RE.search(question):
+        return Judgement("high_growth")
+    matches = lexicon.match(question)
+    metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
+    up, down = _UP_RE.search(question), _DOWN_RE.search(question)
+    if metric is not None and (up or down):
+        word = (up or down).group(0).lower()
+        if word.startswith("improv") or word.startswith(("strengthen", "better")):
+            direction = "better"
+        elif word.startswith(("deteriorat", "worsen", "weaken")):
+            direction = "worse"
+        else:
+            direction = "up" if up and (not down or up.start() < down.start()) else "down"
+        return Judgement("trend", metric, direction)
+    if _LIQUIDITY_RE.search(question):
+        quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
+        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"))
+    return None
+
+
+def unsuitable_metric(question: str) -> str | None:
+    """The metric a question allows to be unsuitable ("if gross margin is not a useful metric ...")."""
+    m = _UNSUITABLE_RE.search(question)
+    return m.group("metric").strip() if m else None
+
+
+@dataclass
+class Decision:
+    answer: str                 # "Yes" | "No"
+    reason: str                 # the figures it rests on, in words
+    rule: str                   # the rule as configured
+
+
+def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: str, unit: str,
+                 rule: TrendRule, fmt) -> Decision:
+    """``series``: (fiscal year, value) oldest first, at least two points. Yes when the last year beats the
+    first by the configured margin in the asked direction (for "improving", the metric's better direction)."""
+    (y0, v0), (y1, v1) = series[0], series[-1]
+    delta = v1 - v0
+    if unit == "percent":
+        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points))
+        size = f"{delta * 100:+.1f} percentage points"
+        threshold = f"{rule.min_change_percent_points} percentage points"
+    else:
+        big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative))
+        size = f"{(delta / abs(v0) * 100) if v0 else 0:+.1f}%"
+        threshold = f"{rule.min_change_relative:.0%} of FY{y0}"
+    lower_better = metric.key in LOWER_IS_BETTER
+    want_up = direction == "up" or (direction == "better" and not lower_better) or (direction == "worse" and lower_better)
+    moved_up = delta > 0
+    yes = big and moved_up == want_up
+    path = ", ".join(f"FY{y}: {fmt(v)}" for y, v in series)
+    word = "rose" if delta > 0 else ("fell" if delta < 0 else "was unchanged")
+    reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
+    rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves at least "
+                 f"{threshold} in that direction")
+    return Decision("Yes" if yes else "No", reason, rule_text)
+
+
+def metric_name(concept: Concept) -> str:
+    name = (concept.aliases or [concept.key.replace("_", " ")])[0]
+    return name[:1].upper() + name[1:]
