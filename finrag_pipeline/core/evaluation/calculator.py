@@ -34,10 +34,11 @@ from finrag_pipeline.core.facts.judgements import (
     load_judgement_config,
     metric_name,
     read_judgement,
+    strip_unsuitable_clause,
     unsuitable_metric,
 )
 from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
+from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
@@ -224,8 +225,10 @@ class CalculatorAnswerer:
         companies, years_by_company = self._years_and_company(question, periods)
         all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
         plan: Plan | None
+        unsuited = unsuitable_metric(question)
         try:
-            plan, plan_error = make_plan(question, all_years, self.lexicon), None
+            # "If gross margin is not a useful metric ..., state that": the condition is no part of the plan
+            plan, plan_error = make_plan(strip_unsuitable_clause(question), all_years, self.lexicon), None
         except PlanError as exc:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
@@ -271,6 +274,10 @@ class CalculatorAnswerer:
             finally:
                 timings[f"lookup:{filing.filing_id}"] = _ms(t1)
             return self._answered(fplan, filing, value, inputs, scale, supporting, details, timings, t0)
+        if isinstance(plan_error, UnreadOperand):
+            # the question wrote a formula this answerer cannot read: say which operand, quote nothing
+            return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
+                                 {**details, "missing_operand": plan_error.operand}, timings, t0)
         if plan is None and not missing:
             # nothing to compute: a narrative question (or a line the filings do not print) -> quote instead
             result = self.fallback.answer(question, hits, periods)
@@ -281,7 +288,6 @@ class CalculatorAnswerer:
             who = ", ".join(companies) or "the retrieved evidence"
             return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
-        unsuited = unsuitable_metric(question)
         if unsuited and plan is not None and filings:
             return self._unsuitable(unsuited, plan, filings[0], missing[0], details, timings, t0)
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
@@ -435,19 +441,32 @@ class CalculatorAnswerer:
             metric = judgement.metric
             unit = metric.unit or "USD"
             formula = metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key)
-            points: list[tuple[int, Decimal]] = []
-            scale = 1
-            for y in range(year - cfg.trend.years + 1, year + 1):
-                try:
-                    v, scale = value(formula, unit, y)
-                    points.append((y, v))
-                except MissingInput:
-                    if y == year:
-                        raise
+            def series(f: str) -> tuple[list[tuple[int, Decimal]], int]:
+                points: list[tuple[int, Decimal]] = []
+                scale = 1
+                for y in range(year - cfg.trend.years + 1, year + 1):
+                    try:
+                        v, scale = value(f, unit, y)
+                        points.append((y, v))
+                    except MissingInput:
+                        if y == year:
+                            raise
+                return points, scale
+
+            points, scale = series(formula)
+            if len(points) < 2 and "avg(" in formula:
+                # a 10-K prints two balance sheets: an average balance has one year only; the trend is read
+                # on year-end balances instead (said in the answer)
+                inputs.clear()
+                formula = re.sub(r"avg\((\w+)\)", r"\1", formula)
+                points, scale = series(formula)
+                judgement.notes.append("year-end balances (the filing prints two balance sheets)")
             if len(points) < 2:
                 raise MissingInput(metric.key, year - 1)
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
                                     lambda v: self._fmt(v, unit, scale))
+            if judgement.notes:
+                decision.reason += "; " + "; ".join(judgement.notes)
             return decision, [{"fiscal_year": y, "value": str(v)} for y, v in points]
         if judgement.kind == "capital_intensive":
             rule = cfg.capital_intensive
@@ -540,9 +559,12 @@ class CalculatorAnswerer:
                     timings: dict, t0: float) -> AnswerResult:
         """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
         company = short_company(filing.meta.company)
-        text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its statements print no "
-                f"{missing.split(' for FY')[0]} line (not in the filing: {missing}), so {plan.formula} cannot be "
-                f"computed from what it reports.")
+        company = string.capwords(company.lower()) if company.isupper() else company
+        line = missing.split(" for FY")[0]
+        text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its financial statements "
+                f"print no {line} line ({missing}), so {metric} ({plan.formula}) cannot be computed from what it "
+                f"reports; its results are better read through the lines it does report (e.g. operating income "
+                f"and operating margin).")
         timings["total"] = _ms(t0)
         return AnswerResult(text, [], "answered", latency_ms=timings["total"],
                             details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})

@@ -34,7 +34,12 @@ from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
 
 class DefinitionError(ValueError):
-    """Text that cannot be read as a formula over line items (names the part it could not read)."""
+    """Text that cannot be read as a formula over line items (names the part it could not read).
+    ``operand``: the phrase that is no line item of the lexicon, when that is the reason."""
+
+    def __init__(self, message: str, operand: str | None = None):
+        super().__init__(message)
+        self.operand = operand
 
 
 # ---- statement hints and units ----------------------------------------------------------------
@@ -437,7 +442,7 @@ def _line_item(phrase: str, ctx: ParseContext) -> str:
             return formula if re.fullmatch(r"[\w()]+", formula) else f"({formula})"
     concept = resolve_operand(phrase, ctx.lexicon)
     if concept is None:
-        raise DefinitionError(f"cannot read {phrase!r} as a line item")
+        raise DefinitionError(f"cannot read {phrase!r} as a line item", operand=phrase)
     ctx.used.append(concept.key)
     if concept.formula:
         return f"({concept.formula})"

@@ -127,6 +127,15 @@ def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     return None
 
 
+_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
+                                     r"|appropriate|suitable|good|helpful|sensible)\b[^.?!]*[.?!]?", re.I)
+
+
+def strip_unsuitable_clause(question: str) -> str:
+    """The question without its "if X is not a useful metric ..., state that" sentence."""
+    return _UNSUITABLE_SENTENCE_RE.sub(" ", question).strip()
+
+
 def unsuitable_metric(question: str) -> str | None:
     """The metric a question allows to be unsuitable ("if gross margin is not a useful metric ...")."""
     m = _UNSUITABLE_RE.search(question)

@@ -30,7 +30,7 @@ from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
 
 __all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
-           "written_formula_plan", "term_definitions", "strip_statement_hints"]
+           "written_formula_plan", "term_definitions", "strip_statement_hints", "UnreadOperand"]
 
 Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list
 
@@ -90,6 +90,15 @@ _ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?
 
 class PlanError(ValueError):
     """The question names no quantity this answerer can compute (says which part it could not read)."""
+
+
+class UnreadOperand(PlanError):
+    """The question writes a formula with an operand that is no line item of the lexicon: the answer
+    abstains naming it (``operand``), rather than quoting text or computing another formula."""
+
+    def __init__(self, message: str, operand: str | None):
+        super().__init__(message)
+        self.operand = operand
 
 
 @dataclass
@@ -342,7 +351,7 @@ def _tail_words(text: str) -> str | None:
     """The last words of a text back to the first modifier: "what was apples iphone" -> "apples iphone"."""
     tail: list[str] = []
     for tok in reversed(normalize_label(re.sub(r"['\u2019]s\b", "", text)).split()):
-        if tok in _MODIFIERS or len(tail) >= 4:
+        if tok in _MODIFIERS or len(tail) >= 4 or re.fullmatch(r"(?:fy|q[1-4])?(?:19|20)?\d\d", tok):
             break
         tail.insert(0, tok)
     return " ".join(tail) or None
@@ -447,8 +456,10 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
             rest = question.replace(d.body, " ")
             break
         except DefinitionError as exc:
-            if metric is None and d.source not in ("paren", "ie"):
-                raise PlanError(f"{exc} (in the definition {d.body!r})") from exc
+            # an operand that is no line item: abstain naming it (never answer another metric's formula);
+            # wording the parser cannot follow: the standard formula of the metric named, noted
+            if (metric is None or exc.operand) and d.source not in ("paren", "ie"):
+                raise UnreadOperand(f"{exc} (in the definition {d.body!r})", exc.operand) from exc
             notes.append(f"definition not read ({exc}); the standard formula of {metric.key if metric else 'the line'}")
     if formula is None and not whole:
         error: DefinitionError | None = None
@@ -466,10 +477,17 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
                     attempt = attempt[:cut.start()]
             if formula is not None and re.search(r"[-+*/]|mean\(", formula.lstrip("-")):
                 rest = question.replace(clause, " ")
+                while (cut := _CUT_RE.search(written)) is not None:  # the name without "for Apple"
+                    try:
+                        if parse_expression(written[:cut.start()], ParseContext(lexicon, year, dict(phrases))) != formula:
+                            break
+                    except DefinitionError:
+                        break
+                    written = written[:cut.start()]
                 break
             formula = None
         if formula is None and error is not None and metric is None and not named:
-            raise PlanError(f"{error} (in the question's arithmetic)")
+            raise UnreadOperand(f"{error} (in the question's arithmetic)", error.operand)
     if formula is None:
         if keys:
             return _with_terms(question, years, lexicon, keys, phrases)
