@@ -203,7 +203,9 @@ _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 # words around a line item that do not change which line it is ("gross capex", "year-end receivables")
 _HARMLESS = frozenset(["a", "an", "the", "its", "their", "company", "company's", "companys", "total", "net", "reported", "unadjusted", "gross", "annual", "full", "year", "years", "yearly", "fiscal", "fy", "end", "ending", "year-end", "yearend", "period", "closing", "balance", "amount", "figure", "value", "level", "sum", "consolidated", "cash", "basis", "gaap", "line", "item", "items", "expense", "expenses", "cost", "costs", "spend", "spending", "spent", "statement", "the", "of", "for", "in", "at", "on", "as", "from", "and", "value", "reported", "book", "booked", "recorded"])
 # words that DO change which line it is: an operand phrase with one of them must be read whole
-_MEANING = frozenset(["paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest"])
+_MEANING = frozenset(["paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
+                      "tax", "taxes", "accumulated", "restricted", "marketable", "unearned", "accrued", "employee",
+                      "employees", "headcount", "share", "shares", "unit", "units", "segment", "goodwill"])
 
 
 @dataclass
@@ -456,14 +458,17 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     norm = normalize_label(phrase)
     words = [w for w in norm.split() if w not in _HARMLESS]
     core = " ".join(words)
-    exact = None
-    for c in lexicon.concepts.values():
-        names = {normalize_label(x) for x in [*c.aliases, *c.line_items]}
-        if (norm in names or core in names) and (exact is None or (exact.formula and not c.formula)):
-            exact = c  # a statement line before a metric of the same name ("gross margin" is the line)
-    if exact is not None:
-        return exact
+    for wanted in (norm, core):  # the phrase as written first ("cost of sales"), then without harmless words
+        exact = None
+        for c in lexicon.concepts.values():
+            names = {normalize_label(x) for x in [*c.aliases, *c.line_items]}
+            if wanted in names and (exact is None or (exact.formula and not c.formula)):
+                exact = c  # a statement line before a metric of the same name ("gross margin" is the line)
+        if exact is not None:
+            return exact
     matches = lexicon.match(phrase)
+    if not matches:
+        return _through_vocabulary(phrase, lexicon)
     if len(matches) != 1:
         return None
     m = matches[0]
@@ -472,3 +477,19 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     if any(w in _MEANING or not w.isalpha() for w in left) or len(left) > 2:
         return None
     return m.concept
+
+
+def _through_vocabulary(phrase: str, lexicon: Lexicon) -> Concept | None:
+    """An abbreviation the lexicon lacks, read through the analyst vocabulary (analyst_vocabulary.yaml,
+    shared with retrieval): a term that is the whole phrase whose first expansion is a lexicon line."""
+    from finrag_pipeline.core.retrieval.vocabulary import default_vocabulary
+
+    norm = normalize_label(phrase)
+    for match in default_vocabulary().match(phrase):
+        if normalize_label(match.term) != norm:
+            continue
+        for expansion in match.expansions[:1]:
+            concept = resolve_operand(expansion, lexicon) if normalize_label(expansion) != norm else None
+            if concept is not None:
+                return concept
+    return None

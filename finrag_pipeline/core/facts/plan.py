@@ -24,7 +24,7 @@ from finrag_pipeline.core.facts.definitions import (
     strip_statement_hints,
     unit_asked,
 )
-from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
+from finrag_pipeline.core.facts.formula import Formula, parse_formula
 from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
@@ -71,11 +71,6 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
-
-_TERM_SPLIT_RE = re.compile(r"\s*(\bdivided by\b|\bover\b|\bminus\b|\bless\b|\bplus\b|\btimes\b|\bmultiplied by\b"
-                            r"|[/*+()]|\s-\s)\s*", re.IGNORECASE)
-_OPS = {"divided by": "/", "over": "/", "minus": "-", "less": "-", "plus": "+", "times": "*",
-        "multiplied by": "*", "/": "/", "*": "*", "+": "+", "-": "-", "(": "(", ")": ")"}
 
 
 # questions that ask for a cause or a name, not a figure: the narrative answerer's (the calculator falls back)
@@ -155,30 +150,16 @@ def resolve_term(term: str, lexicon: Lexicon, *, allow_formulas: bool = False) -
     return None
 
 
-def definition_formula(definition: str, lexicon: Lexicon) -> str:
+def definition_formula(definition: str, lexicon: Lexicon, year: int | None = None) -> str:
     """'revenue / average PP&E' -> 'revenue / avg(ppe)'; 'cost of sales divided by average inventory
-    times 365' -> 'cost_of_revenue / avg(inventory) * 365'. Raises PlanError naming an unread term."""
-    parts = [p for p in _TERM_SPLIT_RE.split(definition.strip().rstrip(".")) if p and p.strip()]
-    out: list[str] = []
-    for part in parts:
-        p = part.strip()
-        if p.lower() in _OPS:
-            out.append(_OPS[p.lower()])
-            continue
-        if re.fullmatch(r"\d+(?:\.\d+)?", p.replace(",", "")):
-            out.append(p.replace(",", ""))
-            continue
-        avg = re.match(r"^(?:the\s+)?(?:average|avg\.?|mean)\s+(?:of\s+)?(?:the\s+)?(.+)$", p, re.IGNORECASE)
-        concept = resolve_term(avg.group(1) if avg else p, lexicon)
-        if concept is None:
-            raise PlanError(f"cannot read {p!r} in the definition {definition!r} as a statement line item")
-        out.append(f"avg({concept.key})" if avg else concept.key)
-    text = " ".join(out)
+    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/facts/definitions.parse_expression).
+    Raises UnreadOperand naming a term that is no line item, PlanError for other unread wording."""
     try:
-        parse_formula(text)
-    except FormulaError as exc:
+        return parse_expression(definition, ParseContext(lexicon, year))
+    except DefinitionError as exc:
+        if exc.operand:
+            raise UnreadOperand(f"{exc} in the definition {definition!r}", exc.operand) from exc
         raise PlanError(f"cannot read the definition {definition!r}: {exc}") from exc
-    return text
 
 
 def _unit_of_formula(formula: str, question: str) -> str:
