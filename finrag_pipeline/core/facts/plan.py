@@ -177,7 +177,8 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
     return plan
 
 
-def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
+def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None,
+               written: bool = True) -> Plan:
     """The plan for a question whose fiscal years are already known (latest first, may be empty).
 
     ``line_item``: a statement line the caller found printed in the filing under the question's own
@@ -192,11 +193,11 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     if _ASKS_WHICH_RE.search(question):
         raise PlanError("asks which segment, product or region, not a figure")
     hints = statement_hints(question)
-    if line_item is None:
-        written = written_formula_plan(question, years, lexicon, decimals, display_scale)
-        if written is not None:
-            written.statements = hints
-            return written
+    if line_item is None and written:
+        plan = written_formula_plan(question, years, lexicon, decimals, display_scale)
+        if plan is not None:
+            plan.statements = hints
+            return plan
     definition = _DEFINITION_RE.search(question)
     rest = question[:definition.start()] if definition else question
 
@@ -350,12 +351,16 @@ _EXPLICIT_OP = re.compile(r"/|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
 _LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
                       r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
-_POSSESSIVE_RE = re.compile(r"^(?:[\w.&-]+\s+){0,3}?[\w.&-]+(?:'s|\u2019s|s')\s+", re.I)
+_POSSESSIVE_RE = re.compile(r"^(?:[A-Z][\w.&-]*\s+){0,2}?[\w.&-]+(?:'s|\u2019s|s')\s+")  # "Best Buy's"
 _LEAD_YEARS_RE = re.compile(r"^(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d(?:\s*(?:-|–|to|through)\s*"
                             r"(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d)?\s+", re.I)
-_TAIL_RE = re.compile(r"\s+(?:in|for|during|at|as\s+of|over|across|of|from)\s+(?:the\s+)?(?:(?:fiscal|calendar)\s+)?"
-                      r"(?:years?\s+|fy\s*)?(?:(?:19|20)\d\d|fy\d\d).*$|\s+(?:in|for|during)\s+(?:the\s+)?"
-                      r"(?:fiscal|latest|last|most\s+recent|current)\b.*$", re.I)
+# the period of the question inside a clause ("capex in 2022 as a percentage of ...", "from FY2020 to FY2022")
+_PERIOD_RE = re.compile(r"\s*,?\s+(?:in|for|during|at|as\s+of|over|across|from|at\s+the\s+end\s+of)\s+(?:the\s+)?"
+                        r"(?:(?:fiscal|calendar)\s+)?(?:years?\s+|fy\s*)?'?(?:(?:19|20)\d\d|fy\d\d)"
+                        r"(?:\s*(?:-|–|to|through|and)\s*(?:fiscal\s+|fy\s*)?'?(?:19|20)\d\d)?\b"
+                        r"|\s*,?\s+(?:in|for|during)\s+(?:the\s+)?(?:latest|last|most\s+recent|current)\s+(?:fiscal\s+)?year\b",
+                        re.I)
+_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported)\b.*$", re.I)
 _CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(?!.*\s(?:for|in|at|of|by|from)\s)", re.I)
 
 
@@ -408,10 +413,12 @@ def _expression_clauses(question: str) -> list[str]:
         clause = re.sub(r"\([^()]*\)", " ", clause).strip()
         if not _EXPLICIT_OP.search(clause):
             continue
-        c = _LEAD_RE.sub("", clause) if _LEAD_RE.search(clause) else clause
+        c = strip_statement_hints(clause)
+        c = _LEAD_RE.sub("", c) if _LEAD_RE.search(c) else c
         c = _POSSESSIVE_RE.sub("", c.strip())
         c = _LEAD_YEARS_RE.sub("", c.strip())
-        c = _TAIL_RE.sub("", c).strip(" ,")
+        c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
+        c = re.sub(r"\b(?:of\s+)?[\w.&-]+(?:'s|\u2019s|s')\s+", lambda m: "of " if m.group(0).startswith("of") else "", c)
         if c:
             out.append(c)
     return out
@@ -431,6 +438,13 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     rest = question
     named = [m for m in lexicon.match(question[:whole[0].start] if whole else question)]
     metric = next((m.concept for m in named if m.concept.formula), None)
+    if whole and whole[0].target:
+        # "Define return on assets as ...": the metric the definition names (its unit when the words say none)
+        target = resolve_operand(whole[0].target, lexicon)
+        metric = target if target is not None and target.formula else metric
+    if metric is None and whole:
+        after = question[whole[0].start:].replace(whole[0].body, " ")
+        metric = next((m.concept for m in lexicon.match(after) if m.concept.formula), None)
     for d in whole:
         try:
             formula, written = parse_expression(d.body, ctx), d.body
@@ -467,7 +481,7 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
                     written = written[:cut.start()]
                 break
             formula = None
-        if formula is None and error is not None and metric is None and not named:
+        if formula is None and error is not None and error.operand and len(error.operand.split()) <= 5:
             raise UnreadOperand(f"{error} (in the question's arithmetic)", error.operand)
     if formula is None:
         if keys:
@@ -505,7 +519,7 @@ def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[st
                 phrases: dict[str, str]) -> Plan | None:
     """The usual plan with the question's own definitions of its terms put in ("SG&A" = S&M + G&A)."""
     try:
-        plan = _make_plan(question, years, lexicon)
+        plan = _make_plan(question, years, lexicon, written=False)
     except PlanError:
         return None
     new = _substitute(plan.formula, keys)
