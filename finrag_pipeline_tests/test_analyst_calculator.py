@@ -329,3 +329,83 @@ def test_latency_after_retrieval_is_under_50_ms(calc):
         calc.answer(q, [])
     per_answer_ms = (time.perf_counter() - t0) * 1000 / (len(questions) * 5)
     assert per_answer_ms < 50, per_answer_ms
+
+
+# ---- formulas the question writes, statement hints, judgements (issue 26) -----------------------------
+# Figures read in the sample filings (physical pages): APPLE_2022_10K.pdf p.32 Statements of Operations
+# (Total net sales 394,328 / 365,817 / 274,515; Total cost of sales 223,546; Operating income 119,437 /
+# 108,949 / 66,288 for FY2022/2021/2020), p.34 Balance Sheets (Accounts payable 64,115 / 54,763; Inventories
+# 4,946 / 6,580; PP&E net 42,117; Total assets 352,755), p.36 Cash Flows (Payments for acquisition of PP&E
+# (10,708) / (11,085) / (7,309)). MICROSOFT_2022_10K.pdf p.57 (Total revenue 198,270; Operating income 83,383),
+# p.59 (Accounts receivable, net of allowance ... 44,261), p.60 (Depreciation, amortization, and other 14,460;
+# Additions to property and equipment (23,886)). AMAZON_2022_10K.pdf p.37 (Total net sales 513,983 / 469,822),
+# p.39 (Inventories 34,405). BOEING_2021_10K.pdf p.62 (Total current assets 108,666; Total current
+# liabilities 81,992), p.60 (no cost of sales or gross profit line).
+
+def _inputs(result):
+    return {(i["line_item"], i["period"]): (i["value"], i["source"]["page"]) for i in result.details["inputs"]}
+
+
+def test_dpo_definition_with_average_change_and_year_pins(calc):
+    r = calc.answer("DPO is defined as 365 * (average accounts payable between FY2021 and FY2022) / (FY2022 COGS + "
+                    "change in inventory). What is Apple's FY2022 DPO? Round to two decimals.", [])
+    # 365 * (64,115 + 54,763) / 2 / (223,546 + 4,946 - 6,580) = 365 * 59,439 / 221,912 = 97.765
+    assert r.response_state == "answered" and r.details["rounded"] == "97.77" and r.text.startswith("97.77 days")
+    assert _inputs(r) == {("accounts_payable", "FY2022"): ("64115", 34), ("accounts_payable", "FY2021"): ("54763", 34),
+                          ("cost_of_revenue", "FY2022"): ("223546", 32), ("inventory", "FY2022"): ("4946", 34),
+                          ("inventory", "FY2021"): ("6580", 34)}
+
+
+def test_ebitda_less_capex_and_three_year_average_of_a_ratio(calc):
+    r = calc.answer("What is Microsoft's FY2022 unadjusted EBITDA less capex? Answer in USD millions.", [])
+    assert r.details["rounded"] == "73957"  # 83,383 + 14,460 - 23,886
+    assert _inputs(r)[("depreciation_amortization", "FY2022")] == ("14460", 60)
+    r = calc.answer("What is the FY2020 - FY2022 3 year average of capex as a % of revenue for Apple? Answer in units "
+                    "of percents and round to one decimal place.", [])
+    # (10,708 / 394,328 + 11,085 / 365,817 + 7,309 / 274,515) / 3 = (2.716% + 3.030% + 2.663%) / 3 = 2.80%
+    assert r.details["rounded"] == "2.8" and r.details["unit"] == "percent"
+    assert len(_inputs(r)) == 6
+
+
+def test_statement_hint_reads_the_balance_line_and_defined_dso(calc):
+    r = calc.answer("Year end FY2022 total amount of inventories for Amazon? Answer in USD millions. Base your "
+                    "judgement on the information provided primarily in the balance sheet.", [])
+    assert r.details["rounded"] == "34405" and _inputs(r) == {("inventory", "FY2022"): ("34405", 39)}
+    r = calc.answer("What were Microsoft's days sales outstanding at the end of fiscal 2022, defined as year-end "
+                    "receivables / FY2022 revenue x 365?", [])
+    assert r.details["rounded"] == "81.5"  # 44,261 / 198,270 x 365 (not the 74,398 PP&E note total)
+    assert _inputs(r)[("accounts_receivable", "FY2022")] == ("44261", 59)
+
+
+def test_an_operand_that_is_no_line_item_is_named_in_the_abstention(calc):
+    r = calc.answer("What is Apple's FY2022 tangible asset turnover, defined as revenue / (total assets less "
+                    "deferred tax assets)?", [])
+    assert r.response_state == "abstained" and "'deferred tax assets'" in r.text
+    assert r.details["missing_operand"] == "deferred tax assets"
+
+
+@pytest.mark.parametrize("question,answer,figures", [
+    ("Does Apple have an improving operating margin profile as of FY2022?", "Yes",
+     ["24.1% in FY2020", "30.3% in FY2022", "FY2021: 29.8%"]),     # 66,288/274,515; 119,437/394,328
+    ("Is Apple a capital-intensive business based on FY2022 data?", "No", ["2.7%", "11.9%"]),
+    ("Is Microsoft a capital-intensive business based on FY2022 data?", "Yes", ["12.0%"]),  # 23,886 / 198,270
+    ("Does Boeing have a healthy liquidity profile based on its current ratio for FY2021?", "Yes", ["1.33"]),
+    ("Was Amazon a high-growth company in 2022?", "No", ["9.4%"]),  # 513,983 / 469,822 - 1
+])
+def test_judgements_commit_with_their_figures(calc, question, answer, figures):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(f"{answer}, because")
+    for f in figures:
+        assert f in r.text
+    assert r.citations and all(c[2] for c in r.citations)  # every row it rests on is cited
+
+
+def test_unsuitable_metric_is_said_not_forced(calc):
+    r = calc.answer("What is Boeing's FY2021 gross margin? If gross margin is not a useful metric for a company like "
+                    "this, then state that and explain why.", [])
+    assert r.response_state == "answered" and "not a useful metric for The Boeing Company" in r.text
+    assert "%" not in r.text.split(":")[0]
+    # Apple prints gross margin: the same wording gets the figure (170,782 / 394,328)
+    r = calc.answer("What is Apple's FY2022 gross margin? If gross margin is not a useful metric for a company like "
+                    "this, then state that and explain why.", [])
+    assert r.text.startswith("43.3%")
