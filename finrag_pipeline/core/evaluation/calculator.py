@@ -67,6 +67,54 @@ def _without_company(qualifier: str | None, filing: FilingFacts) -> str | None:
     return " ".join(words) or None
 
 
+def explanation(details: dict[str, Any]) -> dict[str, Any] | None:
+    """The plan and the operands of a calculator answer, for `finrag ask --explain` and the web explorer:
+    {"plan": [(field, value)], "operands": [{line_item, period, value, scale, page, label, statement, kind}]}.
+    None for another answerer's details (nothing planned)."""
+    plan = details.get("plan")
+    judgement = details.get("judgement")
+    if not plan and not judgement:
+        return None
+    fields: list[tuple[str, Any]] = []
+    if plan:
+        fields += [("quantity", plan.get("quantity")), ("formula", details.get("formula") or plan.get("formula")),
+                   ("written in the question", plan.get("definition")), ("operation", plan.get("operation")),
+                   ("fiscal years", ", ".join(f"FY{y}" for y in plan.get("years") or [])),
+                   ("unit", plan.get("unit")), ("decimals", plan.get("decimals")),
+                   ("statements asked", ", ".join(plan.get("statements") or [])),
+                   ("segment", details.get("segment")), ("notes", "; ".join(plan.get("notes") or []))]
+    if judgement:
+        fields += [("judgement", judgement.get("kind")), ("metric", judgement.get("metric")),
+                   ("rule", judgement.get("rule")), ("answer", judgement.get("answer"))]
+    if details.get("missing_operand"):
+        fields.append(("operand not read", details["missing_operand"]))
+    if details.get("missing"):
+        fields.append(("missing", "; ".join(details["missing"])))
+    operands = []
+    for i in details.get("inputs", []):
+        src = i.get("source") or {}
+        operands.append({"line_item": i.get("line_item"), "period": i.get("period"), "value": i.get("value"),
+                         "scale": SCALE_NAME.get(i.get("scale"), ""), "unit": i.get("unit"),
+                         "page": src.get("page"), "filing_id": src.get("filing_id"),
+                         "label": src.get("row_label") or src.get("concept"), "column": src.get("column_header"),
+                         "statement": src.get("statement_type"), "kind": src.get("kind"),
+                         "chunk_id": src.get("chunk_id")})
+    return {"plan": [(k, v) for k, v in fields if v not in (None, "", [])], "operands": operands}
+
+
+def explanation_lines(details: dict[str, Any]) -> list[str]:
+    """`finrag ask --explain`: the plan, then one line per operand (page, label, period, value)."""
+    ex = explanation(details)
+    if ex is None:
+        return ["explain: no plan (not a calculator answer, or a narrative question it passed on)"]
+    lines = ["plan:"] + [f"  {k}: {v}" for k, v in ex["plan"]]
+    lines.append("operands:" if ex["operands"] else "operands: none read")
+    lines += [f"  {o['line_item']} {o['period']} = {o['value']}{(' ' + o['scale']) if o['scale'] else ''}"
+              f" {o['unit'] or ''} <- {o['filing_id']} p.{o['page']} \"{o['label']}\""
+              f" [{o['column'] or o['kind']}] ({o['statement'] or o['kind']})" for o in ex["operands"]]
+    return lines
+
+
 def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
     """The concept read from the statement the question points at ("primarily using the balance sheet"),
     when it names none itself; a line with a statement of its own keeps it (COGS stays on the income
