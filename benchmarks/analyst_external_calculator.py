@@ -66,8 +66,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the parsed sample filings (made if missing)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--warehouse", action="store_true",
+                    help="read the facts from the warehouse of FINRAG_HOME (a built demo home) instead of parsing")
     args = ap.parse_args()
-    calc = CalculatorAnswerer(FactStore.from_parsed(parsed_filings(args.cache)))
+    if args.warehouse:
+        calc = CalculatorAnswerer()  # FactStore over FINRAG_HOME's warehouse, as `finrag ask` reads it
+    else:
+        calc = CalculatorAnswerer(FactStore.from_parsed(parsed_filings(args.cache)))
     rows = []
     for line in SAMPLE_EXTERNAL_QA.read_text().splitlines():
         q = json.loads(line)

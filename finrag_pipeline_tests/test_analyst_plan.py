@@ -102,6 +102,10 @@ def test_lexicon_formulas_use_only_known_line_items():
         else:
             assert concept.statement in ("income_statement", "balance_sheet", "cash_flow"), concept.key
             assert concept.line_items, concept.key
+        for name in parse_formula(concept.fallback).names if concept.fallback else []:
+            assert name in LEX.concepts and not LEX.concepts[name].formula, (concept.key, name)
+        # a flow list split on a comma leaves a fragment ("net", "property"): never a label of its own
+        assert not {"net", "property", "selling", "plant and equipment"} & set(concept.line_items + concept.aliases)
 
 
 def test_lexicon_rejects_unknown_fields_and_statements(tmp_path):

@@ -115,6 +115,15 @@ def explanation_lines(details: dict[str, Any]) -> list[str]:
     return lines
 
 
+_AMOUNT_IN_LABEL_RE = re.compile(r"\s*,?\s*(?:of|and)\s+\$\s?[\d,]+(?:\.\d+)?(?:\s+(?:million|billion|thousand))?")
+
+
+def sources_text(inputs: Sequence[FactValue]) -> str:
+    """'FY2022 Total net sales: p.32 row "Total net sales" [...]; ...' with amounts printed inside a row
+    label dropped ("net of accumulated depreciation of $59,660 and $51,351"): they are no answer figure."""
+    return "; ".join(_AMOUNT_IN_LABEL_RE.sub("", f"{i.period} {i.label}: {i.source.describe()}") for i in inputs)
+
+
 def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
     """The concept read from the statement the question points at ("primarily using the balance sheet"),
     when it names none itself; a line with a statement of its own keeps it (COGS stays on the income
@@ -221,6 +230,9 @@ class CalculatorAnswerer:
                     raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
                 concept = _hinted(concept, plan.statements)
                 fact = filing.lookup(concept, year, segment=segment)
+                if fact is None and concept.fallback and not segment:
+                    # a line the filing does not print as one row: its parts ("SG&A" = S&M + G&A)
+                    return evaluate(parse_formula(concept.fallback), year, resolve)
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
@@ -408,7 +420,7 @@ class CalculatorAnswerer:
         company = string.capwords(company.lower()) if company.isupper() else company
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
-                f"Sources: " + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
+                f"Sources: " + sources_text(inputs) + ".")
         citations: list[Citation] = []
         for i in inputs:
             cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
@@ -562,7 +574,7 @@ class CalculatorAnswerer:
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
         text = (f"{decision.answer}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
-                + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
+                + sources_text(inputs) + ".")
         citations: list[Citation] = []
         for i in inputs:
             cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
