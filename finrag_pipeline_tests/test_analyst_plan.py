@@ -198,6 +198,52 @@ WRITTEN = [
 ]
 
 
+# our own, in the style of public FinanceBench questions: instructions around the question, "defined as:",
+# "% margin", several definitions that use each other, unit parentheses
+WRITTEN += [
+    ("What is the FY2018 capital expenditure amount (in USD millions) for 3M? Give a response to the question by "
+     "relying on the details shown in the cash flow statement.", [2018], "abs(capital_expenditure)", "USD", None,
+     ["cash_flow"]),
+    ("Assume that you are a public equities analyst. Answer the following question by primarily using information "
+     "that is shown in the balance sheet: what is the year end FY2018 net PPNE for 3M? Answer in USD billions.",
+     [2018], "ppe", "USD", None, ["balance_sheet"]),
+    ("What is Adobe's FY2015 operating cash flow ratio? Operating cash flow ratio is defined as: cash from operations "
+     "/ total current liabilities. Round your answer to two decimal places.", [2015],
+     "operating_cash_flow / total_current_liabilities", "ratio", 2, []),
+    ("What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Fixed asset turnover ratio is defined "
+     "as: FY2019 revenue / (average PP&E between FY2018 and FY2019). Round your answer to two decimal places. Base "
+     "your judgement on information provided primarily in the statement of income and the statement of financial "
+     "position.", [2019, 2018], "revenue / (avg(ppe))", "ratio", 2, ["income_statement", "balance_sheet"]),
+    ("What is the FY2021 unadjusted operating income % margin for AMD? Calculate what was asked by utilizing the "
+     "line items clearly shown in the income statement.", [2021], "operating_income / revenue", "percent", None,
+     ["income_statement"]),
+    ("What is the FY2018 - FY2020 3 year average unadjusted EBITDA % margin for Lockheed Martin? Define unadjusted "
+     "EBITDA as unadjusted operating income + depreciation and amortization from the cash flow statement. Answer in "
+     "units of percents and round to one decimal place.", [2020, 2018],
+     "mean((operating_income + depreciation_amortization) / revenue, 3)", "percent", 1, ["cash_flow"]),
+    ("What is the FY2019 cash conversion cycle (CCC) for General Mills? CCC is defined as: DIO + DSO - DPO. DIO is "
+     "defined as: 365 * (average inventory between FY2018 and FY2019) / (FY2019 COGS). DSO is defined as: 365 * "
+     "(average accounts receivable between FY2018 and FY2019) / (FY2019 Revenue). DPO is defined as: 365 * (average "
+     "accounts payable between FY2018 and FY2019) / (FY2019 COGS + change in inventory between FY2018 and FY2019). "
+     "Round your answer to two decimal places.", [2019, 2018],
+     "(365 * (avg(inventory)) / (cost_of_revenue)) + (365 * (avg(accounts_receivable)) / (revenue)) - "
+     "(365 * (avg(accounts_payable)) / (cost_of_revenue + change(inventory)))", "days", 2, []),
+    ("What is the quick ratio for Apple in FY2022? Quick ratio = (cash + short-term investments + receivables) / "
+     "current liabilities", [2022], "(cash + short_term_investments + accounts_receivable) / total_current_liabilities",
+     "ratio", None, []),
+    ("Calculate the FY2019 days sales outstanding (DSO) using the formula 365 * average accounts receivable / revenue",
+     [2019], "365 * avg(accounts_receivable) / revenue", "days", None, []),
+    ("What is Amcor's year end FY2020 net AR (in USD millions)? Address the question by adopting the perspective of "
+     "a financial analyst who can only use the details shown within the balance sheet.", [2020],
+     "accounts_receivable", "USD", None, ["balance_sheet"]),
+    ("Using the cash flow statement, answer the following question to the best of your abilities: how much did "
+     "Kraft Heinz pay out in cash dividends in FY2021? Answer in USD millions.", [2021], "abs(dividends)", "USD",
+     None, ["cash_flow"]),
+    ("What is the FY2016 COGS % margin for Nike? Calculate what was asked by utilizing the line items clearly shown "
+     "in the P&L statement.", [2016], "cost_of_revenue / revenue", "percent", None, ["income_statement"]),
+]
+
+
 @pytest.mark.parametrize("question,years,formula,unit,decimals,statements", WRITTEN,
                          ids=[f"written{i:02d}" for i in range(len(WRITTEN))])
 def test_written_formula_is_the_plan(question, years, formula, unit, decimals, statements):

@@ -51,7 +51,7 @@ _STATEMENT_WORDS = (
     ("cash_flow", r"cash[\s-]+flows?\s+statements?|statements?\s+of\s+(?:consolidated\s+)?cash\s+flows?"
                   r"|cash[\s-]+flow\s+statement"),
 )
-_HINT_LEAD = (r"(?:using|use|based\s+on|from|per|according\s+to|in|on|as\s+(?:reported|shown|stated)\s+(?:in|on)"
+_HINT_LEAD = (r"(?:using|use|based\s+on|from|per|according\s+to|in|on|within|inside|as\s+(?:reported|shown|stated)\s+(?:in|on)"
               r"|look(?:ing)?\s+at|relying\s+on|via)")
 STATEMENT_HINT_RE = re.compile(
     rf"\b(?:(?:primarily|mainly|only|solely|mostly|just)\s+)?{_HINT_LEAD}\s+(?:(?:the|its|their|a)\s+)?"
@@ -106,15 +106,15 @@ _END += r"|give|answer|show|please|as\s+a\s+(?:percent|percentage|%|ratio|multip
 _DEF_PATTERNS = [
     # "X is defined as D", "X are calculated as D", "X should be computed as D"
     re.compile(r"(?P<target>\b[\w&'()\-/ ]{2,80}?)\s+(?:is|are|be|was|were|being|gets|get)\s+(?:defined|calculated|computed"
-               r"|measured|derived|determined|taken)\s+(?:as|by)\s+(?P<body>.+?)" + _END, re.I),
+               r"|measured|derived|determined|taken)\s+(?:as|by)\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "Define X as D", "defining X as D", "if you define it as D", "counting SG&A as D", "taking EBIT as D"
     re.compile(r"\b(?:define|defining|defined|treat|treating|count|counting|take|taking|consider|considering)\s+"
-               r"(?P<target>[\w&'()\-/ ]{1,80}?)\s+as\s+(?P<body>.+?)" + _END, re.I),
+               r"(?P<target>[\w&'()\-/ ]{1,80}?)\s+as\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "calculate X using D", "compute X as D", "calculate X by taking D"
     re.compile(r"\b(?:calculate|compute|calculated|computed|measure|derive)\s+(?P<target>[\w&'()\-/ ]{2,80}?)\s+"
                r"(?:using|as|by\s+(?:taking|dividing|using)?|with|from)\s+(?P<body>.+?)" + _END, re.I),
     # "defined as D", "computed as D" (the target is the quantity asked)
-    re.compile(r"\b(?:defined|calculated|computed|measured|derived)\s+(?:as|by)\s+(?P<body>.+?)" + _END, re.I),
+    re.compile(r"\b(?:defined|calculated|computed|measured|derived)\s+(?:as|by)\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "i.e. D", "that is, D", "namely D"
     re.compile(r"(?:\bi\.e\.|\bie\b|\bthat\s+is|\bnamely)\s*,?\s+(?P<body>.+?)" + _END, re.I),
     # "where X = D", "X = D"
@@ -135,6 +135,35 @@ class Definition:
     source: str             # which pattern: is_defined_as | define_as | calculate_using | defined_as | ie | equals | paren
 
 
+_INSTRUCTION_RE = re.compile(
+    r"^\s*(?:answer\s+(?:in|with|using|the|to|as|based|by)|round|give\s+(?:a|your|the)?\s*(?:response|answer|result)"
+    r"|base|address|assume|please|provide\s+(?:a|your|the)?\s*(?:response|answer)|respond|express\s+(?:the|your)"
+    r"|report\s+(?:the|your)\s+answer|note|utili[sz]e|rely|calculate\s+what\s+was\s+asked|use\s+(?:the|only)"
+    r"|using\s+(?:the|only)\b[^,?]*$|show\s+your|state\b|if\b|you\s+(?:may|can|should))",
+    re.I)
+_LEAD_IN_RE = re.compile(r"^.*?\b(?:the\s+following\s+question|this\s+question)\b[^:?]*:\s*", re.I)
+_UNIT_PAREN_RE = re.compile(r"\(\s*(?:in\s+)?(?:usd|us\$|\$)?\s*(?:thousands|millions|billions|mm|bn)\s*\)", re.I)
+_PERCENT_MARGIN_RE = re.compile(r"\s*%\s*margin\b", re.I)
+
+
+def clean_question(question: str) -> str:
+    """The question without what only instructs the answerer: sentences that say how to answer ("Answer in
+    USD millions.", "Base your judgement on the balance sheet.", "Calculate what was asked by utilizing the
+    line items ..."), a lead-in before the question ("Answer the following question ...: what is ..."),
+    unit parentheses ("(in USD millions)"), statement hints, and parentheses that hold no formula. A
+    FinanceBench-style "X % margin" reads "X as a % of revenue". Definitions stay (they are the plan)."""
+    text = _LEAD_IN_RE.sub("", question.strip())
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(])", text)
+    keep = [s for s in sentences if not (_INSTRUCTION_RE.match(s) and "?" not in s
+                                         and not re.search(r"\bdefine|\bdefined\b|=", s, re.I))]
+    text = " ".join(keep) or text
+    text = _UNIT_PAREN_RE.sub(" ", text)
+    text = re.sub(r"\(([^()]*)\)", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
+    text = strip_statement_hints(text)
+    text = _PERCENT_MARGIN_RE.sub(" as a % of revenue", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def find_definitions(question: str) -> list[Definition]:
     """Every definition written in a question, in order (a whole-metric one and term ones: "capex as a
     percentage of revenue (capex = cash paid for PP&E)" has one, of the term "capex")."""
@@ -151,6 +180,7 @@ def find_definitions(question: str) -> list[Definition]:
             if name in ("is_defined_as", "define_as", "calculate_using", "equals") and not target:
                 continue
             body = _balanced(m.group("body").strip().rstrip(".,"))
+            body = re.sub(r"^(?:the\s+)?(?:following\s+)?(?:formula|equation|calculation)\s*:?\s*", "", body, flags=re.I)
             if name in ("ie", "equals") and not _OPERATOR_HINT.search(body) and not target:
                 continue
             taken.append(span)

@@ -17,6 +17,7 @@ from typing import Any
 from finrag_pipeline.core.facts.definitions import (
     DefinitionError,
     ParseContext,
+    clean_question,
     find_definitions,
     parse_expression,
     resolve_operand,
@@ -67,7 +68,7 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
     "drop", "dropped", "jump", "jumped", "move", "moved", "come", "came", "end", "ended", "stand", "stood",
     "book", "booked", "record", "recorded", "spend", "spent", "generate", "generated", "pay", "paid", "year-end",
     "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
-    "estimate", "show", "tell", "please", "provide"])
+    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
@@ -171,30 +172,34 @@ def _unit_of_formula(formula: str, question: str) -> str:
 
 
 def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
-    """The plan for a question (see ``_make_plan``), with the statements it points at."""
-    plan = _make_plan(question, years, lexicon, line_item)
+    """The plan for a question (see ``_make_plan``), with the statements it points at. The quantity is
+    read from the question without its instructions (``clean_question``); rounding, units, statement
+    hints and definitions from the whole question."""
+    plan = _make_plan(clean_question(question), years, lexicon, line_item, full=question)
     plan.statements = statement_hints(question)
     return plan
 
 
 def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None,
-               written: bool = True) -> Plan:
+               written: bool = True, full: str | None = None) -> Plan:
     """The plan for a question whose fiscal years are already known (latest first, may be empty).
 
     ``line_item``: a statement line the caller found printed in the filing under the question's own
-    words (a row label outside the lexicon, "deferred revenue"); it is the quantity then."""
+    words (a row label outside the lexicon, "deferred revenue"); it is the quantity then. ``full``:
+    the question as asked, when ``question`` is its cleaned form."""
+    full = full or question
     notes: list[str] = []
-    decimals = _decimals_asked(question)
-    scale_m = _IN_SCALE_RE.search(question)
+    decimals = _decimals_asked(full)
+    scale_m = _IN_SCALE_RE.search(full)
     display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
     years = list(years)
     if _ASKS_WHY_RE.search(question) and not find_definitions(question):
         raise PlanError("asks for a cause or an explanation, not a figure")
     if _ASKS_WHICH_RE.search(question):
         raise PlanError("asks which segment, product or region, not a figure")
-    hints = statement_hints(question)
+    hints = statement_hints(full)
     if line_item is None and written:
-        plan = written_formula_plan(question, years, lexicon, decimals, display_scale)
+        plan = written_formula_plan(full, years, lexicon, decimals, display_scale, clean=question)
         if plan is not None:
             plan.statements = hints
             return plan
@@ -366,27 +371,47 @@ _CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(
 
 def term_definitions(question: str, years: list[int], lexicon: Lexicon) -> tuple[dict[str, str], dict[str, str], list]:
     """Definitions of a term of the formula ("capex = cash paid for PP&E", "counting SG&A as sales and
-    marketing plus general and administrative"): (phrase -> formula, concept key -> formula, the
-    definitions of the whole quantity)."""
+    marketing plus general and administrative", "DIO is defined as ..." inside a cash conversion cycle
+    question): (phrase -> formula, concept key -> formula of the base lines they redefine, the definitions
+    of a whole quantity, the one the question asks first)."""
     year = max(years) if years else None
     phrases: dict[str, str] = {}
     keys: dict[str, str] = {}
     whole = []
-    for d in find_definitions(question):
+    defs = find_definitions(question)
+    for _ in range(2):  # twice: a definition may use a term defined after it ("CCC = DIO + DSO - DPO. DIO is ...")
+        for d in defs:
+            target = d.target
+            if target is None or normalize_label(target) in _PRONOUNS:
+                continue
+            own = normalize_label(target)
+            try:
+                phrases[own] = parse_expression(d.body, ParseContext(
+                    lexicon, year, {k: v for k, v in phrases.items() if k != own}))
+            except DefinitionError:
+                continue
+    for d in defs:
         target = d.target
         pronoun = target is None or normalize_label(target) in _PRONOUNS
         concept = None if pronoun else resolve_operand(target, lexicon)
         if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body):
             whole.append(d)
-            continue
-        try:
-            formula = parse_expression(d.body, ParseContext(lexicon, year, dict(phrases)))
-        except DefinitionError:
+        elif normalize_label(target) in phrases:
+            keys[concept.key] = phrases[normalize_label(target)]
+        else:
             whole.append(d)  # not read as a term: perhaps the whole quantity in other words
-            continue
-        phrases[normalize_label(target)] = formula
-        keys[concept.key] = formula
-    return phrases, keys, whole
+    if len(whole) > 1:
+        # the definition of what is asked first: its target named outside the definitions
+        outside = question
+        for d in defs:
+            outside = outside.replace(d.body, " ")
+        asked = {m.concept.key for m in lexicon.match(outside)}
+        def asked_first(d):
+            c = resolve_operand(d.target, lexicon) if d.target else None
+            return 0 if (c is not None and c.key in asked) else 1
+        whole.sort(key=asked_first)
+    # a whole definition's own target is no term of it
+    return {k: v for k, v in phrases.items()}, keys, whole
 
 
 def _substitute(formula: str, keys: dict[str, str]) -> str:
@@ -425,17 +450,19 @@ def _expression_clauses(question: str) -> list[str]:
 
 
 def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, decimals: int | None,
-                         display_scale: int | None) -> Plan | None:
+                         display_scale: int | None, clean: str | None = None) -> Plan | None:
     """The plan when the question writes its formula: a definition ("DPO is defined as ...", "Define X
     as ...", "(operating income / revenue)") or arithmetic over named lines ("EBITDA less capex",
     "3 year average of capex as a % of revenue"). None when it writes none; PlanError naming the
-    operand when it writes one this answerer cannot read and names no standard metric either."""
+    operand when it writes one this answerer cannot read and names no standard metric either.
+    ``clean``: the question without its instructions (arithmetic clauses and the operation are read there)."""
     year = max(years) if years else None
+    clean = clean if clean is not None else clean_question(question)
     phrases, keys, whole = term_definitions(question, years, lexicon)
     ctx = ParseContext(lexicon, year, dict(phrases))
     notes: list[str] = []
     formula = written = None
-    rest = question
+    rest = clean
     named = [m for m in lexicon.match(question[:whole[0].start] if whole else question)]
     metric = next((m.concept for m in named if m.concept.formula), None)
     if whole and whole[0].target:
@@ -445,10 +472,22 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if metric is None and whole:
         after = question[whole[0].start:].replace(whole[0].body, " ")
         metric = next((m.concept for m in lexicon.match(after) if m.concept.formula), None)
+    without_defs = clean
+    for d in find_definitions(question):
+        without_defs = without_defs.replace(d.body, " ")
+    # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
+    # Define unadjusted EBITDA as ..."): the defined terms are operands of it
+    clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)
+    targets = [normalize_label(d.target) for d in whole if d.target and normalize_label(d.target) not in _PRONOUNS]
+    if clause_formula is not None and (not whole or any(t and t in normalize_label(clause_text) for t in targets)):
+        formula, written, rest = clause_formula, clause_text, without_defs.replace(clause_text, " ")
+        ctx.percent = clause_percent
+        whole = []
     for d in whole:
         try:
-            formula, written = parse_expression(d.body, ctx), d.body
-            rest = question.replace(d.body, " ")
+            formula, written = parse_expression(d.body, ParseContext(
+                lexicon, year, {k: v for k, v in phrases.items() if k != normalize_label(d.target or "")})), d.body
+            rest = without_defs
             break
         except DefinitionError as exc:
             # an operand that is no line item: abstain naming it (never answer another metric's formula);
@@ -456,33 +495,9 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
             if (metric is None or exc.operand) and d.source not in ("paren", "ie"):
                 raise UnreadOperand(f"{exc} (in the definition {d.body!r})", exc.operand) from exc
             notes.append(f"definition not read ({exc}); the standard formula of {metric.key if metric else 'the line'}")
-    if formula is None and not whole:
-        error: DefinitionError | None = None
-        for clause in _expression_clauses(question):
-            attempt = clause
-            for _ in range(4):
-                try:
-                    formula, written = parse_expression(attempt, ctx), attempt
-                    break
-                except DefinitionError as exc:
-                    error = error or exc
-                    cut = _CUT_RE.search(attempt)
-                    if not cut:
-                        break
-                    attempt = attempt[:cut.start()]
-            if formula is not None and re.search(r"[-+*/]|mean\(", formula.lstrip("-")):
-                rest = question.replace(clause, " ")
-                while (cut := _CUT_RE.search(written)) is not None:  # the name without "for Apple"
-                    try:
-                        if parse_expression(written[:cut.start()], ParseContext(lexicon, year, dict(phrases))) != formula:
-                            break
-                    except DefinitionError:
-                        break
-                    written = written[:cut.start()]
-                break
-            formula = None
-        if formula is None and error is not None and error.operand and len(error.operand.split()) <= 5:
-            raise UnreadOperand(f"{error} (in the question's arithmetic)", error.operand)
+    if formula is None and not whole and clause_formula is None and error is not None and error.operand \
+            and len(error.operand.split()) <= 5:
+        raise UnreadOperand(f"{error} (in the question's arithmetic)", error.operand)
     if formula is None:
         if keys:
             return _with_terms(question, years, lexicon, keys, phrases)
@@ -513,6 +528,39 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
         plan.years = plan.years[:1] if plan.operation == "value" else plan.years
     return plan
+
+
+def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict[str, str]
+                    ) -> tuple[str | None, str | None, DefinitionError | None, bool]:
+    """(formula, its words, the first error, "as a % of" read) of the first clause of ``text`` that writes arithmetic over
+    line items; a trailing "for Apple" / "in FY2022" is cut until the clause reads."""
+    error: DefinitionError | None = None
+    for clause in _expression_clauses(text):
+        attempt, formula = clause, None
+        for _ in range(4):
+            try:
+                pctx = ParseContext(lexicon, year, dict(phrases))
+                formula = parse_expression(attempt, pctx)
+                percent = pctx.percent
+                break
+            except DefinitionError as exc:
+                error = error or exc
+                cut = _CUT_RE.search(attempt)
+                if not cut:
+                    break
+                attempt = attempt[:cut.start()]
+        if formula is None or not re.search(r"[-+*/]|mean\(", formula.lstrip("-")):
+            continue
+        written = attempt
+        while (cut := _CUT_RE.search(written)) is not None:  # the name without "for Apple"
+            try:
+                if parse_expression(written[:cut.start()], ParseContext(lexicon, year, dict(phrases))) != formula:
+                    break
+            except DefinitionError:
+                break
+            written = written[:cut.start()]
+        return formula, written, None, percent
+    return None, None, error, False
 
 
 def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[str, str],
