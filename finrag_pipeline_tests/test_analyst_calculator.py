@@ -391,6 +391,11 @@ def test_an_operand_that_is_no_line_item_is_named_in_the_abstention(calc):
     ("Is Microsoft a capital-intensive business based on FY2022 data?", "Yes", ["12.0%"]),  # 23,886 / 198,270
     ("Does Boeing have a healthy liquidity profile based on its current ratio for FY2021?", "Yes", ["1.33"]),
     ("Was Amazon a high-growth company in 2022?", "No", ["9.4%"]),  # 513,983 / 469,822 - 1
+    # 108,666 - 81,992 (p.62)
+    ("Does Boeing have positive working capital based on FY2021 data? If working capital is not a useful or relevant "
+     "metric for this company, then please state that and explain why.", "Yes", ["$26,674 million"]),
+    # (53,888 cash + 16,138 marketable securities + 42,360 receivables) / 155,393 current liabilities (p.39)
+    ("Does Amazon have a reasonably healthy liquidity profile based on its quick ratio for FY2022?", "No", ["0.72"]),
 ])
 def test_judgements_commit_with_their_figures(calc, question, answer, figures):
     r = calc.answer(question, [])
@@ -398,6 +403,12 @@ def test_judgements_commit_with_their_figures(calc, question, answer, figures):
     for f in figures:
         assert f in r.text
     assert r.citations and all(c[2] for c in r.citations)  # every row it rests on is cited
+
+
+def test_the_metric_asked_wins_over_its_own_inputs(calc):
+    r = calc.answer("Roughly how many times has Amazon sold its inventory over FY2022? Calculate inventory turnover "
+                    "ratio for the FY2022; round your answer to two decimal places.", [])
+    assert r.details["rounded"] == "8.62"  # 288,831 / ((34,405 + 32,640) / 2)
 
 
 def test_unsuitable_metric_is_said_not_forced(calc):

@@ -556,15 +556,35 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason,
                             f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
                 {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
+        if judgement.kind == "sign":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
+            positive = v > 0
+            yes = positive == (judgement.direction == "up")
+            reason = f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}"
+            return Decision("Yes" if yes else "No", reason, f"sign: {metric.key} {'>' if judgement.direction == 'up' else '<'} 0"), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
         if judgement.kind == "liquidity":
             rule = cfg.liquidity
             metric = judgement.metric or self.lexicon.concepts["current_ratio"]
+            try:
+                ratio, _ = value(metric.formula or metric.key, "ratio", year)
+            except MissingInput as exc:
+                if metric.key == "current_ratio":
+                    raise
+                # the quick ratio needs a line the filing does not print: the current ratio instead, said so
+                judgement.notes.append(f"{metric.key} not computable ({self._label(exc.name)} not in the filing); "
+                                       "current ratio used")
+                metric = self.lexicon.concepts["current_ratio"]
+                ratio, _ = value(metric.formula, "ratio", year)
             floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
-            ratio, _ = value(metric.formula or metric.key, "ratio", year)
             yes = ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
                       f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "
                       f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
+            if judgement.notes:
+                reason += "; " + "; ".join(judgement.notes)
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")

@@ -85,13 +85,14 @@ _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solven
 _CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
                                r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
                                r"few|one|a\s+small\s+number\s+of)\s+customers?\b", re.I)
+_SIGN_RE = re.compile(r"\b(?:positive|negative)\b", re.I)
 _UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
                             r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
 
 
 @dataclass
 class Judgement:
-    kind: str                           # trend | capital_intensive | high_growth | liquidity | customer_concentration
+    kind: str                           # trend | sign | capital_intensive | high_growth | liquidity | customer_concentration
     metric: Concept | None = None       # trend: the metric whose series is judged
     direction: str = "up"               # trend: up | down | better (improving) | worse (deteriorating)
     notes: list[str] = field(default_factory=list)
@@ -112,6 +113,10 @@ def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     matches = lexicon.match(question)
     metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
     up, down = _UP_RE.search(question), _DOWN_RE.search(question)
+    sign = _SIGN_RE.search(question)
+    if metric is not None and sign and yes_no:
+        # "Does PayPal have positive working capital?": the sign of the figure decides
+        return Judgement("sign", metric, "up" if sign.group(0).lower().startswith("pos") else "down")
     if metric is not None and (up or down):
         word = (up or down).group(0).lower()
         if word.startswith("improv") or word.startswith(("strengthen", "better")):

@@ -221,6 +221,14 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         matches = lexicon.match(rest)
         if not matches:
             raise PlanError("no line item or financial metric named in the question")
+        metric_match = next((m for m in matches if m.concept.formula), None)
+        listed = len(matches) >= 2 and re.fullmatch(r"\s*(?:and|,)\s+(?:its\s+|the\s+|their\s+)?",
+                                                    normalize_text(rest)[matches[0].end:matches[1].start])
+        if metric_match is not None and not listed and not matches[0].concept.formula and all(
+                m.concept.formula or m.concept.key in parse_formula(metric_match.concept.formula).names for m in matches):
+            # "how many times has Amazon sold its inventory? Calculate inventory turnover": the lines named
+            # are the metric's own inputs; the metric is asked
+            matches = [metric_match] + [m for m in matches if m is not metric_match]
         concepts = [m.concept for m in matches]
         main = concepts[0]
         alias = matches[0].alias
