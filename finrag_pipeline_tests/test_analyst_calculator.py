@@ -396,6 +396,11 @@ def test_an_operand_that_is_no_line_item_is_named_in_the_abstention(calc):
      "metric for this company, then please state that and explain why.", "Yes", ["$26,674 million"]),
     # (53,888 cash + 16,138 marketable securities + 42,360 receivables) / 155,393 current liabilities (p.39)
     ("Does Amazon have a reasonably healthy liquidity profile based on its quick ratio for FY2022?", "No", ["0.72"]),
+    # capex 63,645 (p.36) vs net cash provided by operating activities 46,752 (p.36)
+    ("Was Amazon's capex in 2022 higher than its operating cash flow?", "Yes", ["$63,645 million", "$46,752 million"]),
+    ("Did Microsoft spend more on R&D than on capex in FY2022?", "Yes", ["$24,512 million", "$23,886 million"]),
+    ("Did Amazon's operating income exceed $15 billion in 2022?", "No", ["$12,248 million", "$15,000 million"]),
+    ("Is Apple's current ratio less than 1 in FY2022?", "Yes", ["0.88"]),  # 135,405 / 153,982 (p.34)
 ])
 def test_judgements_commit_with_their_figures(calc, question, answer, figures):
     r = calc.answer(question, [])
@@ -403,6 +408,11 @@ def test_judgements_commit_with_their_figures(calc, question, answer, figures):
     for f in figures:
         assert f in r.text
     assert r.citations and all(c[2] for c in r.citations)  # every row it rests on is cited
+
+
+def test_a_change_asked_with_one_year_is_against_the_prior_year(calc):
+    r = calc.answer("How much did Apple's inventories decrease in FY2022?", [])
+    assert r.details["rounded"] == "-1634" and r.details["operation"] == "change"  # 4,946 - 6,580 (p.34)
 
 
 def test_the_metric_asked_wins_over_its_own_inputs(calc):

@@ -297,6 +297,11 @@ class CalculatorAnswerer:
             judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
             if judged is not None:
                 return judged
+        if isinstance(plan_error, UnreadOperand):
+            # the question wrote a formula this answerer cannot read: say which operand, quote nothing
+            return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
+                                 {"plan": None, "companies": companies, "missing_operand": plan_error.operand},
+                                 timings, t0)
         t_load = time.perf_counter()
         filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
@@ -334,10 +339,6 @@ class CalculatorAnswerer:
             finally:
                 timings[f"lookup:{filing.filing_id}"] = _ms(t1)
             return self._answered(fplan, filing, value, inputs, scale, supporting, details, timings, t0)
-        if isinstance(plan_error, UnreadOperand):
-            # the question wrote a formula this answerer cannot read: say which operand, quote nothing
-            return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
-                                 {**details, "missing_operand": plan_error.operand}, timings, t0)
         if plan is None and not missing:
             # nothing to compute: a narrative question (or a line the filings do not print) -> quote instead
             result = self.fallback.answer(question, hits, periods)
@@ -556,6 +557,34 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason,
                             f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
                 {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
+        if judgement.kind == "compare":
+            a, b = judgement.metric, judgement.other
+            unit = a.unit or "USD"
+            if (b.unit or "USD") != unit:
+                raise PlanError(f"{a.key} ({unit}) and {b.key} ({b.unit or 'USD'}) are not comparable")
+            va, scale = value(a.formula or (f"abs({a.key})" if a.outflow else a.key), unit, year)
+            vb, _ = value(b.formula or (f"abs({b.key})" if b.outflow else b.key), unit, year)
+            yes = va > vb if judgement.direction == "up" else va < vb
+            reason = (f"{metric_name(a).lower()} {self._fmt(va, unit, scale)} vs {metric_name(b).lower()} "
+                      f"{self._fmt(vb, unit, scale)} in FY{year}")
+            return Decision("Yes" if yes else "No", reason,
+                            f"compare: {a.key} {'>' if judgement.direction == 'up' else '<'} {b.key}"), [
+                {"metric": a.key, "fiscal_year": year, "value": str(va)},
+                {"metric": b.key, "fiscal_year": year, "value": str(vb)}]
+        if judgement.kind == "threshold":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
+            # an amount: "10,000 million" in base units; a bare "50,000" in the statements' own unit
+            given = next((int(n.split()[1]) for n in judgement.notes if n.startswith("scale ")), scale)
+            threshold = judgement.threshold * given if unit == "USD" else judgement.threshold
+            yes = v > threshold if judgement.direction == "up" else v < threshold
+            reason = (f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}, "
+                      f"{'above' if v > threshold else ('below' if v < threshold else 'equal to')} "
+                      f"{self._fmt(threshold, unit, scale)}")
+            return Decision("Yes" if yes else "No", reason,
+                            f"threshold: {metric.key} {'>' if judgement.direction == 'up' else '<'} {threshold}"), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
         if judgement.kind == "sign":
             metric = judgement.metric
             unit = metric.unit or "USD"

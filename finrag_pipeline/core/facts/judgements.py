@@ -85,6 +85,9 @@ _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solven
 _CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
                                r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
                                r"few|one|a\s+small\s+number\s+of)\s+customers?\b", re.I)
+_THAN_RE = re.compile(r"\b(higher|greater|larger|bigger|more|lower|less|smaller|fewer)\b(?:\s+[\w&'$]+){0,5}?\s+than\b"
+                      r"|\b(exceed(?:ed|s)?|surpass(?:ed|es)?|above|below|under)\b", re.I)
+_SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "k": 10**3, "m": 10**6, "mm": 10**6, "bn": 10**9, "b": 10**9}
 _SIGN_RE = re.compile(r"\b(?:positive|negative)\b", re.I)
 _UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
                             r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
@@ -92,9 +95,11 @@ _UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s
 
 @dataclass
 class Judgement:
-    kind: str                           # trend | sign | capital_intensive | high_growth | liquidity | customer_concentration
+    kind: str                           # trend | compare | threshold | sign | capital_intensive | high_growth | liquidity | customer_concentration
     metric: Concept | None = None       # trend: the metric whose series is judged
     direction: str = "up"               # trend: up | down | better (improving) | worse (deteriorating)
+    other: Concept | None = None        # compare: the figure the metric is compared with
+    threshold: Decimal | None = None    # threshold: the number it is compared with (a fraction for percent)
     notes: list[str] = field(default_factory=list)
 
 
@@ -113,6 +118,27 @@ def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     matches = lexicon.match(question)
     metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
     up, down = _UP_RE.search(question), _DOWN_RE.search(question)
+    than = _THAN_RE.search(question)
+    number = re.match(r"\s*(?:of\s+)?(?:usd\s*|\$\s*)?(?P<n>-?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%|percent)?\s*"
+                      r"(?P<scale>thousand|million|billion|bn|mm|m|k|b)?\b", question[than.end():], re.I) if than else None
+    if than and yes_no and number:
+        # "Is Apple's current ratio less than 1?", "Was the operating margin above 30%?"
+        before = [m.concept for m in matches if m.end <= than.end() - 4]
+        if before:
+            n = Decimal(number.group("n").replace(",", ""))
+            metric = before[-1]
+            n = n / 100 if (number.group("pct") or metric.unit == "percent") else n
+            scale = _SCALE.get((number.group("scale") or "").lower())
+            low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
+            return Judgement("threshold", metric, "down" if low else "up", threshold=n,
+                             notes=[f"scale {scale}"] if scale else [])
+    if than and yes_no:
+        before = [m.concept for m in matches if m.end <= than.end() - 4]
+        after = [m.concept for m in matches if m.start >= than.end()]
+        if before and after and before[-1].key != after[0].key:
+            # "Was Amazon's capex in 2022 higher than its operating cash flow?"
+            low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
+            return Judgement("compare", before[-1], "down" if low else "up", other=after[0])
     sign = _SIGN_RE.search(question)
     if metric is not None and sign and yes_no:
         # "Does PayPal have positive working capital?": the sign of the figure decides

@@ -84,6 +84,13 @@ _ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?
                             r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
 
 
+# "How much did Apple's inventories decrease in FY2022?": a change against the prior year
+_HOW_MUCH_CHANGED_RE = re.compile(r"\bhow\s+much\s+(?:did|has|have|had)\b.*\b(?:increase|decrease|grow|decline|change"
+                                  r"|rise|fall|drop|shrink|expand|jump)(?:d|s)?\b", re.IGNORECASE)
+# "operating cash flow to net income ratio": A / B (unless the words are a metric's own name, "debt to equity ratio")
+_A_TO_B_RATIO_RE = re.compile(r"(?P<a>\b[\w&'\- ]+?)\s+to\s+(?P<b>[\w&'\- ]+?)\s+ratio\b", re.IGNORECASE)
+
+
 class PlanError(ValueError):
     """The question names no quantity this answerer can compute (says which part it could not read)."""
 
@@ -277,7 +284,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     if _PCT_CHANGE_RE.search(rest) and not main.formula or (
             _PCT_CHANGE_RE.search(rest) and re.search(r"percent(?:age)?\s+change|%\s*change|growth rate", rest, re.I)):
         operation = "pct_change"
-    elif _CHANGE_RE.search(rest) and (len(years) >= 2 or re.search(r"\bfrom\b|\bprior\b|\bprevious\b", rest, re.I)):
+    elif _CHANGE_RE.search(rest) and (len(years) >= 2 or re.search(r"\bfrom\b|\bprior\b|\bprevious\b", rest, re.I)
+                                      or _HOW_MUCH_CHANGED_RE.search(rest)):
         operation = "change"
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
         operation = "sum_years"
@@ -435,10 +443,14 @@ _SHARE_SPENT_RE = re.compile(
     r"|devote|devoted|allocate|allocated|use|used|put)\s+(?:on|to|for|into|toward|towards)\s+(?P<a>[^?.;(]+)", re.I)
 
 
-def _expression_clauses(question: str) -> list[str]:
+def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[str]:
     """Clauses of a question that write arithmetic ("Unadjusted EBITDA less capex"), reduced to the
     quantity: without the question words, the company's possessive and the period."""
     out = []
+    ratio = _A_TO_B_RATIO_RE.search(question)
+    if ratio and lexicon is not None and not any(
+            m.concept.formula for m in lexicon.match(ratio.group(0)) if " to " in m.alias or "ratio" in m.alias):
+        question = question[:ratio.start()] + f"{ratio.group('a')} divided by {ratio.group('b')}" + question[ratio.end():]
     share = _SHARE_SPENT_RE.search(question)
     if share:  # "What share of its fiscal 2022 revenue did Microsoft spend on capex" = capex as a % of revenue
         question = f"{share.group('a').strip()} as a percentage of {share.group('b').strip()}?" + question[share.end():]
@@ -543,7 +555,7 @@ def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict
     """(formula, its words, the first error, "as a % of" read) of the first clause of ``text`` that writes arithmetic over
     line items; a trailing "for Apple" / "in FY2022" is cut until the clause reads."""
     error: DefinitionError | None = None
-    for clause in _expression_clauses(text):
+    for clause in _expression_clauses(text, lexicon):
         attempt, formula = clause, None
         for _ in range(4):
             try:
