@@ -415,6 +415,16 @@ def test_a_change_asked_with_one_year_is_against_the_prior_year(calc):
     assert r.details["rounded"] == "-1634" and r.details["operation"] == "change"  # 4,946 - 6,580 (p.34)
 
 
+def test_cagr_and_an_earlier_year_from_the_companys_earlier_10k(calc, parsed):
+    r = calc.answer("What is Microsoft's compound annual growth rate of net income between FY2020 and FY2022?", [])
+    assert r.details["rounded"] == "28.2"  # (72,738 / 44,281) ** (1/2) - 1, p.57
+    # FY2024 7,286 and FY2023 6,331 (aapl-10-k-2024 balance sheet); FY2022 4,946 only in APPLE_2022_10K p.34
+    r = calc.answer("What is the 3 year average of Apple's inventories from FY2022 to FY2024?", [])
+    assert r.details["rounded"] == "6187.7" and r.details["filing_id"] == _fid(parsed, APPLE_2024)
+    assert (_fid(parsed, APPLE), 34) in {(c[0], c[1]) for c in r.citations}
+    assert f"{_fid(parsed, APPLE)} p.34" in r.text
+
+
 def test_the_metric_asked_wins_over_its_own_inputs(calc):
     r = calc.answer("Roughly how many times has Amazon sold its inventory over FY2022? Calculate inventory turnover "
                     "ratio for the FY2022; round your answer to two decimal places.", [])

@@ -280,6 +280,20 @@ def test_why_and_which_questions_are_no_figure(question):
         make_plan(question, [2022], LEX)
 
 
+@pytest.mark.parametrize("question,years,formula", [
+    ("What is the 2-year revenue CAGR from FY2019 to FY2021 for Block? Answer in units of percents.", [2021, 2019],
+     "cagr(revenue, 2)"),
+    ("What is Microsoft's compound annual growth rate of net income between FY2020 and FY2022?", [2022, 2020],
+     "cagr(net_income, 2)"),
+    ("What is the three-year CAGR of Apple's operating income through FY2022?", [2022], "cagr(operating_income, 3)"),
+])
+def test_cagr(question, years, formula):
+    plan = make_plan(question, years, LEX)
+    assert (plan.formula, plan.unit, plan.years) == (formula, "percent", years[:1])
+    got = evaluate(parse_formula("cagr(x, 2)"), 2022, lambda n, y: {2022: Decimal(121), 2020: Decimal(100)}[y])
+    assert got == Decimal("0.1")  # (121 / 100) ** (1/2) - 1
+
+
 def test_growth_verbs_are_no_segment():
     plan = make_plan("By what percentage did Microsoft's net income grow in FY2022 compared with FY2021?",
                      [2022, 2021], LEX)

@@ -118,10 +118,13 @@ def explanation_lines(details: dict[str, Any]) -> list[str]:
 _AMOUNT_IN_LABEL_RE = re.compile(r"\s*,?\s*(?:of|and)\s+\$\s?[\d,]+(?:\.\d+)?(?:\s+(?:million|billion|thousand))?")
 
 
-def sources_text(inputs: Sequence[FactValue]) -> str:
+def sources_text(inputs: Sequence[FactValue], filing_id: str | None = None) -> str:
     """'FY2022 Total net sales: p.32 row "Total net sales" [...]; ...' with amounts printed inside a row
-    label dropped ("net of accumulated depreciation of $59,660 and $51,351"): they are no answer figure."""
-    return "; ".join(_AMOUNT_IN_LABEL_RE.sub("", f"{i.period} {i.label}: {i.source.describe()}") for i in inputs)
+    label dropped ("net of accumulated depreciation of $59,660 and $51,351"): they are no answer figure.
+    An input read in another filing than ``filing_id`` (an earlier 10-K) names it."""
+    return "; ".join(_AMOUNT_IN_LABEL_RE.sub("", f"{i.period} {i.label}: "
+                                             + (f"{i.source.filing_id} " if filing_id and i.source.filing_id != filing_id else "")
+                                             + i.source.describe()) for i in inputs)
 
 
 def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
@@ -217,6 +220,19 @@ class CalculatorAnswerer:
                 out.append(f)
         return out
 
+    def _earlier_filings(self, filing: FilingFacts, year: int) -> list[FilingFacts]:
+        """The same company's other filings that can report fiscal year ``year`` (its own 10-K first, then
+        later ones up to two years after), excluding ``filing``."""
+        key = filing.meta.ticker or filing.meta.company
+        metas = [m for m in self.store.metas().values() if (m.ticker or m.company) == key
+                 and m.filing_id != filing.filing_id and 0 <= m.fiscal_year - year <= 2]
+        out = []
+        for m in sorted(metas, key=lambda m: (m.fiscal_year - year, m.filing_id)):
+            sib = self.store.filing(m.filing_id)
+            if sib is not None:
+                out.append(sib)
+        return out
+
     def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None,
                  extra: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int, list[Decimal]]:
         """The planned figure in base units (percent as a fraction), its inputs, the display scale, and
@@ -233,6 +249,11 @@ class CalculatorAnswerer:
                 if fact is None and concept.fallback and not segment:
                     # a line the filing does not print as one row: its parts ("SG&A" = S&M + G&A)
                     return evaluate(parse_formula(concept.fallback), year, resolve)
+                if fact is None and year < filing.meta.fiscal_year - 1:
+                    # an earlier year than the filing's comparatives (a 3-year average of balances, a CAGR):
+                    # the same company's earlier 10-K that reports it, cited as such
+                    fact = next((f for sib in self._earlier_filings(filing, year)
+                                 if (f := sib.lookup(concept, year, segment=segment)) is not None), None)
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
@@ -421,7 +442,7 @@ class CalculatorAnswerer:
         company = string.capwords(company.lower()) if company.isupper() else company
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
-                f"Sources: " + sources_text(inputs) + ".")
+                f"Sources: " + sources_text(inputs, filing.filing_id) + ".")
         citations: list[Citation] = []
         for i in inputs:
             cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
@@ -623,7 +644,7 @@ class CalculatorAnswerer:
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
         text = (f"{decision.answer}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
-                + sources_text(inputs) + ".")
+                + sources_text(inputs, filing.filing_id) + ".")
         citations: list[Citation] = []
         for i in inputs:
             cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)

@@ -8,6 +8,7 @@ A formula is parsed once into a small tree (Python's own expression grammar, res
 * ``change(x)`` = x at Y - x at Y-1 ("change in inventory");
 * ``lag(x, n)`` = x at Y-n ("FY2016 accounts payable" in a FY2017 question);
 * ``mean(x, n)`` = the mean of x at Y, Y-1 .. Y-n+1 ("3 year average of capex as a % of revenue");
+* ``cagr(x, n)`` = (x at Y / x at Y-n) ** (1/n) - 1: the compound annual growth rate over n years;
 * ``abs(x)``.
 """
 
@@ -18,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation, localcontext
 
-FUNCTIONS = ("avg", "abs", "change", "lag", "mean")
-_ARITY = {"avg": 1, "abs": 1, "change": 1, "lag": 2, "mean": 2}  # lag/mean: the 2nd argument is a whole number
+FUNCTIONS = ("avg", "abs", "change", "lag", "mean", "cagr")
+_ARITY = {"avg": 1, "abs": 1, "change": 1, "lag": 2, "mean": 2, "cagr": 2}  # lag/mean: the 2nd argument is a whole number
 
 
 class FormulaError(ValueError):
@@ -105,6 +106,12 @@ def _eval(node: ast.expr, year: int, resolve: Resolver) -> Decimal:
             return _eval(node.args[0], year, resolve) - _eval(node.args[0], year - 1, resolve)
         if fn == "lag":
             return _eval(node.args[0], year - node.args[1].value, resolve)  # type: ignore[attr-defined]
+        if fn == "cagr":
+            n = node.args[1].value  # type: ignore[attr-defined]
+            end, start = _eval(node.args[0], year, resolve), _eval(node.args[0], year - n, resolve)
+            if n < 1 or start <= 0 or end < 0:
+                raise FormulaError("a compound growth rate needs n >= 1 and positive values")
+            return (end / start) ** (Decimal(1) / Decimal(n)) - 1
         if fn == "mean":
             n = node.args[1].value  # type: ignore[attr-defined]
             if n < 1:

@@ -68,7 +68,7 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
     "drop", "dropped", "jump", "jumped", "move", "moved", "come", "came", "end", "ended", "stand", "stood",
     "book", "booked", "record", "recorded", "spend", "spent", "generate", "generated", "pay", "paid", "year-end",
     "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
-    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out"])
+    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
@@ -89,6 +89,11 @@ _HOW_MUCH_CHANGED_RE = re.compile(r"\bhow\s+much\s+(?:did|has|have|had)\b.*\b(?:
                                   r"|rise|fall|drop|shrink|expand|jump)(?:d|s)?\b", re.IGNORECASE)
 # "operating cash flow to net income ratio": A / B (unless the words are a metric's own name, "debt to equity ratio")
 _A_TO_B_RATIO_RE = re.compile(r"(?P<a>\b[\w&'\- ]+?)\s+to\s+(?P<b>[\w&'\- ]+?)\s+ratio\b", re.IGNORECASE)
+
+
+_CAGR_RE = re.compile(r"(?:\b(?P<n>\d|two|three|four|five|ten)[\s-]+years?\s+)?(?:[\w&' ]+\s+)?(?:\bcagr\b|"
+                      r"\bcompound(?:ed)?\s+annual(?:ized)?\s+growth(?:\s+rate)?\b)", re.IGNORECASE)
+_NUMBER_OF = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 
 
 class PlanError(ValueError):
@@ -269,6 +274,15 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
             formula = f"avg({formula})"
             notes.append("average of the fiscal year's end and the prior year's end")
 
+    cagr = _CAGR_RE.search(rest)
+    if cagr and "cagr(" not in formula:
+        # "2-year revenue CAGR from FY2019 to FY2021": (later / earlier) ** (1 / n) - 1 over the years asked
+        n_words = cagr.group("n") or (re.search(r"\b(\d|two|three|four|five|ten)[\s-]+years?\b", rest, re.I) or [None, None])[1]
+        n = (int(n_words) if n_words and n_words.isdigit() else _NUMBER_OF.get((n_words or "").lower())) or (
+            max(years) - min(years) if len(years) >= 2 else None)
+        if n:
+            return Plan(alias, f"cagr({formula}, {n})", [max(years)] if years else [], "value", "percent", decimals,
+                        display_scale, False, main.key, notes, qualifier)
     operation: Operation = "value"
     extreme = _EXTREME_RE.search(rest)
     if extreme and len(years) >= 2:
