@@ -231,11 +231,14 @@ _N_YEAR_AVG_RE = re.compile(r"^(?:the\s+)?(?P<n>\d|two|three|four|five|ten)[\s-]
                             r"(?:of\s+)?(?:the\s+|its\s+)?", re.I)
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 # words around a line item that do not change which line it is ("gross capex", "year-end receivables")
-_HARMLESS = frozenset(["a", "an", "the", "its", "their", "company", "company's", "companys", "total", "net", "reported", "unadjusted", "gross", "annual", "full", "year", "years", "yearly", "fiscal", "fy", "end", "ending", "year-end", "yearend", "period", "closing", "balance", "amount", "figure", "value", "level", "sum", "consolidated", "cash", "basis", "gaap", "line", "item", "items", "expense", "expenses", "cost", "costs", "spend", "spending", "spent", "statement", "the", "of", "for", "in", "at", "on", "as", "from", "and", "value", "reported", "book", "booked", "recorded"])
+_HARMLESS = frozenset(["a", "an", "the", "its", "their", "company", "company's", "companys", "total", "net", "reported", "unadjusted", "gross", "annual", "full", "year", "years", "yearly", "fiscal", "fy", "end", "ending", "year-end", "yearend", "period", "closing", "balance", "amount", "figure", "value", "level", "sum", "consolidated", "cash", "basis", "gaap", "line", "item", "items", "expense", "expenses", "cost", "costs", "spend", "spending", "spent", "statement", "the", "of", "for", "in", "at", "on", "as", "from", "and", "value", "reported", "book", "booked", "recorded",
+                       "to", "attributable", "shareholders", "stockholders", "common", "parent", "owners", "its"])
 # words that DO change which line it is: an operand phrase with one of them must be read whole
 _MEANING = frozenset(["paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
                       "tax", "taxes", "accumulated", "restricted", "marketable", "unearned", "accrued", "employee",
-                      "employees", "headcount", "share", "shares", "unit", "units", "segment", "goodwill"])
+                      "employees", "headcount", "share", "shares", "unit", "units", "segment", "goodwill",
+                      "pretax", "pre-tax", "pre", "before", "after", "operating", "comprehensive", "noncontrolling",
+                      "non-controlling", "minority", "discontinued", "continuing", "diluted", "basic", "per"])
 
 
 @dataclass
