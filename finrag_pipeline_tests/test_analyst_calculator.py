@@ -431,6 +431,25 @@ def test_the_metric_asked_wins_over_its_own_inputs(calc):
     assert r.details["rounded"] == "8.62"  # 288,831 / ((34,405 + 32,640) / 2)
 
 
+def _text_hit(text, rank=1):
+    from finrag_pipeline.core.models import Hit
+
+    return Hit(chunk_id=f"c{rank}", score=1.0, rank=rank, filing_id="NVDA-2025-10K", page_start=23, page_end=23,
+               chunk_type="text", text=text, stage="test")
+
+
+def test_customer_concentration_reads_the_shares_in_the_text(calc):
+    # NVDA 10-K FY2025 p.23 (as parsed): three direct customers at 12%, 11% and 11% of revenue
+    yes = _text_hit("Sales to direct Customers A, B and C represented 12%, 11% and 11% of total revenue, "
+                    "respectively, for fiscal year 2025.")
+    r = calc.answer("Does NVIDIA have customer concentration risk?", [yes])
+    assert r.text.startswith("Yes, because a customer accounts for 12% of revenue") and r.citations[0][2] == "c1"
+    no = _text_hit("No single customer accounted for more than 10% of net sales in fiscal 2022.")
+    assert calc.answer("Does Apple have customer concentration?", [no]).text.startswith("No, because")
+    lazy = calc.answer("Does Apple have customer concentration?", [_text_hit("Revenue grew 8% in fiscal 2022.")])
+    assert lazy.response_state == "abstained"  # nothing about customers: no yes/no forced
+
+
 def test_unsuitable_metric_is_said_not_forced(calc):
     r = calc.answer("What is Boeing's FY2021 gross margin? If gross margin is not a useful metric for a company like "
                     "this, then state that and explain why.", [])

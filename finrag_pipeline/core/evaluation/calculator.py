@@ -671,7 +671,9 @@ class CalculatorAnswerer:
                 if self._NO_CUSTOMER_RE.search(sentence):
                     return self._quoted("No", f"no single customer reaches {floor:.0f}% of revenue: \"{sentence.strip()}\"",
                                         hit, details, timings, t0)
-                shares = [float(m.group("pct")) for m in self._CUSTOMER_SHARE_RE.finditer(sentence)]
+                # "Customers A, B and C represented 12%, 11% and 11% of total revenue": every share listed
+                shares = [float(m.group(1)) for m in re.finditer(r"(\d{1,2}(?:\.\d+)?)\s*%", sentence)] \
+                    if self._CUSTOMER_SHARE_RE.search(sentence) else []
                 if shares and max(shares) >= floor:
                     return self._quoted("Yes", f"a customer accounts for {max(shares):g}% of revenue, at or above "
                                         f"{floor:.0f}%: \"{sentence.strip()}\"", hit, details, timings, t0)
