@@ -84,7 +84,7 @@ def strip_statement_hints(text: str) -> str:
 
 _UNIT_WORDS = [
     ("percent", re.compile(r"\b(?:as|in|expressed\s+as|expressed\s+in)\s+(?:a\s+)?(?:percent(?:age)?s?|%)(?!\w)(?!\s+of)"
-                           r"|\bin\s+percent\b|\bpercentage\s+terms\b", re.I)),
+                           r"|\bin\s+(?:units\s+of\s+)?percents?\b|\bpercentage\s+terms\b", re.I)),
     ("ratio", re.compile(r"\b(?:in\s+)?times\b(?!\s+(?:the|its|average|\d))|\bas\s+a\s+(?:multiple|ratio)\b"
                          r"|\bexpressed\s+as\s+x\b", re.I)),
     ("days", re.compile(r"\bin\s+days\b|\bnumber\s+of\s+days\b", re.I)),
