@@ -294,6 +294,14 @@ def test_cagr(question, years, formula):
     assert got == Decimal("0.1")  # (121 / 100) ** (1/2) - 1
 
 
+def test_a_change_asked_in_percents_is_a_percent_change():
+    plan = make_plan("What is the change in Apple's revenue from FY2021 to FY2022? Answer in units of percents and "
+                     "round to one decimal place.", [2022, 2021], LEX)
+    assert (plan.formula, plan.operation, plan.unit, plan.decimals) == ("revenue", "pct_change", "percent", 1)
+    plan = make_plan("What is the change in Apple's revenue from FY2021 to FY2022?", [2022, 2021], LEX)
+    assert (plan.operation, plan.unit) == ("change", "USD")
+
+
 def test_growth_verbs_are_no_segment():
     plan = make_plan("By what percentage did Microsoft's net income grow in FY2022 compared with FY2021?",
                      [2022, 2021], LEX)

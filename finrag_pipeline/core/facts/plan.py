@@ -305,6 +305,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         operation = "sum_years"
     elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
+    if operation == "change" and unit in ("USD", "shares", "USD per share") and unit_asked(full) == "percent":
+        operation = "pct_change"  # "the change in revenue ... in units of percents" is a percent change
     if operation in ("change", "pct_change"):
         if len(years) == 1:
             years = [years[0], years[0] - 1]
