@@ -431,6 +431,34 @@ def test_the_metric_asked_wins_over_its_own_inputs(calc):
     assert r.details["rounded"] == "8.62"  # 288,831 / ((34,405 + 32,640) / 2)
 
 
+@pytest.mark.parametrize("question,start,figures", [
+    # APPLE_2022_10K.pdf p.23 net sales by category; AMAZON_2022_10K.pdf p.24/p.67 segment net sales
+    ("Among Services; iPhone; Mac; Wearables, Home and Accessories; and iPad, which generated the largest part of "
+     "Apple's revenue in fiscal 2022?", "iPhone had the highest revenue", ["iPhone $205,489 million",
+                                                                          "Services $78,129 million"]),
+    ("Among North America, AWS and International, which generated the largest part of Amazon's sales in 2022?",
+     "North America had the highest sales", ["North America $315,880 million", "AWS $80,096 million"]),
+    ("Which of AWS or International brought Amazon the least net sales in 2022?", "AWS had the lowest",
+     ["AWS $80,096 million", "International $118,007 million"]),
+])
+def test_a_choice_among_named_options(calc, question, start, figures):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start)
+    for f in figures:
+        assert f in r.text
+    assert len(r.citations) >= 2
+
+
+def test_either_or_questions_are_answered_with_the_word(calc):
+    r = calc.answer("Was Apple's cash from operations higher or lower than its net profit in fiscal 2022?", [])
+    assert r.text.startswith("Higher, because operating cash flow $122,151 million vs net income $99,803 million")
+    r = calc.answer("Did Apple's revenue rise or fall in fiscal 2022 compared with fiscal 2021?", [])
+    assert r.text.startswith("Rose, because Revenue rose from $365,817 million in FY2021 to $394,328 million")
+    r = calc.answer("Was Amazon's current ratio higher or lower than 1.0 in fiscal 2022? Take the current ratio as "
+                    "current assets divided by current liabilities.", [])
+    assert r.text.startswith("Lower, because") and "0.94" in r.text  # 146,791 / 155,393 (p.39)
+
+
 def _text_hit(text, rank=1):
     from finrag_pipeline.core.models import Hit
 

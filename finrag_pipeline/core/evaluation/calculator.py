@@ -33,8 +33,10 @@ from finrag_pipeline.core.facts.judgements import (
     decide_trend,
     load_judgement_config,
     metric_name,
+    option_choice,
     read_judgement,
     strip_unsuitable_clause,
+    threshold_judgement,
     unsuitable_metric,
 )
 from finrag_pipeline.core.facts.model import FactValue
@@ -306,6 +308,11 @@ class CalculatorAnswerer:
         companies, years_by_company = self._years_and_company(question, periods)
         all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
         plan: Plan | None
+        choice = option_choice(question)
+        if choice is not None:
+            chosen = self._choose(choice, companies, all_years, hits, timings, t0)
+            if chosen is not None:
+                return chosen
         unsuited = unsuitable_metric(question)
         try:
             # "If gross margin is not a useful metric ..., state that": the condition is no part of the plan
@@ -314,7 +321,13 @@ class CalculatorAnswerer:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
         judgement = read_judgement(question, self.lexicon)
-        if judgement is not None and not (plan is not None and plan.definition_given):
+        if plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
+                "compare", "threshold")):
+            # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
+            judgement = threshold_judgement(question, Concept(
+                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
+        if judgement is not None and not (plan is not None and plan.definition_given
+                                          and judgement.kind not in ("compare", "threshold")):
             judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
             if judged is not None:
                 return judged
@@ -488,7 +501,8 @@ class CalculatorAnswerer:
         plan then answers or abstains)."""
         cfg = self.judgement_config
         details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
-                                                 "metric": judgement.metric.key if judgement.metric else None},
+                                                 "metric": judgement.metric.key if judgement.metric else None,
+                                                 "either": judgement.either},
                                    "companies": companies}
         if judgement.kind == "customer_concentration":
             return self._concentration(hits, details, timings, t0)
@@ -497,7 +511,7 @@ class CalculatorAnswerer:
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years)
             except MissingInput as exc:
                 missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
                 continue
@@ -513,7 +527,7 @@ class CalculatorAnswerer:
         return None
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
-                inputs: list[FactValue]) -> tuple[Decision, list[dict]]:
+                inputs: list[FactValue], asked: Sequence[int] = ()) -> tuple[Decision, list[dict]]:
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
             v, used, scale = self._value(formula, unit, y, filing)
             inputs.extend(i for i in used if i not in inputs)
@@ -523,10 +537,12 @@ class CalculatorAnswerer:
             metric = judgement.metric
             unit = metric.unit or "USD"
             formula = metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key)
+            first = min(asked) if len(asked) >= 2 else year - cfg.trend.years + 1  # the years asked, else 3
+
             def series(f: str) -> tuple[list[tuple[int, Decimal]], int]:
                 points: list[tuple[int, Decimal]] = []
                 scale = 1
-                for y in range(year - cfg.trend.years + 1, year + 1):
+                for y in range(first, year + 1):
                     try:
                         v, scale = value(f, unit, y)
                         points.append((y, v))
@@ -589,7 +605,8 @@ class CalculatorAnswerer:
             reason = (f"{metric_name(a).lower()} {self._fmt(va, unit, scale)} vs {metric_name(b).lower()} "
                       f"{self._fmt(vb, unit, scale)} in FY{year}")
             return Decision("Yes" if yes else "No", reason,
-                            f"compare: {a.key} {'>' if judgement.direction == 'up' else '<'} {b.key}"), [
+                            f"compare: {a.key} {'>' if judgement.direction == 'up' else '<'} {b.key}",
+                            "Higher" if va > vb else ("Lower" if va < vb else "Equal")), [
                 {"metric": a.key, "fiscal_year": year, "value": str(va)},
                 {"metric": b.key, "fiscal_year": year, "value": str(vb)}]
         if judgement.kind == "threshold":
@@ -604,7 +621,8 @@ class CalculatorAnswerer:
                       f"{'above' if v > threshold else ('below' if v < threshold else 'equal to')} "
                       f"{self._fmt(threshold, unit, scale)}")
             return Decision("Yes" if yes else "No", reason,
-                            f"threshold: {metric.key} {'>' if judgement.direction == 'up' else '<'} {threshold}"), [
+                            f"threshold: {metric.key} {'>' if judgement.direction == 'up' else '<'} {threshold}",
+                            "Higher" if v > threshold else ("Lower" if v < threshold else "Equal")), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
         if judgement.kind == "sign":
             metric = judgement.metric
@@ -643,7 +661,8 @@ class CalculatorAnswerer:
                 timings: dict, t0: float) -> AnswerResult:
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
-        text = (f"{decision.answer}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
+        said = decision.word if (details.get("judgement") or {}).get("either") and decision.word else decision.answer
+        text = (f"{said}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
                 + sources_text(inputs, filing.filing_id) + ".")
         citations: list[Citation] = []
         for i in inputs:
@@ -700,3 +719,55 @@ class CalculatorAnswerer:
         timings["total"] = _ms(t0)
         return AnswerResult(text, [], "answered", latency_ms=timings["total"],
                             details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})
+
+    # ---- a choice among named options ("Which of iPad, Mac or iPhone brought Apple the most top line?") -----
+
+    def _option_fact(self, filing: FilingFacts, concept: Concept, option: str, year: int) -> FactValue | None:
+        """The option's figure: the concept for the segment it names, else the statement row it names
+        ("Net service sales")."""
+        segment = filing.find_segment(option)
+        fact = filing.lookup(concept, year, segment=segment) if segment else None
+        if fact is None:
+            label = filing.find_label_phrase(option)
+            if label and normalize_label(option) in label:
+                row = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
+                              statement=filing.label_statement(label, option))
+                fact = filing.lookup(row, year)
+        return fact
+
+    def _choose(self, choice, companies: list[str], years: list[int], hits: Sequence[Hit], timings: dict,
+                t0: float) -> AnswerResult | None:
+        named = [m for m in self.lexicon.match(choice.rest) if not m.concept.formula]
+        if not named:
+            return None
+        concept, quantity = named[0].concept, named[0].alias
+        missing: list[str] = []
+        details: dict[str, Any] = {"choice_options": choice.options, "companies": companies}
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            facts = [(o, self._option_fact(filing, concept, o, year)) for o in choice.options]
+            lost = [o for o, f in facts if f is None]
+            if lost:
+                missing.append(f"{quantity} of '{lost[0]}' for FY{year} in {filing.filing_id}")
+                continue
+            pick = max if choice.pick == "max" else min
+            ordered = sorted(facts, key=lambda of: of[1].base_value, reverse=choice.pick == "max")
+            best = pick(facts, key=lambda of: of[1].base_value)[0]
+            word = "highest" if choice.pick == "max" else "lowest"
+            unit = "USD" if concept.unit in (None, "USD") else concept.unit
+            figures = "; ".join(f"{o} {self._fmt(f.base_value, unit, f.scale)}" for o, f in ordered)
+            company = short_company(filing.meta.company)
+            company = string.capwords(company.lower()) if company.isupper() else company
+            text = f"{best} had the {word} {quantity} of {company} in FY{year}: {figures}."
+            citations: list[Citation] = []
+            for _, f in facts:
+                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
+                if cit not in citations:
+                    citations.append(cit)
+            timings["total"] = _ms(t0)
+            details.update({"choice": best, "filing_id": filing.filing_id, "figure": best,
+                            "inputs": [f.as_dict() for _, f in facts], "timings_ms": timings})
+            return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+        if missing:
+            return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
+        return None

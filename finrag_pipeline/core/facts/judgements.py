@@ -100,11 +100,48 @@ class Judgement:
     direction: str = "up"               # trend: up | down | better (improving) | worse (deteriorating)
     other: Concept | None = None        # compare: the figure the metric is compared with
     threshold: Decimal | None = None    # threshold: the number it is compared with (a fraction for percent)
+    either: bool = False                # "higher or lower", "rise or fall": answered with the word, not Yes/No
     notes: list[str] = field(default_factory=list)
+
+
+_EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|rise|rose|increase|grow|fall|fell"
+                        r"|decrease|decline)\w*\s+or\s+(?:higher|greater|larger|more|lower|less|smaller|rise|rose"
+                        r"|increase|grow|fall|fell|decrease|decline)\w*\b", re.I)
 
 
 def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     """The judgement a yes/no (or "profile") question asks for, or None for a question that asks a figure."""
+    judgement = _read_judgement(question, lexicon)
+    if judgement is not None and _EITHER_RE.search(question):
+        judgement.either = True
+    return judgement
+
+
+def threshold_judgement(question: str, metric: Concept) -> Judgement | None:
+    """"Was the liquidity ratio higher or lower than 1.0? Take it as current assets / current liabilities":
+    a comparison with a number of a quantity the question defines itself (``metric``: its formula)."""
+    than = _THAN_RE.search(question)
+    number = _number_after(question, than)
+    if not (than and number and _YES_NO_RE.search(question)):
+        return None
+    return _threshold(than, number, metric, bool(_EITHER_RE.search(question)))
+
+
+def _number_after(question: str, than):
+    return re.match(r"\s*(?:of\s+)?(?:usd\s*|\$\s*)?(?P<n>-?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%|percent)?\s*"
+                    r"(?P<scale>thousand|million|billion|bn|mm|m|k|b)?\b", question[than.end():], re.I) if than else None
+
+
+def _threshold(than, number, metric: Concept, either: bool = False) -> Judgement:
+    n = Decimal(number.group("n").replace(",", ""))
+    n = n / 100 if (number.group("pct") or metric.unit == "percent") else n
+    scale = _SCALE.get((number.group("scale") or "").lower())
+    low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
+    return Judgement("threshold", metric, "down" if low else "up", threshold=n,
+                     notes=[f"scale {scale}"] if scale else [], either=either)
+
+
+def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     yes_no = bool(_YES_NO_RE.search(question))
     profile = bool(_PROFILE_RE.search(question))
     if not (yes_no or profile):
@@ -119,19 +156,12 @@ def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
     up, down = _UP_RE.search(question), _DOWN_RE.search(question)
     than = _THAN_RE.search(question)
-    number = re.match(r"\s*(?:of\s+)?(?:usd\s*|\$\s*)?(?P<n>-?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%|percent)?\s*"
-                      r"(?P<scale>thousand|million|billion|bn|mm|m|k|b)?\b", question[than.end():], re.I) if than else None
+    number = _number_after(question, than)
     if than and yes_no and number:
         # "Is Apple's current ratio less than 1?", "Was the operating margin above 30%?"
         before = [m.concept for m in matches if m.end <= than.end() - 4]
         if before:
-            n = Decimal(number.group("n").replace(",", ""))
-            metric = before[-1]
-            n = n / 100 if (number.group("pct") or metric.unit == "percent") else n
-            scale = _SCALE.get((number.group("scale") or "").lower())
-            low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
-            return Judgement("threshold", metric, "down" if low else "up", threshold=n,
-                             notes=[f"scale {scale}"] if scale else [])
+            return _threshold(than, number, before[-1])
     if than and yes_no:
         before = [m.concept for m in matches if m.end <= than.end() - 4]
         after = [m.concept for m in matches if m.start >= than.end()]
@@ -178,6 +208,7 @@ class Decision:
     answer: str                 # "Yes" | "No"
     reason: str                 # the figures it rests on, in words
     rule: str                   # the rule as configured
+    word: str | None = None     # the answer to an either/or question ("Higher", "Rose"), when it has one
 
 
 def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: str, unit: str,
@@ -201,11 +232,57 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     path = ", ".join(f"FY{y}: {fmt(v)}" for y, v in series)
     word = "rose" if delta > 0 else ("fell" if delta < 0 else "was unchanged")
     reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
-    rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves at least "
+    rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
                  f"{threshold} in that direction")
-    return Decision("Yes" if yes else "No", reason, rule_text)
+    return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
 
 
 def metric_name(concept: Concept) -> str:
     name = (concept.aliases or [concept.key.replace("_", " ")])[0]
     return name[:1].upper() + name[1:]
+
+
+# ---- a choice among named options: "Which of iPad, Mac or iPhone brought Apple the most top line?" ------
+
+_OPTIONS_RES = [
+    re.compile(r"\bwhich\s+of\s+(?P<opts>.+?)\s+(?:brought|generated|contributed|had|made|earned|produced|accounted"
+               r"|saw|reported|posted|delivered|was|were|is|are|did|recorded|grew|represented)\b", re.I),
+    re.compile(r"\bamong\s+(?P<opts>.+?),\s*which\b", re.I),
+    re.compile(r"\bwhich\s+(?:segment|region|product|geograph\w*|category|line|business)\w*\s*(?:,|-|:)?\s*"
+               r"(?P<opts>[^?]+?\s+or\s+[^?,]+?)\s*,?\s+(?:brought|generated|contributed|had|made|earned|was|were)\b",
+               re.I),
+]
+_MOST_RE = re.compile(r"\b(most|largest|highest|biggest|greatest|top|best|strongest|least|smallest|lowest|fewest"
+                      r"|weakest|worst)\b", re.I)
+
+
+@dataclass
+class OptionChoice:
+    options: list[str]
+    pick: str                  # max | min
+    rest: str                  # the question without the options (the metric is named there)
+
+
+def option_choice(question: str) -> OptionChoice | None:
+    """The options a question asks to choose among, and whether the most or the least is asked."""
+    for pattern in _OPTIONS_RES:
+        m = pattern.search(question)
+        if not m:
+            continue
+        text = m.group("opts").strip()
+        parts = re.split(r"\s*;\s*", text) if ";" in text else re.split(r"\s*,\s*", text)
+        options: list[str] = []
+        for part in parts:
+            options += [p for p in re.split(r"\s+(?:or|and)\s+", part) if p] if ";" not in text or part == parts[-1] \
+                else [part]
+        options = [re.sub(r"^(?:or|and|the|its)\s+", "", o.strip(" .,")).strip() for o in options]
+        options = [o for o in options if o]
+        if len(options) < 2:
+            continue
+        after = question[m.end():]
+        most = _MOST_RE.search(after) or _MOST_RE.search(question)
+        if not most:
+            continue
+        low = most.group(1).lower() in ("least", "smallest", "lowest", "fewest", "weakest", "worst")
+        return OptionChoice(options, "min" if low else "max", question[:m.start("opts")] + " " + after)
+    return None
