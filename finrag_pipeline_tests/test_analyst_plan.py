@@ -302,6 +302,20 @@ def test_a_change_asked_in_percents_is_a_percent_change():
     assert (plan.operation, plan.unit) == ("change", "USD")
 
 
+@pytest.mark.parametrize("question", [
+    "How much total other comprehensive income/(loss) did Apple report for fiscal 2020?",
+    "What was Apple's (provision)/benefit for income taxes in fiscal 2022?",
+])
+def test_a_slash_inside_a_label_is_no_division(question):
+    try:
+        plan = make_plan(question, [2022], LEX)
+    except UnreadOperand as exc:  # pragma: no cover - the failure this test guards against
+        raise AssertionError(f"read as arithmetic: {exc}") from exc
+    except PlanError:
+        return  # no lexicon line: the calculator looks for the printed row instead
+    assert "/" not in plan.formula
+
+
 def test_growth_verbs_are_no_segment():
     plan = make_plan("By what percentage did Microsoft's net income grow in FY2022 compared with FY2021?",
                      [2022, 2021], LEX)

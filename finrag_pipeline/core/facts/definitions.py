@@ -158,7 +158,8 @@ def clean_question(question: str) -> str:
                                          and not re.search(r"\bdefine|\bdefined\b|=", s, re.I))]
     text = " ".join(keep) or text
     text = _UNIT_PAREN_RE.sub(" ", text)
-    text = re.sub(r"\(([^()]*)\)", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
+    # a parenthesis without arithmetic goes, with the slash that joins it to a label ("income/(loss)")
+    text = re.sub(r"/?\(([^()]*)\)/?", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
     text = strip_statement_hints(text)
     text = _PERCENT_MARGIN_RE.sub(" as a % of revenue", text)
     return re.sub(r"\s+", " ", text).strip()
@@ -284,6 +285,8 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
                 continue
             if op == "/" and m.group(0).lower() == "per" and not re.match(r"\s+(?:the\s+)?(?:average|avg)", text[m.end():], re.I):
                 continue  # "per share", "per the cash flow statement": no division
+            if m.group(0) == "/" and _slash_in_label(text, m):
+                continue  # "income/(loss)", "(provision)/benefit", "and/or": a label, no division
             if op == "-" and m.group(0).lower() == "less" and re.match(r"\s+than\b", text[m.end():], re.I):
                 continue
         gap = text[pos:m.start()].strip()
@@ -313,6 +316,12 @@ def _merge_phrases(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def _is_year_word(text: str, m: re.Match) -> bool:
     return bool(re.fullmatch(r"(?:19|20)\d\d", m.group(0)))
+
+
+def _slash_in_label(text: str, m: re.Match) -> bool:
+    before, after = text[:m.start()], text[m.end():]
+    return (after.startswith("(") or before.endswith(")") or bool(re.search(r"\band$", before, re.I))
+            or bool(re.match(r"(?:loss|gain|benefit|expense|income|deficit|or)\b", after, re.I)))
 
 
 def _spaced(text: str, m: re.Match) -> bool:
