@@ -493,6 +493,22 @@ def _line_item(phrase: str, ctx: ParseContext) -> str:
     return f"abs({concept.key})" if concept.outflow else concept.key
 
 
+_NAMES_CACHE: dict[int, tuple[Lexicon, int, dict[str, list[Concept]]]] = {}
+
+
+def _names_of(lexicon: Lexicon) -> dict[str, list[Concept]]:
+    """Normalised alias / line item -> concepts, built once per lexicon (and again if concepts are added)."""
+    size = sum(len(c.aliases) + len(c.line_items) for c in lexicon.concepts.values())
+    hit = _NAMES_CACHE.get(id(lexicon))
+    if hit is None or hit[0] is not lexicon or hit[1] != size:
+        names: dict[str, list[Concept]] = {}
+        for c in lexicon.concepts.values():
+            for x in {normalize_label(x) for x in [*c.aliases, *c.line_items]}:
+                names.setdefault(x, []).append(c)
+        hit = _NAMES_CACHE[id(lexicon)] = (lexicon, size, names)
+    return hit[2]
+
+
 def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     """The concept a phrase names, read strictly: an exact alias or line item (after dropping harmless
     words like "total", "gross", "year-end"), else the one alias inside the phrase when every other word
@@ -500,11 +516,11 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     norm = normalize_label(phrase)
     words = [w for w in norm.split() if w not in _HARMLESS]
     core = " ".join(words)
+    names = _names_of(lexicon)
     for wanted in (norm, core):  # the phrase as written first ("cost of sales"), then without harmless words
         exact = None
-        for c in lexicon.concepts.values():
-            names = {normalize_label(x) for x in [*c.aliases, *c.line_items]}
-            if wanted in names and (exact is None or (exact.formula and not c.formula)):
+        for c in names.get(wanted, []):
+            if exact is None or (exact.formula and not c.formula):
                 exact = c  # a statement line before a metric of the same name ("gross margin" is the line)
         if exact is not None:
             return exact
