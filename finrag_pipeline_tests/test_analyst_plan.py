@@ -316,6 +316,17 @@ def test_a_slash_inside_a_label_is_no_division(question):
     assert "/" not in plan.formula
 
 
+@pytest.mark.parametrize("question,years,operation,planned", [
+    ("What is the FY2020 - FY2022 average of operating margin for Apple?", [2022, 2020], "average_years",
+     [2022, 2021, 2020]),
+    ("What was Apple's total revenue from FY2020 to FY2022 combined?", [2022, 2020], "sum_years", [2022, 2021, 2020]),
+    ("What was Apple's average revenue in FY2020 and FY2022?", [2022, 2020], "average_years", [2022, 2020]),
+])
+def test_a_range_of_years_covers_the_years_between(question, years, operation, planned):
+    plan = make_plan(question, years, LEX)
+    assert (plan.operation, plan.years) == (operation, planned)
+
+
 def test_growth_verbs_are_no_segment():
     plan = make_plan("By what percentage did Microsoft's net income grow in FY2022 compared with FY2021?",
                      [2022, 2021], LEX)

@@ -96,6 +96,11 @@ _CAGR_RE = re.compile(r"(?:\b(?P<n>\d|two|three|four|five|ten)[\s-]+years?\s+)?(
 _NUMBER_OF = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 
 
+_YEAR_RANGE_RE = re.compile(r"(?:fy|fiscal(?:\s+year)?)?\s*'?(?:19|20)\d\d\s*(?:-|–|to|through|thru)\s*(?:fy|fiscal"
+                            r"(?:\s+year)?)?\s*'?(?:19|20)\d\d|\bbetween\s+(?:fy|fiscal(?:\s+years?)?)?\s*(?:19|20)\d\d\s+and\b",
+                            re.IGNORECASE)
+
+
 class PlanError(ValueError):
     """The question names no quantity this answerer can compute (says which part it could not read)."""
 
@@ -307,6 +312,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         operation = "average_years"
     if operation == "change" and unit in ("USD", "shares", "USD per share") and unit_asked(full) == "percent":
         operation = "pct_change"  # "the change in revenue ... in units of percents" is a percent change
+    if operation in ("sum_years", "average_years") and len(years) >= 2 and _YEAR_RANGE_RE.search(full):
+        years = list(range(max(years), min(years) - 1, -1))  # "FY2020 - FY2022", "from 2020 to 2022": 2021 too
     if operation in ("change", "pct_change"):
         if len(years) == 1:
             years = [years[0], years[0] - 1]
