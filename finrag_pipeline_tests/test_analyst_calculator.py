@@ -401,6 +401,8 @@ def test_an_operand_that_is_no_line_item_is_named_in_the_abstention(calc):
     ("Did Microsoft spend more on R&D than on capex in FY2022?", "Yes", ["$24,512 million", "$23,886 million"]),
     ("Did Amazon's operating income exceed $15 billion in 2022?", "No", ["$12,248 million", "$15,000 million"]),
     ("Is Apple's current ratio less than 1 in FY2022?", "Yes", ["0.88"]),  # 135,405 / 153,982 (p.34)
+    # a plain "did it decrease in 2022": 2022 against 2021 (24,879 -> 12,248, p.37), not a 3-year profile
+    ("Did Amazon's operating income decrease in 2022?", "Yes", ["$24,879 million in FY2021", "$12,248 million in FY2022"]),
 ])
 def test_judgements_commit_with_their_figures(calc, question, answer, figures):
     r = calc.answer(question, [])

@@ -537,7 +537,8 @@ class CalculatorAnswerer:
             metric = judgement.metric
             unit = metric.unit or "USD"
             formula = metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key)
-            first = min(asked) if len(asked) >= 2 else year - cfg.trend.years + 1  # the years asked, else 3
+            # the years asked; else a profile over the configured years; else the year against the prior one
+            first = min(asked) if len(asked) >= 2 else (year - cfg.trend.years + 1 if judgement.profile else year - 1)
 
             def series(f: str) -> tuple[list[tuple[int, Decimal]], int]:
                 points: list[tuple[int, Decimal]] = []
@@ -562,7 +563,7 @@ class CalculatorAnswerer:
             if len(points) < 2:
                 raise MissingInput(metric.key, year - 1)
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
-                                    lambda v: self._fmt(v, unit, scale))
+                                    lambda v: self._fmt(v, unit, scale), material=judgement.profile)
             if judgement.notes:
                 decision.reason += "; " + "; ".join(judgement.notes)
             return decision, [{"fiscal_year": y, "value": str(v)} for y, v in points]

@@ -101,6 +101,8 @@ class Judgement:
     other: Concept | None = None        # compare: the figure the metric is compared with
     threshold: Decimal | None = None    # threshold: the number it is compared with (a fraction for percent)
     either: bool = False                # "higher or lower", "rise or fall": answered with the word, not Yes/No
+    profile: bool = True                # trend: a profile over years with a materiality margin; False for a plain
+                                        # "did revenue increase in FY2022" (vs the prior year, any change counts)
     notes: list[str] = field(default_factory=list)
 
 
@@ -181,7 +183,9 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
             direction = "worse"
         else:
             direction = "up" if up and (not down or up.start() < down.start()) else "down"
-        return Judgement("trend", metric, direction)
+        profile_words = re.search(r"\b(?:profile|trend|trajectory|improv\w*|deteriorat\w*|worsen\w*|consistent\w*"
+                                  r"|over\s+(?:the\s+)?(?:last|past)|steady|steadily)\b", question, re.I)
+        return Judgement("trend", metric, direction, profile=bool(profile_words))
     if _LIQUIDITY_RE.search(question):
         quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
         return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"))
@@ -212,17 +216,20 @@ class Decision:
 
 
 def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: str, unit: str,
-                 rule: TrendRule, fmt) -> Decision:
+                 rule: TrendRule, fmt, material: bool = True) -> Decision:
     """``series``: (fiscal year, value) oldest first, at least two points. Yes when the last year beats the
-    first by the configured margin in the asked direction (for "improving", the metric's better direction)."""
+    first by the configured margin in the asked direction (for "improving", the metric's better direction);
+    ``material=False`` (a plain "did it increase"): any change in the asked direction."""
     (y0, v0), (y1, v1) = series[0], series[-1]
     delta = v1 - v0
+    if not material:
+        rule = TrendRule(years=rule.years, min_change_percent_points=0.0, min_change_relative=0.0)
     if unit == "percent":
-        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points))
+        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points)) and delta != 0
         size = f"{delta * 100:+.1f} percentage points"
         threshold = f"{rule.min_change_percent_points} percentage points"
     else:
-        big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative))
+        big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative)) and delta != 0
         size = f"{(delta / abs(v0) * 100) if v0 else 0:+.1f}%"
         threshold = f"{rule.min_change_relative:.0%} of FY{y0}"
     lower_better = metric.key in LOWER_IS_BETTER
