@@ -292,8 +292,10 @@ def search(ctx, question, retriever, k, filing, sets, as_json) -> None:
 @click.option("--k", "-k", default=5, show_default=True)
 @click.option("--filing", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--explain", is_flag=True, help="Print the calculator's plan (formula, what the question wrote, "
+              "statements, years, unit) and every operand with its row (page, label, period, value).")
 @click.pass_context
-def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, filing, as_json) -> None:
+def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, filing, as_json, explain) -> None:
     """Answer a question with its evidence, citations, response state and timings.
 
     The calculator also prints its formula and every input with its page and table row."""
@@ -311,9 +313,14 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
             "details": answer.details,
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
+    if explain:
+        from finrag_pipeline.core.evaluation.calculator import explanation
+
+        data["explain"] = explanation(answer.details)
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
     text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\ncitations: {cites or '-'}\n"
             + _calculation_lines(answer.details)
+            + (_explain_lines(answer.details) if explain else "")
             + f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.1f} ms"
             + _answer_timings(answer.details) + "\n\nevidence:\n"
             + "\n".join(f"  {h.rank}. {h.filing_id} p.{h.page_start} {_snippet(h.text, 100)}" for h in result.hits))
@@ -338,6 +345,12 @@ def _calculation_lines(details: dict) -> str:
     if details.get("reason") and not details.get("formula"):
         lines.append(f"reason: {details['reason']}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _explain_lines(details: dict) -> str:
+    from finrag_pipeline.core.evaluation.calculator import explanation_lines
+
+    return "\n".join(explanation_lines(details)) + "\n"
 
 
 def _answer_timings(details: dict) -> str:

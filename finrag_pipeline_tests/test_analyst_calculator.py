@@ -329,3 +329,163 @@ def test_latency_after_retrieval_is_under_50_ms(calc):
         calc.answer(q, [])
     per_answer_ms = (time.perf_counter() - t0) * 1000 / (len(questions) * 5)
     assert per_answer_ms < 50, per_answer_ms
+
+
+# ---- formulas the question writes, statement hints, judgements (issue 26) -----------------------------
+# Figures read in the sample filings (physical pages): APPLE_2022_10K.pdf p.32 Statements of Operations
+# (Total net sales 394,328 / 365,817 / 274,515; Total cost of sales 223,546; Operating income 119,437 /
+# 108,949 / 66,288 for FY2022/2021/2020), p.34 Balance Sheets (Accounts payable 64,115 / 54,763; Inventories
+# 4,946 / 6,580; PP&E net 42,117; Total assets 352,755), p.36 Cash Flows (Payments for acquisition of PP&E
+# (10,708) / (11,085) / (7,309)). MICROSOFT_2022_10K.pdf p.57 (Total revenue 198,270; Operating income 83,383),
+# p.59 (Accounts receivable, net of allowance ... 44,261), p.60 (Depreciation, amortization, and other 14,460;
+# Additions to property and equipment (23,886)). AMAZON_2022_10K.pdf p.37 (Total net sales 513,983 / 469,822),
+# p.39 (Inventories 34,405). BOEING_2021_10K.pdf p.62 (Total current assets 108,666; Total current
+# liabilities 81,992), p.60 (no cost of sales or gross profit line).
+
+def _inputs(result):
+    return {(i["line_item"], i["period"]): (i["value"], i["source"]["page"]) for i in result.details["inputs"]}
+
+
+def test_dpo_definition_with_average_change_and_year_pins(calc):
+    r = calc.answer("DPO is defined as 365 * (average accounts payable between FY2021 and FY2022) / (FY2022 COGS + "
+                    "change in inventory). What is Apple's FY2022 DPO? Round to two decimals.", [])
+    # 365 * (64,115 + 54,763) / 2 / (223,546 + 4,946 - 6,580) = 365 * 59,439 / 221,912 = 97.765
+    assert r.response_state == "answered" and r.details["rounded"] == "97.77" and r.text.startswith("97.77 days")
+    assert _inputs(r) == {("accounts_payable", "FY2022"): ("64115", 34), ("accounts_payable", "FY2021"): ("54763", 34),
+                          ("cost_of_revenue", "FY2022"): ("223546", 32), ("inventory", "FY2022"): ("4946", 34),
+                          ("inventory", "FY2021"): ("6580", 34)}
+
+
+def test_ebitda_less_capex_and_three_year_average_of_a_ratio(calc):
+    r = calc.answer("What is Microsoft's FY2022 unadjusted EBITDA less capex? Answer in USD millions.", [])
+    assert r.details["rounded"] == "73957"  # 83,383 + 14,460 - 23,886
+    assert _inputs(r)[("depreciation_amortization", "FY2022")] == ("14460", 60)
+    r = calc.answer("What is the FY2020 - FY2022 3 year average of capex as a % of revenue for Apple? Answer in units "
+                    "of percents and round to one decimal place.", [])
+    # (10,708 / 394,328 + 11,085 / 365,817 + 7,309 / 274,515) / 3 = (2.716% + 3.030% + 2.663%) / 3 = 2.80%
+    assert r.details["rounded"] == "2.8" and r.details["unit"] == "percent"
+    assert len(_inputs(r)) == 6
+
+
+def test_statement_hint_reads_the_balance_line_and_defined_dso(calc):
+    r = calc.answer("Year end FY2022 total amount of inventories for Amazon? Answer in USD millions. Base your "
+                    "judgement on the information provided primarily in the balance sheet.", [])
+    assert r.details["rounded"] == "34405" and _inputs(r) == {("inventory", "FY2022"): ("34405", 39)}
+    r = calc.answer("What were Microsoft's days sales outstanding at the end of fiscal 2022, defined as year-end "
+                    "receivables / FY2022 revenue x 365?", [])
+    assert r.details["rounded"] == "81.5"  # 44,261 / 198,270 x 365 (not the 74,398 PP&E note total)
+    assert _inputs(r)[("accounts_receivable", "FY2022")] == ("44261", 59)
+
+
+def test_an_operand_that_is_no_line_item_is_named_in_the_abstention(calc):
+    r = calc.answer("What is Apple's FY2022 tangible asset turnover, defined as revenue / (total assets less "
+                    "deferred tax assets)?", [])
+    assert r.response_state == "abstained" and "'deferred tax assets'" in r.text
+    assert r.details["missing_operand"] == "deferred tax assets"
+
+
+@pytest.mark.parametrize("question,answer,figures", [
+    ("Does Apple have an improving operating margin profile as of FY2022?", "Yes",
+     ["24.1% in FY2020", "30.3% in FY2022", "FY2021: 29.8%"]),     # 66,288/274,515; 119,437/394,328
+    ("Is Apple a capital-intensive business based on FY2022 data?", "No", ["2.7%", "11.9%"]),
+    ("Is Microsoft a capital-intensive business based on FY2022 data?", "Yes", ["12.0%"]),  # 23,886 / 198,270
+    ("Does Boeing have a healthy liquidity profile based on its current ratio for FY2021?", "Yes", ["1.33"]),
+    ("Was Amazon a high-growth company in 2022?", "No", ["9.4%"]),  # 513,983 / 469,822 - 1
+    # 108,666 - 81,992 (p.62)
+    ("Does Boeing have positive working capital based on FY2021 data? If working capital is not a useful or relevant "
+     "metric for this company, then please state that and explain why.", "Yes", ["$26,674 million"]),
+    # (53,888 cash + 16,138 marketable securities + 42,360 receivables) / 155,393 current liabilities (p.39)
+    ("Does Amazon have a reasonably healthy liquidity profile based on its quick ratio for FY2022?", "No", ["0.72"]),
+    # capex 63,645 (p.36) vs net cash provided by operating activities 46,752 (p.36)
+    ("Was Amazon's capex in 2022 higher than its operating cash flow?", "Yes", ["$63,645 million", "$46,752 million"]),
+    ("Did Microsoft spend more on R&D than on capex in FY2022?", "Yes", ["$24,512 million", "$23,886 million"]),
+    ("Did Amazon's operating income exceed $15 billion in 2022?", "No", ["$12,248 million", "$15,000 million"]),
+    ("Is Apple's current ratio less than 1 in FY2022?", "Yes", ["0.88"]),  # 135,405 / 153,982 (p.34)
+    # a plain "did it decrease in 2022": 2022 against 2021 (24,879 -> 12,248, p.37), not a 3-year profile
+    ("Did Amazon's operating income decrease in 2022?", "Yes", ["$24,879 million in FY2021", "$12,248 million in FY2022"]),
+])
+def test_judgements_commit_with_their_figures(calc, question, answer, figures):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(f"{answer}, because")
+    for f in figures:
+        assert f in r.text
+    assert r.citations and all(c[2] for c in r.citations)  # every row it rests on is cited
+
+
+def test_a_change_asked_with_one_year_is_against_the_prior_year(calc):
+    r = calc.answer("How much did Apple's inventories decrease in FY2022?", [])
+    assert r.details["rounded"] == "-1634" and r.details["operation"] == "change"  # 4,946 - 6,580 (p.34)
+
+
+def test_cagr_and_an_earlier_year_from_the_companys_earlier_10k(calc, parsed):
+    r = calc.answer("What is Microsoft's compound annual growth rate of net income between FY2020 and FY2022?", [])
+    assert r.details["rounded"] == "28.2"  # (72,738 / 44,281) ** (1/2) - 1, p.57
+    # FY2024 7,286 and FY2023 6,331 (aapl-10-k-2024 balance sheet); FY2022 4,946 only in APPLE_2022_10K p.34
+    r = calc.answer("What is the 3 year average of Apple's inventories from FY2022 to FY2024?", [])
+    assert r.details["rounded"] == "6187.7" and r.details["filing_id"] == _fid(parsed, APPLE_2024)
+    assert (_fid(parsed, APPLE), 34) in {(c[0], c[1]) for c in r.citations}
+    assert f"{_fid(parsed, APPLE)} p.34" in r.text
+
+
+def test_the_metric_asked_wins_over_its_own_inputs(calc):
+    r = calc.answer("Roughly how many times has Amazon sold its inventory over FY2022? Calculate inventory turnover "
+                    "ratio for the FY2022; round your answer to two decimal places.", [])
+    assert r.details["rounded"] == "8.62"  # 288,831 / ((34,405 + 32,640) / 2)
+
+
+@pytest.mark.parametrize("question,start,figures", [
+    # APPLE_2022_10K.pdf p.23 net sales by category; AMAZON_2022_10K.pdf p.24/p.67 segment net sales
+    ("Among Services; iPhone; Mac; Wearables, Home and Accessories; and iPad, which generated the largest part of "
+     "Apple's revenue in fiscal 2022?", "iPhone had the highest revenue", ["iPhone $205,489 million",
+                                                                          "Services $78,129 million"]),
+    ("Among North America, AWS and International, which generated the largest part of Amazon's sales in 2022?",
+     "North America had the highest sales", ["North America $315,880 million", "AWS $80,096 million"]),
+    ("Which of AWS or International brought Amazon the least net sales in 2022?", "AWS had the lowest",
+     ["AWS $80,096 million", "International $118,007 million"]),
+])
+def test_a_choice_among_named_options(calc, question, start, figures):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start)
+    for f in figures:
+        assert f in r.text
+    assert len(r.citations) >= 2
+
+
+def test_either_or_questions_are_answered_with_the_word(calc):
+    r = calc.answer("Was Apple's cash from operations higher or lower than its net profit in fiscal 2022?", [])
+    assert r.text.startswith("Higher, because operating cash flow $122,151 million vs net income $99,803 million")
+    r = calc.answer("Did Apple's revenue rise or fall in fiscal 2022 compared with fiscal 2021?", [])
+    assert r.text.startswith("Rose, because Revenue rose from $365,817 million in FY2021 to $394,328 million")
+    r = calc.answer("Was Amazon's current ratio higher or lower than 1.0 in fiscal 2022? Take the current ratio as "
+                    "current assets divided by current liabilities.", [])
+    assert r.text.startswith("Lower, because") and "0.94" in r.text  # 146,791 / 155,393 (p.39)
+
+
+def _text_hit(text, rank=1):
+    from finrag_pipeline.core.models import Hit
+
+    return Hit(chunk_id=f"c{rank}", score=1.0, rank=rank, filing_id="NVDA-2025-10K", page_start=23, page_end=23,
+               chunk_type="text", text=text, stage="test")
+
+
+def test_customer_concentration_reads_the_shares_in_the_text(calc):
+    # NVDA 10-K FY2025 p.23 (as parsed): three direct customers at 12%, 11% and 11% of revenue
+    yes = _text_hit("Sales to direct Customers A, B and C represented 12%, 11% and 11% of total revenue, "
+                    "respectively, for fiscal year 2025.")
+    r = calc.answer("Does NVIDIA have customer concentration risk?", [yes])
+    assert r.text.startswith("Yes, because a customer accounts for 12% of revenue") and r.citations[0][2] == "c1"
+    no = _text_hit("No single customer accounted for more than 10% of net sales in fiscal 2022.")
+    assert calc.answer("Does Apple have customer concentration?", [no]).text.startswith("No, because")
+    lazy = calc.answer("Does Apple have customer concentration?", [_text_hit("Revenue grew 8% in fiscal 2022.")])
+    assert lazy.response_state == "abstained"  # nothing about customers: no yes/no forced
+
+
+def test_unsuitable_metric_is_said_not_forced(calc):
+    r = calc.answer("What is Boeing's FY2021 gross margin? If gross margin is not a useful metric for a company like "
+                    "this, then state that and explain why.", [])
+    assert r.response_state == "answered" and "not a useful metric for The Boeing Company" in r.text
+    assert "%" not in r.text.split(":")[0]
+    # Apple prints gross margin: the same wording gets the figure (170,782 / 394,328)
+    r = calc.answer("What is Apple's FY2022 gross margin? If gross margin is not a useful metric for a company like "
+                    "this, then state that and explain why.", [])
+    assert r.text.startswith("43.3%")

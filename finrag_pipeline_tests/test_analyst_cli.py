@@ -49,6 +49,21 @@ def test_ask_calculator_abstains_naming_the_missing_input(home):
     assert "state: abstained" in out and "operating income for FY2015" in out
 
 
+def test_ask_explain_prints_the_plan_and_every_operand_row(home):
+    out = _ask(home, "DPO is defined as 365 * (average accounts payable between FY2021 and FY2022) / (FY2022 COGS + "
+                     "change in inventory). What is Microsoft's FY2022 DPO?", "-r", "bm25", "--explain")
+    assert "plan:" in out and "formula: 365 * (avg(accounts_payable)) / (cost_of_revenue + change(inventory))" in out
+    assert "written in the question: 365 * (average accounts payable between FY2021 and FY2022)" in out
+    # MICROSOFT_2022_10K.pdf p.59 Balance Sheets: Accounts payable 19,000 (FY2022) and 15,163 (FY2021)
+    assert 'accounts_payable FY2022 = 19000 million USD <- MSFT-2022-10K p.59 "Accounts payable"' in out
+    assert 'accounts_payable FY2021 = 15163 million USD <- MSFT-2022-10K p.59 "Accounts payable"' in out
+    data = json.loads(_ask(home, "Is Microsoft a capital-intensive business based on FY2022 data?", "-r", "bm25",
+                           "--json", "--explain"))
+    assert data["answer"].startswith("Yes, because capex / revenue 12.0%")
+    assert ("judgement", "capital_intensive") in [tuple(p) for p in data["explain"]["plan"]]
+    assert {o["label"] for o in data["explain"]["operands"]} >= {"Additions to property and equipment", "Total revenue"}
+
+
 def test_facts_command_lists_lookups_and_disagreements(home):
     result = CliRunner().invoke(main, ["--home", str(home), "facts", "AAPL-2024-10K", "--item", "net income",
                                        "--item", "operating income", "--json"], catch_exceptions=False)

@@ -6,8 +6,9 @@ from decimal import Decimal
 
 import pytest
 
+from finrag_pipeline.core.facts.definitions import statement_hints, unit_asked
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, calculate, evaluate, parse_formula
-from finrag_pipeline.core.facts.plan import PlanError, definition_formula, make_plan
+from finrag_pipeline.core.facts.plan import PlanError, UnreadOperand, definition_formula, make_plan
 from finrag_pipeline.core.retrieval.lexicon import Lexicon
 
 LEX = Lexicon.load_default()
@@ -101,6 +102,10 @@ def test_lexicon_formulas_use_only_known_line_items():
         else:
             assert concept.statement in ("income_statement", "balance_sheet", "cash_flow"), concept.key
             assert concept.line_items, concept.key
+        for name in parse_formula(concept.fallback).names if concept.fallback else []:
+            assert name in LEX.concepts and not LEX.concepts[name].formula, (concept.key, name)
+        # a flow list split on a comma leaves a fragment ("net", "property"): never a label of its own
+        assert not {"net", "property", "selling", "plant and equipment"} & set(concept.line_items + concept.aliases)
 
 
 def test_lexicon_rejects_unknown_fields_and_statements(tmp_path):
@@ -111,3 +116,248 @@ def test_lexicon_rejects_unknown_fields_and_statements(tmp_path):
     bad.write_text("concepts:\n  x:\n    aliases: [x]\n    statement: notes\n")
     with pytest.raises(ValueError, match="statement"):
         Lexicon.load(bad)
+
+
+# ---- definitions, arithmetic and statement hints written in the question (issue 26) ------------------
+# Real analysts' phrasings (FinanceBench-style questions, the project's analysts' set) and our own
+# variants; each with the plan it must produce: formula over lexicon keys, unit, decimals, statements.
+
+WRITTEN = [
+    # question, years, formula, unit, decimals, statements
+    ("DPO is defined as 365 * (average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change in "
+     "inventory). What is Costco's FY2017 DPO? Round to two decimals.", [2017, 2016],
+     "365 * (avg(accounts_payable)) / (cost_of_revenue + change(inventory))", "days", 2, []),
+    ("Calculate inventory turnover ratio for FY2019 for Best Buy.", [2019],
+     "cost_of_revenue / avg(inventory)", "ratio", None, []),
+    ("Year end FY2019 total amount of inventories for Best Buy? Answer in USD millions. Base your judgement on the "
+     "information provided primarily in the balance sheet.", [2019], "inventory", "USD", None, ["balance_sheet"]),
+    ("What is Verizon's FY2021 unadjusted EBITDA less capex? Answer in USD millions.", [2021],
+     "(operating_income + depreciation_amortization) - abs(capital_expenditure)", "USD", None, []),
+    ("What is the FY2017 - FY2019 3 year average of capex as a % of revenue for Activision Blizzard? Answer in units "
+     "of percents and round to one decimal place.", [2019, 2017],
+     "mean(abs(capital_expenditure) / revenue, 3)", "percent", 1, []),
+    ("Using the income statement, what was Apple's operating margin for fiscal 2022? Define operating margin as "
+     "operating income divided by total revenue, in percent to one decimal.", [2022],
+     "operating_income / revenue", "percent", 1, ["income_statement"]),
+    ("What was Apple's fixed asset turnover in fiscal 2022, defined as FY2022 revenue divided by the average of net "
+     "PP&E at the end of FY2021 and FY2022? Round to two decimals.", [2022], "revenue / avg(ppe)", "ratio", 2, []),
+    ("How capital-intensive was Apple in fiscal 2022: capex as a percentage of revenue (capex = cash paid for PP&E "
+     "in the cash flow statement)?", [2022], "abs(capital_expenditure) / revenue", "percent", None, ["cash_flow"]),
+    ("What was Apple's free cash flow in fiscal 2022, computed as operating cash flow minus capex, in USD millions?",
+     [2022], "operating_cash_flow - abs(capital_expenditure)", "USD", None, []),
+    ("What was Apple's effective tax rate in fiscal 2024, i.e. income tax expense divided by pre-tax income?", [2024],
+     "income_tax / income_before_taxes", "percent", None, []),
+    ("What was Apple's current ratio at the end of fiscal 2024 (current assets / current liabilities)?", [2024],
+     "total_current_assets / total_current_liabilities", "ratio", None, []),
+    ("What were Microsoft's days sales outstanding at the end of fiscal 2022, defined as year-end receivables / "
+     "FY2022 revenue x 365?", [2022], "accounts_receivable / revenue * 365", "days", None, []),
+    ("What share of its fiscal 2022 revenue did Microsoft spend on capex (cash additions to PP&E)?", [2022],
+     "abs(capital_expenditure) / revenue", "percent", None, []),
+    ("What was Amazon's 2024 free cash flow if you define it as operating cash flow minus gross capex from the cash "
+     "flow statement?", [2024], "operating_cash_flow - abs(capital_expenditure)", "USD", None, ["cash_flow"]),
+    ("What was Amazon's SG&A in 2022, counting SG&A as sales and marketing plus general and administrative expense?",
+     [2022], "(sales_and_marketing + general_and_administrative)", "USD", None, []),
+    ("What was Apple's EBIT margin in fiscal 2024, taking EBIT as operating income and dividing by the top line?",
+     [2024], "operating_income / revenue", "percent", None, []),
+    ("What was Boeing's operating margin in 2021 (loss from operations / total revenue)?", [2021],
+     "operating_income / revenue", "percent", None, []),
+    ("What was NVIDIA's gross margin in fiscal 2025, computed as gross profit over revenue?", [2025],
+     "gross_profit / revenue", "percent", None, []),
+    ("What was Microsoft's operating margin in fiscal 2022 (operating income as a share of revenue)?", [2022],
+     "operating_income / revenue", "percent", None, []),
+    # our own variants of the same constructions
+    ("Define return on assets as net income over average total assets. What was Microsoft's ROA in FY2022?", [2022],
+     "net_income / avg(total_assets)", "percent", None, []),
+    ("Based on the cash flow statement, what was Amazon's capex in 2022 as a percentage of total net sales?", [2022],
+     "abs(capital_expenditure) / revenue", "percent", None, ["cash_flow"]),
+    ("Calculate Apple's FY2022 cash conversion using operating cash flow divided by net income, expressed as a "
+     "multiple.", [2022], "operating_cash_flow / net_income", "ratio", None, []),
+    ("What is Amazon's FY2022 operating income plus D&A? Answer in USD billions.", [2022],
+     "operating_income + depreciation_amortization", "USD", None, []),
+    ("Days inventory outstanding is calculated as average inventory divided by COGS, times 365. What was Apple's DIO "
+     "in FY2022?", [2022], "avg(inventory) / cost_of_revenue * 365", "days", None, []),
+    ("What is Apple's FY2022 R&D as a % of revenue?", [2022], "research_and_development / revenue", "percent",
+     None, []),
+    ("What was Microsoft's FY2022 net income minus dividends paid, per the cash flow statement?", [2022],
+     "net_income - abs(dividends)", "USD", None, ["cash_flow"]),
+    ("Using the balance sheet, what is Boeing's working capital at year end 2021, defined as current assets less "
+     "current liabilities?", [2021], "total_current_assets - total_current_liabilities", "USD", None,
+     ["balance_sheet"]),
+    ("What is Apple's FY2022 debt to assets, calculated as long-term debt divided by total assets? Round to two "
+     "decimal places.", [2022], "long_term_debt / total_assets", "ratio", 2, []),
+    ("Inventory turnover is defined as FY2022 cost of sales divided by the average of FY2021 and FY2022 inventories. "
+     "What was Amazon's?", [2022], "cost_of_revenue / avg(inventory)", "ratio", None, []),
+    ("What was Apple's FY2022 capex relative to prior year capex, i.e. FY2022 capex divided by FY2021 capex?", [2022],
+     "abs(capital_expenditure) / lag(abs(capital_expenditure), 1)", "ratio", None, []),
+    ("What is the 3-year average of Microsoft's operating cash flow from FY2020 to FY2022, in USD millions?",
+     [2022, 2020], "mean(operating_cash_flow, 3)", "USD", None, []),
+    ("What was Amazon's FY2022 gross profit, defined as net sales less cost of sales, from the statement of "
+     "operations?", [2022], "revenue - cost_of_revenue", "USD", None, ["income_statement"]),
+    ("What is Boeing's FY2021 interest coverage, calculated as operating income / interest expense, in times?",
+     [2021], "operating_income / interest_expense", "ratio", None, []),
+]
+
+
+# our own, in the style of public FinanceBench questions: instructions around the question, "defined as:",
+# "% margin", several definitions that use each other, unit parentheses
+WRITTEN += [
+    ("What is the FY2018 capital expenditure amount (in USD millions) for 3M? Give a response to the question by "
+     "relying on the details shown in the cash flow statement.", [2018], "abs(capital_expenditure)", "USD", None,
+     ["cash_flow"]),
+    ("Assume that you are a public equities analyst. Answer the following question by primarily using information "
+     "that is shown in the balance sheet: what is the year end FY2018 net PPNE for 3M? Answer in USD billions.",
+     [2018], "ppe", "USD", None, ["balance_sheet"]),
+    ("What is Adobe's FY2015 operating cash flow ratio? Operating cash flow ratio is defined as: cash from operations "
+     "/ total current liabilities. Round your answer to two decimal places.", [2015],
+     "operating_cash_flow / total_current_liabilities", "ratio", 2, []),
+    ("What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Fixed asset turnover ratio is defined "
+     "as: FY2019 revenue / (average PP&E between FY2018 and FY2019). Round your answer to two decimal places. Base "
+     "your judgement on information provided primarily in the statement of income and the statement of financial "
+     "position.", [2019, 2018], "revenue / (avg(ppe))", "ratio", 2, ["income_statement", "balance_sheet"]),
+    ("What is the FY2021 unadjusted operating income % margin for AMD? Calculate what was asked by utilizing the "
+     "line items clearly shown in the income statement.", [2021], "operating_income / revenue", "percent", None,
+     ["income_statement"]),
+    ("What is the FY2018 - FY2020 3 year average unadjusted EBITDA % margin for Lockheed Martin? Define unadjusted "
+     "EBITDA as unadjusted operating income + depreciation and amortization from the cash flow statement. Answer in "
+     "units of percents and round to one decimal place.", [2020, 2018],
+     "mean((operating_income + depreciation_amortization) / revenue, 3)", "percent", 1, ["cash_flow"]),
+    ("What is the FY2019 cash conversion cycle (CCC) for General Mills? CCC is defined as: DIO + DSO - DPO. DIO is "
+     "defined as: 365 * (average inventory between FY2018 and FY2019) / (FY2019 COGS). DSO is defined as: 365 * "
+     "(average accounts receivable between FY2018 and FY2019) / (FY2019 Revenue). DPO is defined as: 365 * (average "
+     "accounts payable between FY2018 and FY2019) / (FY2019 COGS + change in inventory between FY2018 and FY2019). "
+     "Round your answer to two decimal places.", [2019, 2018],
+     "(365 * (avg(inventory)) / (cost_of_revenue)) + (365 * (avg(accounts_receivable)) / (revenue)) - "
+     "(365 * (avg(accounts_payable)) / (cost_of_revenue + change(inventory)))", "days", 2, []),
+    ("What is the quick ratio for Apple in FY2022? Quick ratio = (cash + short-term investments + receivables) / "
+     "current liabilities", [2022], "(cash + short_term_investments + accounts_receivable) / total_current_liabilities",
+     "ratio", None, []),
+    ("Calculate the FY2019 days sales outstanding (DSO) using the formula 365 * average accounts receivable / revenue",
+     [2019], "365 * avg(accounts_receivable) / revenue", "days", None, []),
+    ("What is Amcor's year end FY2020 net AR (in USD millions)? Address the question by adopting the perspective of "
+     "a financial analyst who can only use the details shown within the balance sheet.", [2020],
+     "accounts_receivable", "USD", None, ["balance_sheet"]),
+    ("Using the cash flow statement, answer the following question to the best of your abilities: how much did "
+     "Kraft Heinz pay out in cash dividends in FY2021? Answer in USD millions.", [2021], "abs(dividends)", "USD",
+     None, ["cash_flow"]),
+    ("What is the FY2016 COGS % margin for Nike? Calculate what was asked by utilizing the line items clearly shown "
+     "in the P&L statement.", [2016], "cost_of_revenue / revenue", "percent", None, ["income_statement"]),
+]
+
+
+@pytest.mark.parametrize("question,years,formula,unit,decimals,statements", WRITTEN,
+                         ids=[f"written{i:02d}" for i in range(len(WRITTEN))])
+def test_written_formula_is_the_plan(question, years, formula, unit, decimals, statements):
+    plan = make_plan(question, years, LEX)
+    assert (plan.formula, plan.unit, plan.decimals, plan.statements) == (formula, unit, decimals, statements)
+    assert plan.operation == "value" and plan.years == years[:1]
+
+
+def test_at_least_thirty_written_phrasings():
+    assert len(WRITTEN) >= 30
+
+
+@pytest.mark.parametrize("question,operand", [
+    ("What is Apple's FY2022 tangible asset turnover, defined as revenue / (total assets less deferred tax assets)?",
+     "deferred tax assets"),
+    ("Define revenue per employee as total revenue divided by headcount. What was Microsoft's in FY2022?",
+     "headcount"),
+    ("What is Amazon's 2022 operating income less stock-based compensation?", "stock-based compensation"),
+])
+def test_an_operand_no_line_item_names_is_named(question, operand):
+    with pytest.raises(UnreadOperand) as exc:
+        make_plan(question, [2022], LEX)
+    assert exc.value.operand == operand
+
+
+@pytest.mark.parametrize("question", [
+    "Why did Apple's tax rate jump in fiscal 2024?",
+    "What drove the increase in Microsoft's R&D spending in fiscal 2022?",
+    "Which of Amazon's segments was profitable in 2022, and which ones lost money?",
+    "Which NVIDIA segment saw operating income fall in fiscal 2025?",
+])
+def test_why_and_which_questions_are_no_figure(question):
+    with pytest.raises(PlanError):
+        make_plan(question, [2022], LEX)
+
+
+@pytest.mark.parametrize("question,years,formula", [
+    ("What is the 2-year revenue CAGR from FY2019 to FY2021 for Block? Answer in units of percents.", [2021, 2019],
+     "cagr(revenue, 2)"),
+    ("What is Microsoft's compound annual growth rate of net income between FY2020 and FY2022?", [2022, 2020],
+     "cagr(net_income, 2)"),
+    ("What is the three-year CAGR of Apple's operating income through FY2022?", [2022], "cagr(operating_income, 3)"),
+])
+def test_cagr(question, years, formula):
+    plan = make_plan(question, years, LEX)
+    assert (plan.formula, plan.unit, plan.years) == (formula, "percent", years[:1])
+    got = evaluate(parse_formula("cagr(x, 2)"), 2022, lambda n, y: {2022: Decimal(121), 2020: Decimal(100)}[y])
+    assert got == Decimal("0.1")  # (121 / 100) ** (1/2) - 1
+
+
+def test_a_change_asked_in_percents_is_a_percent_change():
+    plan = make_plan("What is the change in Apple's revenue from FY2021 to FY2022? Answer in units of percents and "
+                     "round to one decimal place.", [2022, 2021], LEX)
+    assert (plan.formula, plan.operation, plan.unit, plan.decimals) == ("revenue", "pct_change", "percent", 1)
+    plan = make_plan("What is the change in Apple's revenue from FY2021 to FY2022?", [2022, 2021], LEX)
+    assert (plan.operation, plan.unit) == ("change", "USD")
+
+
+@pytest.mark.parametrize("question", [
+    "How much total other comprehensive income/(loss) did Apple report for fiscal 2020?",
+    "What was Apple's (provision)/benefit for income taxes in fiscal 2022?",
+])
+def test_a_slash_inside_a_label_is_no_division(question):
+    try:
+        plan = make_plan(question, [2022], LEX)
+    except UnreadOperand as exc:  # pragma: no cover - the failure this test guards against
+        raise AssertionError(f"read as arithmetic: {exc}") from exc
+    except PlanError:
+        return  # no lexicon line: the calculator looks for the printed row instead
+    assert "/" not in plan.formula
+
+
+@pytest.mark.parametrize("question,years,operation,planned", [
+    ("What is the FY2020 - FY2022 average of operating margin for Apple?", [2022, 2020], "average_years",
+     [2022, 2021, 2020]),
+    ("What was Apple's total revenue from FY2020 to FY2022 combined?", [2022, 2020], "sum_years", [2022, 2021, 2020]),
+    ("What was Apple's average revenue in FY2020 and FY2022?", [2022, 2020], "average_years", [2022, 2020]),
+])
+def test_a_range_of_years_covers_the_years_between(question, years, operation, planned):
+    plan = make_plan(question, years, LEX)
+    assert (plan.operation, plan.years) == (operation, planned)
+
+
+def test_growth_verbs_are_no_segment():
+    plan = make_plan("By what percentage did Microsoft's net income grow in FY2022 compared with FY2021?",
+                     [2022, 2021], LEX)
+    assert (plan.formula, plan.operation, plan.years) == ("net_income", "pct_change", [2022, 2021])
+    assert plan.qualifier in (None, "microsoft")  # the company's name is removed per filing by the calculator
+
+
+def test_statement_hints_and_units_asked():
+    assert statement_hints("Base your judgement primarily on the balance sheet and the P&L") == [
+        "balance_sheet", "income_statement"]
+    assert statement_hints("according to the consolidated statements of cash flows") == ["cash_flow"]
+    assert statement_hints("What was Apple's revenue in 2022?") == []
+    assert unit_asked("Give the answer as a percentage") == "percent"
+    assert unit_asked("capex as a percentage of revenue") is None  # an operator, not the unit asked
+    assert unit_asked("Answer in times") == "ratio"
+
+
+def test_formula_functions_change_lag_mean():
+    values = {("x", 2022): Decimal(10), ("x", 2021): Decimal(4), ("x", 2020): Decimal(1)}
+    at = lambda n, y: values[(n, y)]  # noqa: E731
+    assert evaluate(parse_formula("change(x)"), 2022, at) == Decimal(6)
+    assert evaluate(parse_formula("lag(x, 2)"), 2022, at) == Decimal(1)
+    assert evaluate(parse_formula("mean(x, 3)"), 2022, at) == Decimal(5)
+    for bad in ("mean(x)", "lag(x, y)", "lag(x, -1)", "change(x, 1)"):
+        with pytest.raises(FormulaError):
+            parse_formula(bad)
+
+
+def test_query_expansions_is_the_shared_vocabulary():
+    from finrag_pipeline.core.retrieval.vocabulary import query_expansions
+
+    assert query_expansions("How much did Microsoft spend on R&D in fiscal 2022?") == ["research and development"]
+    assert "accounts payable" in query_expansions("What was Costco's DPO in FY2017?")
+    assert query_expansions("What was research and development in 2022?") == []

@@ -81,24 +81,24 @@ DECOMPOSITIONS = [
     ("analyst_002", "revenue / avg(ppe)", [("income_statement", ["revenue"]), ("balance_sheet", ["ppe"])]),
     ("analyst_003", "abs(capital_expenditure) / revenue",
      [("income_statement", ["revenue"]), ("cash_flow", ["capital_expenditure"])]),
-    ("analyst_004", "operating_cash_flow - capital_expenditure",
+    ("analyst_004", "operating_cash_flow - abs(capital_expenditure)",  # capex is the amount paid
      [("cash_flow", ["operating_cash_flow", "capital_expenditure"])]),
     ("analyst_009", "cost_of_revenue / avg(inventory)",
      [("income_statement", ["cost_of_revenue"]), ("balance_sheet", ["inventory"])]),
     ("analyst_013", "total_current_assets / total_current_liabilities",
      [("balance_sheet", ["total_current_assets", "total_current_liabilities"])]),
-    ("analyst_017", "accounts_receivable / revenue",
+    ("analyst_017", "accounts_receivable / revenue * 365",  # "year-end receivables / FY2022 revenue x 365"
      [("balance_sheet", ["accounts_receivable"]), ("income_statement", ["revenue"])]),
     ("analyst_022", "cost_of_revenue / avg(inventory)",
      [("income_statement", ["cost_of_revenue"]), ("balance_sheet", ["inventory"])]),
-    ("analyst_037", "365 * avg(accounts_receivable) / revenue",
-     [("income_statement", ["revenue"]), ("balance_sheet", ["accounts_receivable"])]),
+    ("analyst_037", "accounts_receivable / revenue * 365",  # the question's own "(year-end receivables / ... x 365)"
+     [("balance_sheet", ["accounts_receivable"]), ("income_statement", ["revenue"])]),
     ("analyst_045", "operating_income / revenue", [("income_statement", ["operating_income", "revenue"])]),
     # growth of one line item: one search, scoped to its statement
     ("analyst_008", "revenue", [("income_statement", ["revenue"])]),
-    # the planner reads only "revenue"; the line items the question names sit on three statements
-    ("analyst_018", "revenue", [("income_statement", ["revenue"]), ("cash_flow", ["capital_expenditure"]),
-                                ("balance_sheet", ["cash", "ppe"])]),
+    # "what share of its revenue did Microsoft spend on capex": capex as a percentage of revenue
+    ("analyst_018", "abs(capital_expenditure) / revenue",
+     [("income_statement", ["revenue"]), ("cash_flow", ["capital_expenditure"])]),
 ]
 
 

@@ -141,6 +141,18 @@ def test_ask_with_an_override_and_a_bad_override(client, app):
     assert "rrf_k" in bad.text and 'class="error ask-error"' in bad.text
 
 
+def test_ask_shows_the_calculators_plan_and_operand_rows(client):
+    r = client.get("/ask", params={"q": "What were Apple's total net sales in fiscal 2022?", "scope": "corpus",
+                                   "a_retriever": "hybrid_rrf", "a_k": 3, "a_model": "calculator"})
+    assert r.status_code == 200 and "plan and operands" in r.text
+    plan = r.text.split('class="plan"')[1].split("</table>")[0]
+    assert "<code>revenue</code>" in plan and "<code>FY2022</code>" in plan
+    operands = r.text.split('class="operands"')[1].split("</table>")[0]
+    state = r.text.split('answer-state">')[1].split("<")[0]
+    # an answer lists every row it computed from (the excerpt corpus may lack the statement: then none)
+    assert ("FY2022" in operands and "/filing/" in operands) == (state == "answered")
+
+
 def test_a_new_snapshot_is_picked_up(client, home):
     from finrag_pipeline.core.warehouse import publish_snapshot
 

@@ -41,6 +41,13 @@ ASK_DEFAULTS = {"retriever": "hybrid_rrf", "k": 5, "model": "extractive"}
 # Formatting helpers for templates
 
 
+def _calc_explanation(details: Any) -> Any:
+    """The calculator's plan and operands of an answer (core.evaluation.calculator.explanation), or None."""
+    from finrag_pipeline.core.evaluation.calculator import explanation
+
+    return explanation(details) if isinstance(details, dict) else None
+
+
 def _num(v: Any, digits: int = 3) -> str:
     if _is_missing(v) or v is pd.NA:
         return "–"
@@ -65,6 +72,7 @@ def build_templates() -> Environment:
     env.filters["num"] = _num
     env.filters["ms"] = lambda v: "–" if _is_missing(v) else f"{float(v):.1f}"
     env.filters["pct"] = lambda v: "–" if _is_missing(v) else f"{float(v):.0%}"
+    env.filters["calc_explanation"] = _calc_explanation
     env.globals["ci"] = _ci
     env.globals["vs_best"] = report._fmt_vs_best
     env.globals["missing"] = _is_missing

@@ -14,6 +14,7 @@ Questions that name no line item or metric (narrative questions) go to the extra
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 import time
@@ -25,8 +26,21 @@ from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
+from finrag_pipeline.core.facts.judgements import (
+    Decision,
+    Judgement,
+    JudgementConfig,
+    decide_trend,
+    load_judgement_config,
+    metric_name,
+    option_choice,
+    read_judgement,
+    strip_unsuitable_clause,
+    threshold_judgement,
+    unsuitable_metric,
+)
 from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, make_plan
+from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
@@ -53,6 +67,75 @@ def _without_company(qualifier: str | None, filing: FilingFacts) -> str | None:
     names = set(normalize_label(filing.meta.company).split()) | {(filing.meta.ticker or "").lower()}
     words = [w for w in qualifier.split() if w not in names and not (w.endswith("s") and w[:-1] in names)]
     return " ".join(words) or None
+
+
+def explanation(details: dict[str, Any]) -> dict[str, Any] | None:
+    """The plan and the operands of a calculator answer, for `finrag ask --explain` and the web explorer:
+    {"plan": [(field, value)], "operands": [{line_item, period, value, scale, page, label, statement, kind}]}.
+    None for another answerer's details (nothing planned)."""
+    plan = details.get("plan")
+    judgement = details.get("judgement")
+    if not plan and not judgement:
+        return None
+    fields: list[tuple[str, Any]] = []
+    if plan:
+        fields += [("quantity", plan.get("quantity")), ("formula", details.get("formula") or plan.get("formula")),
+                   ("written in the question", plan.get("definition")), ("operation", plan.get("operation")),
+                   ("fiscal years", ", ".join(f"FY{y}" for y in plan.get("years") or [])),
+                   ("unit", plan.get("unit")), ("decimals", plan.get("decimals")),
+                   ("statements asked", ", ".join(plan.get("statements") or [])),
+                   ("segment", details.get("segment")), ("notes", "; ".join(plan.get("notes") or []))]
+    if judgement:
+        fields += [("judgement", judgement.get("kind")), ("metric", judgement.get("metric")),
+                   ("rule", judgement.get("rule")), ("answer", judgement.get("answer"))]
+    if details.get("missing_operand"):
+        fields.append(("operand not read", details["missing_operand"]))
+    if details.get("missing"):
+        fields.append(("missing", "; ".join(details["missing"])))
+    operands = []
+    for i in details.get("inputs", []):
+        src = i.get("source") or {}
+        operands.append({"line_item": i.get("line_item"), "period": i.get("period"), "value": i.get("value"),
+                         "scale": SCALE_NAME.get(i.get("scale"), ""), "unit": i.get("unit"),
+                         "page": src.get("page"), "filing_id": src.get("filing_id"),
+                         "label": src.get("row_label") or src.get("concept"), "column": src.get("column_header"),
+                         "statement": src.get("statement_type"), "kind": src.get("kind"),
+                         "chunk_id": src.get("chunk_id")})
+    return {"plan": [(k, v) for k, v in fields if v not in (None, "", [])], "operands": operands}
+
+
+def explanation_lines(details: dict[str, Any]) -> list[str]:
+    """`finrag ask --explain`: the plan, then one line per operand (page, label, period, value)."""
+    ex = explanation(details)
+    if ex is None:
+        return ["explain: no plan (not a calculator answer, or a narrative question it passed on)"]
+    lines = ["plan:"] + [f"  {k}: {v}" for k, v in ex["plan"]]
+    lines.append("operands:" if ex["operands"] else "operands: none read")
+    lines += [f"  {o['line_item']} {o['period']} = {o['value']}{(' ' + o['scale']) if o['scale'] else ''}"
+              f" {o['unit'] or ''} <- {o['filing_id']} p.{o['page']} \"{o['label']}\""
+              f" [{o['column'] or o['kind']}] ({o['statement'] or o['kind']})" for o in ex["operands"]]
+    return lines
+
+
+_AMOUNT_IN_LABEL_RE = re.compile(r"\s*,?\s*(?:of|and)\s+\$\s?[\d,]+(?:\.\d+)?(?:\s+(?:million|billion|thousand))?")
+
+
+def sources_text(inputs: Sequence[FactValue], filing_id: str | None = None) -> str:
+    """'FY2022 Total net sales: p.32 row "Total net sales" [...]; ...' with amounts printed inside a row
+    label dropped ("net of accumulated depreciation of $59,660 and $51,351"): they are no answer figure.
+    An input read in another filing than ``filing_id`` (an earlier 10-K) names it."""
+    return "; ".join(_AMOUNT_IN_LABEL_RE.sub("", f"{i.period} {i.label}: "
+                                             + (f"{i.source.filing_id} " if filing_id and i.source.filing_id != filing_id else "")
+                                             + i.source.describe()) for i in inputs)
+
+
+def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
+    """The concept read from the statement the question points at ("primarily using the balance sheet"),
+    when it names none itself; a line with a statement of its own keeps it (COGS stays on the income
+    statement in a DPO question "using the balance sheet")."""
+    if not statements or concept.statement in statements or concept.statement is not None:
+        return concept
+    return dataclasses.replace(concept, statement=statements[0])
 
 
 def _ms(t0: float) -> float:
@@ -88,6 +171,13 @@ class CalculatorAnswerer:
         self.store = store
         self.fallback = fallback if fallback is not None else ExtractiveAnswerer()
         self._parser: QueryParser | None = None
+        self._judgement_config: JudgementConfig | None = None
+
+    @property
+    def judgement_config(self) -> JudgementConfig:
+        if self._judgement_config is None:
+            self._judgement_config = load_judgement_config()
+        return self._judgement_config
 
     @property
     def parser(self) -> QueryParser:
@@ -132,6 +222,19 @@ class CalculatorAnswerer:
                 out.append(f)
         return out
 
+    def _earlier_filings(self, filing: FilingFacts, year: int) -> list[FilingFacts]:
+        """The same company's other filings that can report fiscal year ``year`` (its own 10-K first, then
+        later ones up to two years after), excluding ``filing``."""
+        key = filing.meta.ticker or filing.meta.company
+        metas = [m for m in self.store.metas().values() if (m.ticker or m.company) == key
+                 and m.filing_id != filing.filing_id and 0 <= m.fiscal_year - year <= 2]
+        out = []
+        for m in sorted(metas, key=lambda m: (m.fiscal_year - year, m.filing_id)):
+            sib = self.store.filing(m.filing_id)
+            if sib is not None:
+                out.append(sib)
+        return out
+
     def _compute(self, plan: Plan, filing: FilingFacts, segment: str | None = None,
                  extra: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int, list[Decimal]]:
         """The planned figure in base units (percent as a fraction), its inputs, the display scale, and
@@ -143,7 +246,16 @@ class CalculatorAnswerer:
                 concept = (extra or {}).get(name) or self.lexicon.concepts.get(name)
                 if concept is None:
                     raise PlanError(f"unknown line item {name!r} in formula {plan.formula!r}")
+                concept = _hinted(concept, plan.statements)
                 fact = filing.lookup(concept, year, segment=segment)
+                if fact is None and concept.fallback and not segment:
+                    # a line the filing does not print as one row: its parts ("SG&A" = S&M + G&A)
+                    return evaluate(parse_formula(concept.fallback), year, resolve)
+                if fact is None and year < filing.meta.fiscal_year - 1:
+                    # an earlier year than the filing's comparatives (a 3-year average of balances, a CAGR):
+                    # the same company's earlier 10-K that reports it, cited as such
+                    fact = next((f for sib in self._earlier_filings(filing, year)
+                                 if (f := sib.lookup(concept, year, segment=segment)) is not None), None)
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
@@ -196,11 +308,34 @@ class CalculatorAnswerer:
         companies, years_by_company = self._years_and_company(question, periods)
         all_years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
         plan: Plan | None
+        choice = option_choice(question)
+        if choice is not None:
+            chosen = self._choose(choice, companies, all_years, hits, timings, t0)
+            if chosen is not None:
+                return chosen
+        unsuited = unsuitable_metric(question)
         try:
-            plan, plan_error = make_plan(question, all_years, self.lexicon), None
+            # "If gross margin is not a useful metric ..., state that": the condition is no part of the plan
+            plan, plan_error = make_plan(strip_unsuitable_clause(question), all_years, self.lexicon), None
         except PlanError as exc:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
+        judgement = read_judgement(question, self.lexicon)
+        if plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
+                "compare", "threshold")):
+            # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
+            judgement = threshold_judgement(question, Concept(
+                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
+        if judgement is not None and not (plan is not None and plan.definition_given
+                                          and judgement.kind not in ("compare", "threshold")):
+            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
+            if judged is not None:
+                return judged
+        if isinstance(plan_error, UnreadOperand):
+            # the question wrote a formula this answerer cannot read: say which operand, quote nothing
+            return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
+                                 {"plan": None, "companies": companies, "missing_operand": plan_error.operand},
+                                 timings, t0)
         t_load = time.perf_counter()
         filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
@@ -248,6 +383,8 @@ class CalculatorAnswerer:
             who = ", ".join(companies) or "the retrieved evidence"
             return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
+        if unsuited and plan is not None and filings:
+            return self._unsuitable(unsuited, plan, filings[0], missing[0], details, timings, t0)
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
@@ -259,7 +396,7 @@ class CalculatorAnswerer:
             if plan.concept_key and label and plan.quantity in label and len(label) > len(plan.quantity):
                 # "sales and maturities of marketable securities" is a line of its own, not "sales"
                 concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
-                                  statement=filing.label_statement(label, question))
+                                  statement=filing.label_statement(label, question, plan.statements))
                 try:
                     return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
                 except PlanError:
@@ -275,7 +412,7 @@ class CalculatorAnswerer:
         if label is None:
             return None, None, (_without_company(plan.qualifier, filing) if plan else {})
         concept = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
-                          statement=filing.label_statement(label, question))
+                          statement=filing.label_statement(label, question, plan.statements if plan else ()))
         try:
             return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
         except PlanError:
@@ -318,7 +455,7 @@ class CalculatorAnswerer:
         company = string.capwords(company.lower()) if company.isupper() else company
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
-                f"Sources: " + "; ".join(f"{i.period} {i.label}: {i.source.describe()}" for i in inputs) + ".")
+                f"Sources: " + sources_text(inputs, filing.filing_id) + ".")
         citations: list[Citation] = []
         for i in inputs:
             cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
@@ -346,3 +483,292 @@ class CalculatorAnswerer:
         op = {"change": "change = later - earlier", "pct_change": "% change = (later - earlier) / |earlier|",
               "sum_years": "sum over years", "average_years": "average over years"}.get(plan.operation)
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
+
+    # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
+
+    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+        plan = Plan(formula, formula, [year], "value", unit)
+        value, inputs, scale, _ = self._compute(plan, filing)
+        return value, inputs, scale
+
+    def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
+        decimals = DEFAULT_DECIMALS.get(unit, 0)
+        return format_result(round_decimal(self._shown(value, unit, scale), decimals), unit, decimals, scale)
+
+    def _judge(self, question: str, judgement: Judgement, companies: list[str], years: list[int],
+               hits: Sequence[Hit], timings: dict, t0: float) -> AnswerResult | None:
+        """Yes/No with the figures it rests on; None when the rule's series cannot be read (the usual
+        plan then answers or abstains)."""
+        cfg = self.judgement_config
+        details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
+                                                 "metric": judgement.metric.key if judgement.metric else None,
+                                                 "either": judgement.either},
+                                   "companies": companies}
+        if judgement.kind == "customer_concentration":
+            return self._concentration(hits, details, timings, t0)
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            inputs: list[FactValue] = []
+            try:
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years)
+            except MissingInput as exc:
+                missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
+                continue
+            except (FormulaError, PlanError) as exc:
+                missing.append(f"{exc} in {filing.filing_id}")
+                continue
+            details["judgement"].update({"answer": decision.answer, "rule": decision.rule, "series": series})
+            return self._judged(decision, filing, inputs, details, timings, t0)
+        if missing:
+            details["missing"] = missing
+            return self._abstain(f"cannot judge ({judgement.kind.replace('_', ' ')}): not in the filing: {missing[0]}",
+                                 details, timings, t0)
+        return None
+
+    def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
+                inputs: list[FactValue], asked: Sequence[int] = ()) -> tuple[Decision, list[dict]]:
+        def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
+            v, used, scale = self._value(formula, unit, y, filing)
+            inputs.extend(i for i in used if i not in inputs)
+            return v, scale
+
+        if judgement.kind == "trend":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            formula = metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key)
+            # the years asked; else a profile over the configured years; else the year against the prior one
+            first = min(asked) if len(asked) >= 2 else (year - cfg.trend.years + 1 if judgement.profile else year - 1)
+
+            def series(f: str) -> tuple[list[tuple[int, Decimal]], int]:
+                points: list[tuple[int, Decimal]] = []
+                scale = 1
+                for y in range(first, year + 1):
+                    try:
+                        v, scale = value(f, unit, y)
+                        points.append((y, v))
+                    except MissingInput:
+                        if y == year:
+                            raise
+                return points, scale
+
+            points, scale = series(formula)
+            if len(points) < 2 and "avg(" in formula:
+                # a 10-K prints two balance sheets: an average balance has one year only; the trend is read
+                # on year-end balances instead (said in the answer)
+                inputs.clear()
+                formula = re.sub(r"avg\((\w+)\)", r"\1", formula)
+                points, scale = series(formula)
+                judgement.notes.append("year-end balances (the filing prints two balance sheets)")
+            if len(points) < 2:
+                raise MissingInput(metric.key, year - 1)
+            decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
+                                    lambda v: self._fmt(v, unit, scale), material=judgement.profile)
+            if judgement.notes:
+                decision.reason += "; " + "; ".join(judgement.notes)
+            return decision, [{"fiscal_year": y, "value": str(v)} for y, v in points]
+        if judgement.kind == "capital_intensive":
+            rule = cfg.capital_intensive
+            found: list[tuple[str, Decimal, float]] = []
+            for name, formula, floor in (("capex / revenue", "abs(capital_expenditure) / revenue", rule.capex_to_revenue_min),
+                                         ("net PP&E / total assets", "ppe / total_assets", rule.ppe_to_assets_min)):
+                try:
+                    found.append((name, value(formula, "percent", year)[0], floor))
+                except MissingInput:
+                    if not found and name.startswith("net"):
+                        raise
+            yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
+            reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
+                               f" {f:.0%})" for n, v, f in found)
+            return Decision("Yes" if yes else "No", reason,
+                            f"capital intensive: capex / revenue >= {rule.capex_to_revenue_min:.0%} or net PP&E / "
+                            f"total assets >= {rule.ppe_to_assets_min:.0%}"), [
+                {"metric": n, "fiscal_year": year, "value": str(v)} for n, v, _ in found]
+        if judgement.kind == "high_growth":
+            rule = cfg.high_growth
+            now, scale = value("revenue", "USD", year)
+            before, _ = value("revenue", "USD", year - 1)
+            growth = (now - before) / abs(before)
+            yes = growth >= Decimal(str(rule.revenue_growth_min))
+            reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
+                      f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
+            return Decision("Yes" if yes else "No", reason,
+                            f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
+                {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
+        if judgement.kind == "compare":
+            a, b = judgement.metric, judgement.other
+            unit = a.unit or "USD"
+            if (b.unit or "USD") != unit:
+                raise PlanError(f"{a.key} ({unit}) and {b.key} ({b.unit or 'USD'}) are not comparable")
+            va, scale = value(a.formula or (f"abs({a.key})" if a.outflow else a.key), unit, year)
+            vb, _ = value(b.formula or (f"abs({b.key})" if b.outflow else b.key), unit, year)
+            yes = va > vb if judgement.direction == "up" else va < vb
+            reason = (f"{metric_name(a).lower()} {self._fmt(va, unit, scale)} vs {metric_name(b).lower()} "
+                      f"{self._fmt(vb, unit, scale)} in FY{year}")
+            return Decision("Yes" if yes else "No", reason,
+                            f"compare: {a.key} {'>' if judgement.direction == 'up' else '<'} {b.key}",
+                            "Higher" if va > vb else ("Lower" if va < vb else "Equal")), [
+                {"metric": a.key, "fiscal_year": year, "value": str(va)},
+                {"metric": b.key, "fiscal_year": year, "value": str(vb)}]
+        if judgement.kind == "threshold":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
+            # an amount: "10,000 million" in base units; a bare "50,000" in the statements' own unit
+            given = next((int(n.split()[1]) for n in judgement.notes if n.startswith("scale ")), scale)
+            threshold = judgement.threshold * given if unit == "USD" else judgement.threshold
+            yes = v > threshold if judgement.direction == "up" else v < threshold
+            reason = (f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}, "
+                      f"{'above' if v > threshold else ('below' if v < threshold else 'equal to')} "
+                      f"{self._fmt(threshold, unit, scale)}")
+            return Decision("Yes" if yes else "No", reason,
+                            f"threshold: {metric.key} {'>' if judgement.direction == 'up' else '<'} {threshold}",
+                            "Higher" if v > threshold else ("Lower" if v < threshold else "Equal")), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
+        if judgement.kind == "sign":
+            metric = judgement.metric
+            unit = metric.unit or "USD"
+            v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
+            positive = v > 0
+            yes = positive == (judgement.direction == "up")
+            reason = f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}"
+            return Decision("Yes" if yes else "No", reason, f"sign: {metric.key} {'>' if judgement.direction == 'up' else '<'} 0"), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
+        if judgement.kind == "liquidity":
+            rule = cfg.liquidity
+            metric = judgement.metric or self.lexicon.concepts["current_ratio"]
+            try:
+                ratio, _ = value(metric.formula or metric.key, "ratio", year)
+            except MissingInput as exc:
+                if metric.key == "current_ratio":
+                    raise
+                # the quick ratio needs a line the filing does not print: the current ratio instead, said so
+                judgement.notes.append(f"{metric.key} not computable ({self._label(exc.name)} not in the filing); "
+                                       "current ratio used")
+                metric = self.lexicon.concepts["current_ratio"]
+                ratio, _ = value(metric.formula, "ratio", year)
+            floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
+            yes = ratio >= Decimal(str(floor))
+            reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
+                      f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "
+                      f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
+            if judgement.notes:
+                reason += "; " + "; ".join(judgement.notes)
+            return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
+                {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
+        raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _judged(self, decision: Decision, filing: FilingFacts, inputs: list[FactValue], details: dict,
+                timings: dict, t0: float) -> AnswerResult:
+        company = short_company(filing.meta.company)
+        company = string.capwords(company.lower()) if company.isupper() else company
+        said = decision.word if (details.get("judgement") or {}).get("either") and decision.word else decision.answer
+        text = (f"{said}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
+                + sources_text(inputs, filing.filing_id) + ".")
+        citations: list[Citation] = []
+        for i in inputs:
+            cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
+            if cit not in citations:
+                citations.append(cit)
+        timings["total"] = _ms(t0)
+        details = {**details, "filing_id": filing.filing_id, "figure": decision.answer,
+                   "inputs": [i.as_dict() for i in inputs], "timings_ms": timings}
+        return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+
+    _CUSTOMER_SHARE_RE = re.compile(r"(?P<pct>\d{1,2}(?:\.\d+)?)\s*%\s+(?:or\s+more\s+)?of\s+(?:our\s+|the\s+company'?s\s+|"
+                                    r"its\s+|total\s+|consolidated\s+)*(?:net\s+)?(?:revenue|revenues|sales|net\s+sales)", re.I)
+    _NO_CUSTOMER_RE = re.compile(r"\bno\s+(?:single\s+|one\s+|individual\s+)?customer\b[^.]{0,80}?\b(?:accounted|represented|"
+                                 r"exceeded|comprised)", re.I)
+
+    def _concentration(self, hits: Sequence[Hit], details: dict, timings: dict, t0: float) -> AnswerResult:
+        """Customer concentration from the retrieved text: a customer at or above the configured share
+        of revenue (10%, the SEC's disclosure threshold) is a Yes; "no customer accounted for ..." a No."""
+        floor = self.judgement_config.customer_concentration.share_min * 100
+        for hit in sorted(hits, key=lambda h: h.rank):
+            for sentence in re.split(r"(?<=[.;])\s+", hit.text):
+                if not re.search(r"\bcustomers?\b", sentence, re.I):
+                    continue
+                if self._NO_CUSTOMER_RE.search(sentence):
+                    return self._quoted("No", f"no single customer reaches {floor:.0f}% of revenue: \"{sentence.strip()}\"",
+                                        hit, details, timings, t0)
+                # "Customers A, B and C represented 12%, 11% and 11% of total revenue": every share listed
+                shares = [float(m.group(1)) for m in re.finditer(r"(\d{1,2}(?:\.\d+)?)\s*%", sentence)] \
+                    if self._CUSTOMER_SHARE_RE.search(sentence) else []
+                if shares and max(shares) >= floor:
+                    return self._quoted("Yes", f"a customer accounts for {max(shares):g}% of revenue, at or above "
+                                        f"{floor:.0f}%: \"{sentence.strip()}\"", hit, details, timings, t0)
+        return self._abstain("insufficient context: the retrieved text states no customer's share of revenue",
+                             details, timings, t0)
+
+    def _quoted(self, answer: str, reason: str, hit: Hit, details: dict, timings: dict, t0: float) -> AnswerResult:
+        timings["total"] = _ms(t0)
+        details = {**details, "figure": answer, "filing_id": hit.filing_id}
+        details["judgement"] = {**details.get("judgement", {}), "answer": answer}
+        return AnswerResult(f"{answer}, because {reason}", [(hit.filing_id, int(hit.page_start or 0), hit.chunk_id)],
+                            "answered", latency_ms=timings["total"], details=details)
+
+    def _unsuitable(self, metric: str, plan: Plan, filing: FilingFacts, missing: str, details: dict,
+                    timings: dict, t0: float) -> AnswerResult:
+        """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
+        company = short_company(filing.meta.company)
+        company = string.capwords(company.lower()) if company.isupper() else company
+        line = missing.split(" for FY")[0]
+        text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its financial statements "
+                f"print no {line} line ({missing}), so {metric} ({plan.formula}) cannot be computed from what it "
+                f"reports; its results are better read through the lines it does report (e.g. operating income "
+                f"and operating margin).")
+        timings["total"] = _ms(t0)
+        return AnswerResult(text, [], "answered", latency_ms=timings["total"],
+                            details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})
+
+    # ---- a choice among named options ("Which of iPad, Mac or iPhone brought Apple the most top line?") -----
+
+    def _option_fact(self, filing: FilingFacts, concept: Concept, option: str, year: int) -> FactValue | None:
+        """The option's figure: the concept for the segment it names, else the statement row it names
+        ("Net service sales")."""
+        segment = filing.find_segment(option)
+        fact = filing.lookup(concept, year, segment=segment) if segment else None
+        if fact is None:
+            label = filing.find_label_phrase(option)
+            if label and normalize_label(option) in label:
+                row = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), line_items=[label],
+                              statement=filing.label_statement(label, option))
+                fact = filing.lookup(row, year)
+        return fact
+
+    def _choose(self, choice, companies: list[str], years: list[int], hits: Sequence[Hit], timings: dict,
+                t0: float) -> AnswerResult | None:
+        named = [m for m in self.lexicon.match(choice.rest) if not m.concept.formula]
+        if not named:
+            return None
+        concept, quantity = named[0].concept, named[0].alias
+        missing: list[str] = []
+        details: dict[str, Any] = {"choice_options": choice.options, "companies": companies}
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            facts = [(o, self._option_fact(filing, concept, o, year)) for o in choice.options]
+            lost = [o for o, f in facts if f is None]
+            if lost:
+                missing.append(f"{quantity} of '{lost[0]}' for FY{year} in {filing.filing_id}")
+                continue
+            pick = max if choice.pick == "max" else min
+            ordered = sorted(facts, key=lambda of: of[1].base_value, reverse=choice.pick == "max")
+            best = pick(facts, key=lambda of: of[1].base_value)[0]
+            word = "highest" if choice.pick == "max" else "lowest"
+            unit = "USD" if concept.unit in (None, "USD") else concept.unit
+            figures = "; ".join(f"{o} {self._fmt(f.base_value, unit, f.scale)}" for o, f in ordered)
+            company = short_company(filing.meta.company)
+            company = string.capwords(company.lower()) if company.isupper() else company
+            text = f"{best} had the {word} {quantity} of {company} in FY{year}: {figures}."
+            citations: list[Citation] = []
+            for _, f in facts:
+                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
+                if cit not in citations:
+                    citations.append(cit)
+            timings["total"] = _ms(t0)
+            details.update({"choice": best, "filing_id": filing.filing_id, "figure": best,
+                            "inputs": [f.as_dict() for _, f in facts], "timings_ms": timings})
+            return AnswerResult(text, citations, "answered", latency_ms=timings["total"], details=details)
+        if missing:
+            return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
+        return None

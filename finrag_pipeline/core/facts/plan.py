@@ -14,10 +14,24 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from finrag_pipeline.core.facts.formula import Formula, FormulaError, parse_formula
+from finrag_pipeline.core.facts.definitions import (
+    DefinitionError,
+    ParseContext,
+    clean_question,
+    find_definitions,
+    parse_expression,
+    resolve_operand,
+    statement_hints,
+    strip_statement_hints,
+    unit_asked,
+)
+from finrag_pipeline.core.facts.formula import Formula, parse_formula
 from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
+
+__all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
+           "written_formula_plan", "term_definitions", "strip_statement_hints", "UnreadOperand"]
 
 Operation = str  # value | change | pct_change | sum_years | average_years | max_year | min_year | list
 
@@ -47,19 +61,57 @@ _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|tho
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
-_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding"])
+_MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
+    # verbs of a change ("did net income grow in FY2022"): no segment
+    "grow", "grew", "grown", "growing", "rise", "rose", "risen", "fall", "fell", "fallen", "decline", "declined",
+    "increased", "decreased", "changed", "improve", "improved", "expand", "expanded", "shrink", "shrank",
+    "drop", "dropped", "jump", "jumped", "move", "moved", "come", "came", "end", "ended", "stand", "stood",
+    "book", "booked", "record", "recorded", "spend", "spent", "generate", "generated", "pay", "paid", "year-end",
+    "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
+    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 _NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
 
-_TERM_SPLIT_RE = re.compile(r"\s*(\bdivided by\b|\bover\b|\bminus\b|\bless\b|\bplus\b|\btimes\b|\bmultiplied by\b"
-                            r"|[/*+()]|\s-\s)\s*", re.IGNORECASE)
-_OPS = {"divided by": "/", "over": "/", "minus": "-", "less": "-", "plus": "+", "times": "*",
-        "multiplied by": "*", "/": "/", "*": "*", "+": "+", "-": "-", "(": "(", ")": ")"}
+
+# questions that ask for a cause or a name, not a figure: the narrative answerer's (the calculator falls back)
+_ASKS_WHY_RE = re.compile(r"^\s*why\b|\b(?:what|which\s+factors?)\s+(?:drove|drives|caused|causes|explains?|explained"
+                          r"|contributed|led\s+to|were\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?))\b"
+                          r"|\bwhat\s+(?:is|was|were|are)\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?)\b",
+                          re.IGNORECASE)
+_ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?:[\w&'\u2019]+\s+){0,2}?(?:segments?|divisions?"
+                            r"|businesses|business\s+units?|regions?|geograph\w*|products?|product\s+lines?|customers?"
+                            r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
+
+
+# "How much did Apple's inventories decrease in FY2022?": a change against the prior year
+_HOW_MUCH_CHANGED_RE = re.compile(r"\bhow\s+much\s+(?:did|has|have|had)\b.*\b(?:increase|decrease|grow|decline|change"
+                                  r"|rise|fall|drop|shrink|expand|jump)(?:d|s)?\b", re.IGNORECASE)
+# "operating cash flow to net income ratio": A / B (unless the words are a metric's own name, "debt to equity ratio")
+_A_TO_B_RATIO_RE = re.compile(r"(?P<a>\b[\w&'\- ]+?)\s+to\s+(?P<b>[\w&'\- ]+?)\s+ratio\b", re.IGNORECASE)
+
+
+_CAGR_RE = re.compile(r"(?:\b(?P<n>\d|two|three|four|five|ten)[\s-]+years?\s+)?(?:[\w&' ]+\s+)?(?:\bcagr\b|"
+                      r"\bcompound(?:ed)?\s+annual(?:ized)?\s+growth(?:\s+rate)?\b)", re.IGNORECASE)
+_NUMBER_OF = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
+
+
+_YEAR_RANGE_RE = re.compile(r"(?:fy|fiscal(?:\s+year)?)?\s*'?(?:19|20)\d\d\s*(?:-|–|to|through|thru)\s*(?:fy|fiscal"
+                            r"(?:\s+year)?)?\s*'?(?:19|20)\d\d|\bbetween\s+(?:fy|fiscal(?:\s+years?)?)?\s*(?:19|20)\d\d\s+and\b",
+                            re.IGNORECASE)
 
 
 class PlanError(ValueError):
     """The question names no quantity this answerer can compute (says which part it could not read)."""
+
+
+class UnreadOperand(PlanError):
+    """The question writes a formula with an operand that is no line item of the lexicon: the answer
+    abstains naming it (``operand``), rather than quoting text or computing another formula."""
+
+    def __init__(self, message: str, operand: str | None):
+        super().__init__(message)
+        self.operand = operand
 
 
 @dataclass
@@ -77,6 +129,8 @@ class Plan:
     qualifier: str | None = None        # words narrowing the line item ("iphone" net sales, "aws" operating income)
     also: list[str] = field(default_factory=list)    # operation "list": more formulas answered beside the first
     labels: list[str] = field(default_factory=list)  # their names as asked
+    statements: list[str] = field(default_factory=list)  # statements the question points at ("using the balance sheet")
+    definition: str | None = None       # the words the formula was read from (a definition or the question's own)
 
     @property
     def parsed(self) -> Formula:
@@ -114,30 +168,16 @@ def resolve_term(term: str, lexicon: Lexicon, *, allow_formulas: bool = False) -
     return None
 
 
-def definition_formula(definition: str, lexicon: Lexicon) -> str:
+def definition_formula(definition: str, lexicon: Lexicon, year: int | None = None) -> str:
     """'revenue / average PP&E' -> 'revenue / avg(ppe)'; 'cost of sales divided by average inventory
-    times 365' -> 'cost_of_revenue / avg(inventory) * 365'. Raises PlanError naming an unread term."""
-    parts = [p for p in _TERM_SPLIT_RE.split(definition.strip().rstrip(".")) if p and p.strip()]
-    out: list[str] = []
-    for part in parts:
-        p = part.strip()
-        if p.lower() in _OPS:
-            out.append(_OPS[p.lower()])
-            continue
-        if re.fullmatch(r"\d+(?:\.\d+)?", p.replace(",", "")):
-            out.append(p.replace(",", ""))
-            continue
-        avg = re.match(r"^(?:the\s+)?(?:average|avg\.?|mean)\s+(?:of\s+)?(?:the\s+)?(.+)$", p, re.IGNORECASE)
-        concept = resolve_term(avg.group(1) if avg else p, lexicon)
-        if concept is None:
-            raise PlanError(f"cannot read {p!r} in the definition {definition!r} as a statement line item")
-        out.append(f"avg({concept.key})" if avg else concept.key)
-    text = " ".join(out)
+    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/facts/definitions.parse_expression).
+    Raises UnreadOperand naming a term that is no line item, PlanError for other unread wording."""
     try:
-        parse_formula(text)
-    except FormulaError as exc:
+        return parse_expression(definition, ParseContext(lexicon, year))
+    except DefinitionError as exc:
+        if exc.operand:
+            raise UnreadOperand(f"{exc} in the definition {definition!r}", exc.operand) from exc
         raise PlanError(f"cannot read the definition {definition!r}: {exc}") from exc
-    return text
 
 
 def _unit_of_formula(formula: str, question: str) -> str:
@@ -149,26 +189,39 @@ def _unit_of_formula(formula: str, question: str) -> str:
 
 
 def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
+    """The plan for a question (see ``_make_plan``), with the statements it points at. The quantity is
+    read from the question without its instructions (``clean_question``); rounding, units, statement
+    hints and definitions from the whole question."""
+    plan = _make_plan(clean_question(question), years, lexicon, line_item, full=question)
+    plan.statements = statement_hints(question)
+    return plan
+
+
+def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None,
+               written: bool = True, full: str | None = None) -> Plan:
     """The plan for a question whose fiscal years are already known (latest first, may be empty).
 
     ``line_item``: a statement line the caller found printed in the filing under the question's own
-    words (a row label outside the lexicon, "deferred revenue"); it is the quantity then."""
+    words (a row label outside the lexicon, "deferred revenue"); it is the quantity then. ``full``:
+    the question as asked, when ``question`` is its cleaned form."""
+    full = full or question
     notes: list[str] = []
-    decimals = _decimals_asked(question)
-    scale_m = _IN_SCALE_RE.search(question)
+    decimals = _decimals_asked(full)
+    scale_m = _IN_SCALE_RE.search(full)
     display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
+    years = list(years)
+    if _ASKS_WHY_RE.search(question) and not find_definitions(question):
+        raise PlanError("asks for a cause or an explanation, not a figure")
+    if _ASKS_WHICH_RE.search(question):
+        raise PlanError("asks which segment, product or region, not a figure")
+    hints = statement_hints(full)
+    if line_item is None and written:
+        plan = written_formula_plan(full, years, lexicon, decimals, display_scale, clean=question)
+        if plan is not None:
+            plan.statements = hints
+            return plan
     definition = _DEFINITION_RE.search(question)
     rest = question[:definition.start()] if definition else question
-    years = list(years)
-
-    if definition and line_item is None:
-        formula = definition_formula(definition.group("def"), lexicon)
-        named = [m for m in lexicon.match(rest)]
-        quantity = named[0].alias if named else definition.group("def")
-        unit = _unit_of_formula(formula, rest)
-        plan = Plan(quantity, formula, years[:1] or [], "value", unit, decimals, display_scale, True,
-                    named[0].concept.key if named else None, notes)
-        return plan
 
     ratio = (_RATIO_OF_RE.search(rest) or _AS_PCT_OF_RE.search(rest)) if line_item is None else None
     if ratio:
@@ -185,6 +238,14 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
         matches = lexicon.match(rest)
         if not matches:
             raise PlanError("no line item or financial metric named in the question")
+        metric_match = next((m for m in matches if m.concept.formula), None)
+        listed = len(matches) >= 2 and re.fullmatch(r"\s*(?:and|,)\s+(?:its\s+|the\s+|their\s+)?",
+                                                    normalize_text(rest)[matches[0].end:matches[1].start])
+        if metric_match is not None and not listed and not matches[0].concept.formula and all(
+                m.concept.formula or m.concept.key in parse_formula(metric_match.concept.formula).names for m in matches):
+            # "how many times has Amazon sold its inventory? Calculate inventory turnover": the lines named
+            # are the metric's own inputs; the metric is asked
+            matches = [metric_match] + [m for m in matches if m is not metric_match]
         concepts = [m.concept for m in matches]
         main = concepts[0]
         alias = matches[0].alias
@@ -218,6 +279,15 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
             formula = f"avg({formula})"
             notes.append("average of the fiscal year's end and the prior year's end")
 
+    cagr = _CAGR_RE.search(rest)
+    if cagr and "cagr(" not in formula:
+        # "2-year revenue CAGR from FY2019 to FY2021": (later / earlier) ** (1 / n) - 1 over the years asked
+        n_words = cagr.group("n") or (re.search(r"\b(\d|two|three|four|five|ten)[\s-]+years?\b", rest, re.I) or [None, None])[1]
+        n = (int(n_words) if n_words and n_words.isdigit() else _NUMBER_OF.get((n_words or "").lower())) or (
+            max(years) - min(years) if len(years) >= 2 else None)
+        if n:
+            return Plan(alias, f"cagr({formula}, {n})", [max(years)] if years else [], "value", "percent", decimals,
+                        display_scale, False, main.key, notes, qualifier)
     operation: Operation = "value"
     extreme = _EXTREME_RE.search(rest)
     if extreme and len(years) >= 2:
@@ -233,12 +303,17 @@ def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Conc
     if _PCT_CHANGE_RE.search(rest) and not main.formula or (
             _PCT_CHANGE_RE.search(rest) and re.search(r"percent(?:age)?\s+change|%\s*change|growth rate", rest, re.I)):
         operation = "pct_change"
-    elif _CHANGE_RE.search(rest) and (len(years) >= 2 or re.search(r"\bfrom\b|\bprior\b|\bprevious\b", rest, re.I)):
+    elif _CHANGE_RE.search(rest) and (len(years) >= 2 or re.search(r"\bfrom\b|\bprior\b|\bprevious\b", rest, re.I)
+                                      or _HOW_MUCH_CHANGED_RE.search(rest)):
         operation = "change"
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
         operation = "sum_years"
-    elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula:
+    elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
+    if operation == "change" and unit in ("USD", "shares", "USD per share") and unit_asked(full) == "percent":
+        operation = "pct_change"  # "the change in revenue ... in units of percents" is a percent change
+    if operation in ("sum_years", "average_years") and len(years) >= 2 and _YEAR_RANGE_RE.search(full):
+        years = list(range(max(years), min(years) - 1, -1))  # "FY2020 - FY2022", "from 2020 to 2022": 2021 too
     if operation in ("change", "pct_change"):
         if len(years) == 1:
             years = [years[0], years[0] - 1]
@@ -302,7 +377,246 @@ def _tail_words(text: str) -> str | None:
     """The last words of a text back to the first modifier: "what was apples iphone" -> "apples iphone"."""
     tail: list[str] = []
     for tok in reversed(normalize_label(re.sub(r"['\u2019]s\b", "", text)).split()):
-        if tok in _MODIFIERS or len(tail) >= 4:
+        if tok in _MODIFIERS or len(tail) >= 4 or re.fullmatch(r"(?:fy|q[1-4])?(?:19|20)?\d\d", tok):
             break
         tail.insert(0, tok)
     return " ".join(tail) or None
+
+
+# ---- formulas the question writes ("defined as", "X less Y", "as a % of") -------------------------
+
+_PRONOUNS = frozenset(["it", "this", "that", "the metric", "the ratio", "this metric", "this ratio", "the figure",
+                       "the measure", "them"])
+_DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b"
+                      r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
+# arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
+_EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
+                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b"
+                          r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
+_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
+                      r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
+_POSSESSIVE_RE = re.compile(r"^(?:[A-Z][\w.&-]*\s+){0,2}?[\w.&-]+(?:'s|\u2019s|s')\s+")  # "Best Buy's"
+_LEAD_YEARS_RE = re.compile(r"^(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d(?:\s*(?:-|–|to|through)\s*"
+                            r"(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d)?\s+", re.I)
+# the period of the question inside a clause ("capex in 2022 as a percentage of ...", "from FY2020 to FY2022")
+_PERIOD_RE = re.compile(r"\s*,?\s+(?:in|for|during|at|as\s+of|over|across|from|at\s+the\s+end\s+of)\s+(?:the\s+)?"
+                        r"(?:(?:fiscal|calendar)\s+)?(?:years?\s+|fy\s*)?'?(?:(?:19|20)\d\d|fy\d\d)"
+                        r"(?:\s*(?:-|–|to|through|and)\s*(?:fiscal\s+|fy\s*)?'?(?:19|20)\d\d)?\b"
+                        r"|\s*,?\s+(?:in|for|during)\s+(?:the\s+)?(?:latest|last|most\s+recent|current)\s+(?:fiscal\s+)?year\b",
+                        re.I)
+_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported)\b.*$", re.I)
+_CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(?!.*\s(?:for|in|at|of|by|from)\s)", re.I)
+
+
+def term_definitions(question: str, years: list[int], lexicon: Lexicon) -> tuple[dict[str, str], dict[str, str], list]:
+    """Definitions of a term of the formula ("capex = cash paid for PP&E", "counting SG&A as sales and
+    marketing plus general and administrative", "DIO is defined as ..." inside a cash conversion cycle
+    question): (phrase -> formula, concept key -> formula of the base lines they redefine, the definitions
+    of a whole quantity, the one the question asks first)."""
+    year = max(years) if years else None
+    phrases: dict[str, str] = {}
+    keys: dict[str, str] = {}
+    whole = []
+    defs = find_definitions(question)
+    for _ in range(2):  # twice: a definition may use a term defined after it ("CCC = DIO + DSO - DPO. DIO is ...")
+        for d in defs:
+            target = d.target
+            if target is None or normalize_label(target) in _PRONOUNS:
+                continue
+            own = normalize_label(target)
+            try:
+                phrases[own] = parse_expression(d.body, ParseContext(
+                    lexicon, year, {k: v for k, v in phrases.items() if k != own}))
+            except DefinitionError:
+                continue
+    for d in defs:
+        target = d.target
+        pronoun = target is None or normalize_label(target) in _PRONOUNS
+        concept = None if pronoun else resolve_operand(target, lexicon)
+        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body):
+            whole.append(d)
+        elif normalize_label(target) in phrases:
+            keys[concept.key] = phrases[normalize_label(target)]
+        else:
+            whole.append(d)  # not read as a term: perhaps the whole quantity in other words
+    if len(whole) > 1:
+        # the definition of what is asked first: its target named outside the definitions
+        outside = question
+        for d in defs:
+            outside = outside.replace(d.body, " ")
+        asked = {m.concept.key for m in lexicon.match(outside)}
+        def asked_first(d):
+            c = resolve_operand(d.target, lexicon) if d.target else None
+            return 0 if (c is not None and c.key in asked) else 1
+        whole.sort(key=asked_first)
+    # a whole definition's own target is no term of it
+    return {k: v for k, v in phrases.items()}, keys, whole
+
+
+def _substitute(formula: str, keys: dict[str, str]) -> str:
+    for key, repl in keys.items():
+        repl = repl if re.fullmatch(r"[\w(), ]+", repl) and "+" not in repl and "-" not in repl else f"({repl})"
+        formula = re.sub(rf"abs\(\b{re.escape(key)}\b\)|\b{re.escape(key)}\b", repl, formula)
+    return formula
+
+
+_SHARE_SPENT_RE = re.compile(
+    r"\b(?:what|which|how\s+much\s+of\s+(?:a|the)?)\s*(?:share|percent(?:age)?|portion|proportion|fraction|%)\s+of\s+"
+    r"(?P<b>.+?)\s+(?:did|does|do|was|were|is|has|had|went)\b.*?\b(?:spend|spent|invest|invested|pay|paid|go|goes|went"
+    r"|devote|devoted|allocate|allocated|use|used|put)\s+(?:on|to|for|into|toward|towards)\s+(?P<a>[^?.;(]+)", re.I)
+
+
+def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[str]:
+    """Clauses of a question that write arithmetic ("Unadjusted EBITDA less capex"), reduced to the
+    quantity: without the question words, the company's possessive and the period."""
+    out = []
+    ratio = _A_TO_B_RATIO_RE.search(question)
+    if ratio and lexicon is not None and not any(
+            m.concept.formula for m in lexicon.match(ratio.group(0)) if " to " in m.alias or "ratio" in m.alias):
+        question = question[:ratio.start()] + f"{ratio.group('a')} divided by {ratio.group('b')}" + question[ratio.end():]
+    share = _SHARE_SPENT_RE.search(question)
+    if share:  # "What share of its fiscal 2022 revenue did Microsoft spend on capex" = capex as a % of revenue
+        question = f"{share.group('a').strip()} as a percentage of {share.group('b').strip()}?" + question[share.end():]
+    for clause in re.split(r"[?;:]|\.(?:\s|$)", question):
+        clause = re.sub(r"\([^()]*\)", " ", clause).strip()
+        if not _EXPLICIT_OP.search(clause):
+            continue
+        c = strip_statement_hints(clause)
+        c = _LEAD_RE.sub("", c) if _LEAD_RE.search(c) else c
+        c = _POSSESSIVE_RE.sub("", c.strip())
+        c = _LEAD_YEARS_RE.sub("", c.strip())
+        c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
+        c = re.sub(r"\b(?:of\s+)?[\w.&-]+(?:'s|\u2019s|s')\s+", lambda m: "of " if m.group(0).startswith("of") else "", c)
+        if c:
+            out.append(c)
+    return out
+
+
+def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, decimals: int | None,
+                         display_scale: int | None, clean: str | None = None) -> Plan | None:
+    """The plan when the question writes its formula: a definition ("DPO is defined as ...", "Define X
+    as ...", "(operating income / revenue)") or arithmetic over named lines ("EBITDA less capex",
+    "3 year average of capex as a % of revenue"). None when it writes none; PlanError naming the
+    operand when it writes one this answerer cannot read and names no standard metric either.
+    ``clean``: the question without its instructions (arithmetic clauses and the operation are read there)."""
+    year = max(years) if years else None
+    clean = clean if clean is not None else clean_question(question)
+    phrases, keys, whole = term_definitions(question, years, lexicon)
+    ctx = ParseContext(lexicon, year, dict(phrases))
+    notes: list[str] = []
+    formula = written = None
+    rest = clean
+    named = [m for m in lexicon.match(question[:whole[0].start] if whole else question)]
+    metric = next((m.concept for m in named if m.concept.formula), None)
+    if whole and whole[0].target:
+        # "Define return on assets as ...": the metric the definition names (its unit when the words say none)
+        target = resolve_operand(whole[0].target, lexicon)
+        metric = target if target is not None and target.formula else metric
+    if metric is None and whole:
+        after = question[whole[0].start:].replace(whole[0].body, " ")
+        metric = next((m.concept for m in lexicon.match(after) if m.concept.formula), None)
+    without_defs = clean
+    for d in find_definitions(question):
+        without_defs = without_defs.replace(d.body, " ")
+    # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
+    # Define unadjusted EBITDA as ..."): the defined terms are operands of it
+    clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)
+    targets = [normalize_label(d.target) for d in whole if d.target and normalize_label(d.target) not in _PRONOUNS]
+    if clause_formula is not None and (not whole or any(t and t in normalize_label(clause_text) for t in targets)):
+        formula, written, rest = clause_formula, clause_text, without_defs.replace(clause_text, " ")
+        ctx.percent = clause_percent
+        whole = []
+    for d in whole:
+        try:
+            formula, written = parse_expression(d.body, ParseContext(
+                lexicon, year, {k: v for k, v in phrases.items() if k != normalize_label(d.target or "")})), d.body
+            rest = without_defs
+            break
+        except DefinitionError as exc:
+            # an operand that is no line item: abstain naming it (never answer another metric's formula);
+            # wording the parser cannot follow: the standard formula of the metric named, noted
+            if (metric is None or exc.operand) and d.source not in ("paren", "ie"):
+                raise UnreadOperand(f"{exc} (in the definition {d.body!r})", exc.operand) from exc
+            notes.append(f"definition not read ({exc}); the standard formula of {metric.key if metric else 'the line'}")
+    if formula is None and not whole and clause_formula is None and error is not None and error.operand \
+            and len(error.operand.split()) <= 5:
+        raise UnreadOperand(f"{error} (in the question's arithmetic)", error.operand)
+    if formula is None:
+        if keys:
+            return _with_terms(question, years, lexicon, keys, phrases)
+        return None
+    asked = unit_asked(question)
+    if re.search(r"(?:^|[^\w.])36[05](?:[^\w.]|$)", formula):
+        unit = "days"
+    elif asked in ("percent", "ratio", "days"):
+        unit = asked
+    elif ctx.percent:
+        unit = "percent"
+    elif metric is not None and metric.unit and "/" in formula:
+        unit = metric.unit
+    elif "/" in formula:
+        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share)\b|%", rest, re.I) else "ratio"
+    else:
+        unit = "USD"
+    quantity = (whole[0].target if whole and whole[0].target and normalize_label(whole[0].target) not in _PRONOUNS
+                else (named[0].alias if named and whole else written))
+    concept = Concept(key=(metric.key if metric else "asked"), line_items=[quantity], aliases=[quantity],
+                      formula=formula, unit=unit)
+    plan = _make_plan(rest, years, lexicon, line_item=concept)
+    plan.quantity, plan.definition_given, plan.definition = quantity, True, written
+    plan.concept_key = metric.key if metric else None
+    plan.decimals = decimals if decimals is not None else plan.decimals
+    plan.display_scale = display_scale or plan.display_scale
+    plan.notes = notes + plan.notes
+    if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
+        plan.years = plan.years[:1] if plan.operation == "value" else plan.years
+    return plan
+
+
+def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict[str, str]
+                    ) -> tuple[str | None, str | None, DefinitionError | None, bool]:
+    """(formula, its words, the first error, "as a % of" read) of the first clause of ``text`` that writes arithmetic over
+    line items; a trailing "for Apple" / "in FY2022" is cut until the clause reads."""
+    error: DefinitionError | None = None
+    for clause in _expression_clauses(text, lexicon):
+        attempt, formula = clause, None
+        for _ in range(4):
+            try:
+                pctx = ParseContext(lexicon, year, dict(phrases))
+                formula = parse_expression(attempt, pctx)
+                percent = pctx.percent
+                break
+            except DefinitionError as exc:
+                error = error or exc
+                cut = _CUT_RE.search(attempt)
+                if not cut:
+                    break
+                attempt = attempt[:cut.start()]
+        if formula is None or not re.search(r"[-+*/]|mean\(", formula.lstrip("-")):
+            continue
+        written = attempt
+        while (cut := _CUT_RE.search(written)) is not None:  # the name without "for Apple"
+            try:
+                if parse_expression(written[:cut.start()], ParseContext(lexicon, year, dict(phrases))) != formula:
+                    break
+            except DefinitionError:
+                break
+            written = written[:cut.start()]
+        return formula, written, None, percent
+    return None, None, error, False
+
+
+def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[str, str],
+                phrases: dict[str, str]) -> Plan | None:
+    """The usual plan with the question's own definitions of its terms put in ("SG&A" = S&M + G&A)."""
+    try:
+        plan = _make_plan(question, years, lexicon, written=False)
+    except PlanError:
+        return None
+    new = _substitute(plan.formula, keys)
+    if new == plan.formula:
+        return None
+    plan.formula, plan.definition_given = new, True
+    plan.also = [_substitute(f, keys) for f in plan.also]
+    plan.definition = "; ".join(f"{k} = {v}" for k, v in phrases.items())
+    return plan

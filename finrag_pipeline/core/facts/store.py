@@ -43,6 +43,7 @@ def _unit_scale(unit: str | None) -> tuple[str | None, int]:
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
 _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
+_CONTRA_TAIL = re.compile(r"\s+(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
@@ -181,6 +182,10 @@ class FilingFacts:
             if len(phrase) > 3 and (label.startswith(phrase + " ") or bare.startswith(phrase + " ")):
                 extra = len(bare.split()) - len(phrase.split())
                 best = max(best, 5.0 - 0.75 * extra)
+                if _CONTRA_TAIL.match(bare[len(phrase):]):
+                    # "Accounts receivable, net of allowance for doubtful accounts of $633 and $751": the
+                    # line itself, its contra account spelled out
+                    best = max(best, 9.0)
         return best, "label starts with a line item"
 
     def row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None = None) -> list[_RowCandidate]:
@@ -341,11 +346,15 @@ class FilingFacts:
                 return lab
         return None
 
-    def label_statement(self, label: str, text: str = "") -> str | None:
-        """Which statement to read a row label from: the balance sheet when the text asks for a
+    def label_statement(self, label: str, text: str = "", prefer: Sequence[str] = ()) -> str | None:
+        """Which statement to read a row label from: one the question points at (``prefer``: "primarily
+        using the balance sheet") that prints it, the balance sheet when the text asks for a
         balance ("as of", "at the end of"), else the first of income statement, balance sheet, cash
         flow that prints it (a cash-flow line of the same name is usually the year's change)."""
         found = {self.statement_of[tid] for (tid, _), lab in self.norm_labels.items() if lab == label}
+        for statement in prefer:
+            if statement in found:
+                return statement
         if "balance_sheet" in found and _BALANCE_WORDS.search(text):
             return "balance_sheet"
         return next((st for st in STATEMENT_ORDER if st in found), None)

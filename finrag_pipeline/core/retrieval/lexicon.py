@@ -34,6 +34,7 @@ class Concept:
     formula: str | None = None       # a derived figure: arithmetic over other concept keys
     unit: str | None = None          # the figure's unit when it is not an amount (percent, ratio, days, ...)
     outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
+    fallback: str | None = None      # a base line not printed as one row: the formula of its parts (calculator)
 
     @property
     def phrases(self) -> list[str]:
@@ -103,6 +104,7 @@ class Lexicon:
             old.formula = concept.formula or old.formula
             old.unit = concept.unit or old.unit
             old.outflow = concept.outflow or old.outflow
+            old.fallback = concept.fallback or old.fallback
         self._patterns = {}
 
     @classmethod
@@ -112,7 +114,7 @@ class Lexicon:
         for key, spec in concepts.items():
             spec = spec or {}
             unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
-                                   "outflow"}
+                                   "outflow", "fallback"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -124,7 +126,8 @@ class Lexicon:
                                statement=statement, xbrl=[str(a) for a in spec.get("xbrl", [])],
                                formula=str(spec["formula"]) if spec.get("formula") else None,
                                unit=str(spec["unit"]) if spec.get("unit") else None,
-                               outflow=bool(spec.get("outflow", False))))
+                               outflow=bool(spec.get("outflow", False)),
+                               fallback=str(spec["fallback"]) if spec.get("fallback") else None))
         return cls(out)
 
     @classmethod

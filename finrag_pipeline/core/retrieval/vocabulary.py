@@ -71,9 +71,19 @@ class AnalystVocabulary:
                 found[key] = (m.start(), VocabularyMatch(key, term, tuple(spec.expansions), spec.statement))
         return [v for _, v in sorted(found.values(), key=lambda x: x[0])]
 
+    def expansions(self, text: str) -> list[str]:
+        """The printed labels of every analyst term ``text`` uses and does not already spell out, in order
+        ("How much did Microsoft spend on R&D?" -> ["research and development"])."""
+        out: list[str] = []
+        for m in self.match(text):
+            for e in m.expansions:
+                if not _term_pattern(e).search(text) and e not in out:
+                    out.append(e)
+        return out
+
     def expand(self, text: str) -> str:
         """``text`` with the printed labels of every analyst term it uses appended (for the search only)."""
-        extra = [e for m in self.match(text) for e in m.expansions if not _term_pattern(e).search(text)]
+        extra = self.expansions(text)
         return f"{text} {' '.join(extra)}" if extra else text
 
 
@@ -85,3 +95,11 @@ def default_vocabulary(path: str | None = None) -> AnalystVocabulary:
 @lru_cache(maxsize=4)
 def _vocabulary_at(path: str) -> AnalystVocabulary:
     return AnalystVocabulary.load(path)
+
+
+def query_expansions(query: str, path: str | None = None) -> list[str]:
+    """Public: the statement labels the analyst terms of a query stand for (abbreviations and synonyms of
+    assets_config/analyst_vocabulary.yaml), for query expansion in retrieval: "R&D" -> "research and
+    development", "DSO" -> "accounts receivable net", "total net sales". Terms the query already spells
+    out are not repeated."""
+    return default_vocabulary(path).expansions(query)

@@ -1,0 +1,295 @@
+"""Judgement questions: "Does Adobe have an improving operating margin profile as of FY2022?", "Is 3M a
+capital-intensive business?", "high growth", "liquidity profile", "customer concentration".
+
+An analyst answers them with a yes/no AND the figures it rests on. Here a question is read into a
+``Judgement`` (which rule, which metric, which direction); the calculator computes the series the rule
+names on the fact layer and ``decide`` commits to yes/no by the thresholds of
+``assets_config/judgements.yaml`` (documented in docs/CALCULATOR.md "Judgement questions").
+
+A question that says a metric may not suit the company ("if gross margin is not a useful metric for a
+company like this, state that and explain why") is read by ``unsuitable_metric``: when the filing
+prints no line the metric needs, the answer says so instead of forcing a number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+from finrag_pipeline.core.config import load_model
+from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+
+
+class TrendRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    years: int = 3
+    min_change_percent_points: float = 0.5
+    min_change_relative: float = 0.02
+
+
+class CapitalIntensiveRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    capex_to_revenue_min: float = 0.10
+    ppe_to_assets_min: float = 0.40
+
+
+class HighGrowthRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    revenue_growth_min: float = 0.15
+
+
+class LiquidityRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    current_ratio_min: float = 1.0
+    quick_ratio_min: float = 1.0
+
+
+class ConcentrationRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    share_min: float = 0.10
+
+
+class JudgementConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trend: TrendRule = TrendRule()
+    capital_intensive: CapitalIntensiveRule = CapitalIntensiveRule()
+    high_growth: HighGrowthRule = HighGrowthRule()
+    liquidity: LiquidityRule = LiquidityRule()
+    customer_concentration: ConcentrationRule = ConcentrationRule()
+
+
+def load_judgement_config(overrides: dict | None = None) -> JudgementConfig:
+    return load_model(JudgementConfig, "judgements.yaml", overrides)
+
+
+# metrics where a lower figure is the better one ("improving DSO" = fewer days)
+LOWER_IS_BETTER = frozenset(["days_inventory_outstanding", "days_sales_outstanding", "cash_conversion_cycle",
+                             "debt_to_equity", "effective_tax_rate", "cost_of_revenue", "total_operating_expenses",
+                             "sga"])
+
+_YES_NO_RE = re.compile(r"^\s*(?:(?:based\s+on|using|according\s+to|from)\b[^,?]*,\s*)?(?:does|do|did|is|are|was|were|has"
+                        r"|have|had|can|could|would|will|should)\b|\bwhether\b|\b(?:yes|no)\s*(?:/|or)\s*(?:no|yes)\b",
+                        re.I)
+_PROFILE_RE = re.compile(r"\b(?:profile|trend|trajectory|position)\b", re.I)
+_UP_RE = re.compile(r"\b(?:improv\w*|expand\w*|increas\w*|ris(?:e|es|ing|en)|grow(?:s|ing|n)?|strengthen\w*"
+                    r"|widen\w*|better)\b", re.I)
+_DOWN_RE = re.compile(r"\b(?:declin\w*|deteriorat\w*|worsen\w*|contract\w*|shrink\w*|decreas\w*|fall(?:s|ing|en)?"
+                      r"|weaken\w*|compress\w*|narrow\w*|eroding|erod\w*)\b", re.I)
+_CAPITAL_RE = re.compile(r"\bcapital[\s-]+intens\w*", re.I)
+_GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s+(?:fast|quickly|rapidly|strongly)\b"
+                        r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
+_LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
+_CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
+                               r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
+                               r"few|one|a\s+small\s+number\s+of)\s+customers?\b", re.I)
+_THAN_RE = re.compile(r"\b(higher|greater|larger|bigger|more|lower|less|smaller|fewer)\b(?:\s+[\w&'$]+){0,5}?\s+than\b"
+                      r"|\b(exceed(?:ed|s)?|surpass(?:ed|es)?|above|below|under)\b", re.I)
+_SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "k": 10**3, "m": 10**6, "mm": 10**6, "bn": 10**9, "b": 10**9}
+_SIGN_RE = re.compile(r"\b(?:positive|negative)\b", re.I)
+_UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
+                            r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
+
+
+@dataclass
+class Judgement:
+    kind: str                           # trend | compare | threshold | sign | capital_intensive | high_growth | liquidity | customer_concentration
+    metric: Concept | None = None       # trend: the metric whose series is judged
+    direction: str = "up"               # trend: up | down | better (improving) | worse (deteriorating)
+    other: Concept | None = None        # compare: the figure the metric is compared with
+    threshold: Decimal | None = None    # threshold: the number it is compared with (a fraction for percent)
+    either: bool = False                # "higher or lower", "rise or fall": answered with the word, not Yes/No
+    profile: bool = True                # trend: a profile over years with a materiality margin; False for a plain
+                                        # "did revenue increase in FY2022" (vs the prior year, any change counts)
+    notes: list[str] = field(default_factory=list)
+
+
+_EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|rise|rose|increase|grow|fall|fell"
+                        r"|decrease|decline)\w*\s+or\s+(?:higher|greater|larger|more|lower|less|smaller|rise|rose"
+                        r"|increase|grow|fall|fell|decrease|decline)\w*\b", re.I)
+
+
+def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
+    """The judgement a yes/no (or "profile") question asks for, or None for a question that asks a figure."""
+    judgement = _read_judgement(question, lexicon)
+    if judgement is not None and _EITHER_RE.search(question):
+        judgement.either = True
+    return judgement
+
+
+def threshold_judgement(question: str, metric: Concept) -> Judgement | None:
+    """"Was the liquidity ratio higher or lower than 1.0? Take it as current assets / current liabilities":
+    a comparison with a number of a quantity the question defines itself (``metric``: its formula)."""
+    than = _THAN_RE.search(question)
+    number = _number_after(question, than)
+    if not (than and number and _YES_NO_RE.search(question)):
+        return None
+    return _threshold(than, number, metric, bool(_EITHER_RE.search(question)))
+
+
+def _number_after(question: str, than):
+    return re.match(r"\s*(?:of\s+)?(?:usd\s*|\$\s*)?(?P<n>-?\d[\d,]*(?:\.\d+)?)\s*(?P<pct>%|percent)?\s*"
+                    r"(?P<scale>thousand|million|billion|bn|mm|m|k|b)?\b", question[than.end():], re.I) if than else None
+
+
+def _threshold(than, number, metric: Concept, either: bool = False) -> Judgement:
+    n = Decimal(number.group("n").replace(",", ""))
+    n = n / 100 if (number.group("pct") or metric.unit == "percent") else n
+    scale = _SCALE.get((number.group("scale") or "").lower())
+    low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
+    return Judgement("threshold", metric, "down" if low else "up", threshold=n,
+                     notes=[f"scale {scale}"] if scale else [], either=either)
+
+
+def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
+    yes_no = bool(_YES_NO_RE.search(question))
+    profile = bool(_PROFILE_RE.search(question))
+    if not (yes_no or profile):
+        return None
+    if _CONCENTRATION_RE.search(question):
+        return Judgement("customer_concentration")
+    if _CAPITAL_RE.search(question):
+        return Judgement("capital_intensive")
+    if _GROWTH_RE.search(question):
+        return Judgement("high_growth")
+    matches = lexicon.match(question)
+    metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
+    up, down = _UP_RE.search(question), _DOWN_RE.search(question)
+    than = _THAN_RE.search(question)
+    number = _number_after(question, than)
+    if than and yes_no and number:
+        # "Is Apple's current ratio less than 1?", "Was the operating margin above 30%?"
+        before = [m.concept for m in matches if m.end <= than.end() - 4]
+        if before:
+            return _threshold(than, number, before[-1])
+    if than and yes_no:
+        before = [m.concept for m in matches if m.end <= than.end() - 4]
+        after = [m.concept for m in matches if m.start >= than.end()]
+        if before and after and before[-1].key != after[0].key:
+            # "Was Amazon's capex in 2022 higher than its operating cash flow?"
+            low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
+            return Judgement("compare", before[-1], "down" if low else "up", other=after[0])
+    sign = _SIGN_RE.search(question)
+    if metric is not None and sign and yes_no:
+        # "Does PayPal have positive working capital?": the sign of the figure decides
+        return Judgement("sign", metric, "up" if sign.group(0).lower().startswith("pos") else "down")
+    if metric is not None and (up or down):
+        word = (up or down).group(0).lower()
+        if word.startswith("improv") or word.startswith(("strengthen", "better")):
+            direction = "better"
+        elif word.startswith(("deteriorat", "worsen", "weaken")):
+            direction = "worse"
+        else:
+            direction = "up" if up and (not down or up.start() < down.start()) else "down"
+        profile_words = re.search(r"\b(?:profile|trend|trajectory|improv\w*|deteriorat\w*|worsen\w*|consistent\w*"
+                                  r"|over\s+(?:the\s+)?(?:last|past)|steady|steadily)\b", question, re.I)
+        return Judgement("trend", metric, direction, profile=bool(profile_words))
+    if _LIQUIDITY_RE.search(question):
+        quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
+        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"))
+    return None
+
+
+_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
+                                     r"|appropriate|suitable|good|helpful|sensible)\b[^.?!]*[.?!]?", re.I)
+
+
+def strip_unsuitable_clause(question: str) -> str:
+    """The question without its "if X is not a useful metric ..., state that" sentence."""
+    return _UNSUITABLE_SENTENCE_RE.sub(" ", question).strip()
+
+
+def unsuitable_metric(question: str) -> str | None:
+    """The metric a question allows to be unsuitable ("if gross margin is not a useful metric ...")."""
+    m = _UNSUITABLE_RE.search(question)
+    return m.group("metric").strip() if m else None
+
+
+@dataclass
+class Decision:
+    answer: str                 # "Yes" | "No"
+    reason: str                 # the figures it rests on, in words
+    rule: str                   # the rule as configured
+    word: str | None = None     # the answer to an either/or question ("Higher", "Rose"), when it has one
+
+
+def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: str, unit: str,
+                 rule: TrendRule, fmt, material: bool = True) -> Decision:
+    """``series``: (fiscal year, value) oldest first, at least two points. Yes when the last year beats the
+    first by the configured margin in the asked direction (for "improving", the metric's better direction);
+    ``material=False`` (a plain "did it increase"): any change in the asked direction."""
+    (y0, v0), (y1, v1) = series[0], series[-1]
+    delta = v1 - v0
+    if not material:
+        rule = TrendRule(years=rule.years, min_change_percent_points=0.0, min_change_relative=0.0)
+    if unit == "percent":
+        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points)) and delta != 0
+        size = f"{delta * 100:+.1f} percentage points"
+        threshold = f"{rule.min_change_percent_points} percentage points"
+    else:
+        big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative)) and delta != 0
+        size = f"{(delta / abs(v0) * 100) if v0 else 0:+.1f}%"
+        threshold = f"{rule.min_change_relative:.0%} of FY{y0}"
+    lower_better = metric.key in LOWER_IS_BETTER
+    want_up = direction == "up" or (direction == "better" and not lower_better) or (direction == "worse" and lower_better)
+    moved_up = delta > 0
+    yes = big and moved_up == want_up
+    path = ", ".join(f"FY{y}: {fmt(v)}" for y, v in series)
+    word = "rose" if delta > 0 else ("fell" if delta < 0 else "was unchanged")
+    reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
+    rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
+                 f"{threshold} in that direction")
+    return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
+
+
+def metric_name(concept: Concept) -> str:
+    name = (concept.aliases or [concept.key.replace("_", " ")])[0]
+    return name[:1].upper() + name[1:]
+
+
+# ---- a choice among named options: "Which of iPad, Mac or iPhone brought Apple the most top line?" ------
+
+_OPTIONS_RES = [
+    re.compile(r"\bwhich\s+of\s+(?P<opts>.+?)\s+(?:brought|generated|contributed|had|made|earned|produced|accounted"
+               r"|saw|reported|posted|delivered|was|were|is|are|did|recorded|grew|represented)\b", re.I),
+    re.compile(r"\bamong\s+(?P<opts>.+?),\s*which\b", re.I),
+    re.compile(r"\bwhich\s+(?:segment|region|product|geograph\w*|category|line|business)\w*\s*(?:,|-|:)?\s*"
+               r"(?P<opts>[^?]+?\s+or\s+[^?,]+?)\s*,?\s+(?:brought|generated|contributed|had|made|earned|was|were)\b",
+               re.I),
+]
+_MOST_RE = re.compile(r"\b(most|largest|highest|biggest|greatest|top|best|strongest|least|smallest|lowest|fewest"
+                      r"|weakest|worst)\b", re.I)
+
+
+@dataclass
+class OptionChoice:
+    options: list[str]
+    pick: str                  # max | min
+    rest: str                  # the question without the options (the metric is named there)
+
+
+def option_choice(question: str) -> OptionChoice | None:
+    """The options a question asks to choose among, and whether the most or the least is asked."""
+    for pattern in _OPTIONS_RES:
+        m = pattern.search(question)
+        if not m:
+            continue
+        text = m.group("opts").strip()
+        parts = re.split(r"\s*;\s*", text) if ";" in text else re.split(r"\s*,\s*", text)
+        options: list[str] = []
+        for part in parts:
+            options += [p for p in re.split(r"\s+(?:or|and)\s+", part) if p] if ";" not in text or part == parts[-1] \
+                else [part]
+        options = [re.sub(r"^(?:or|and|the|its)\s+", "", o.strip(" .,")).strip() for o in options]
+        options = [o for o in options if o]
+        if len(options) < 2:
+            continue
+        after = question[m.end():]
+        most = _MOST_RE.search(after) or _MOST_RE.search(question)
+        if not most:
+            continue
+        low = most.group(1).lower() in ("least", "smallest", "lowest", "fewest", "weakest", "worst")
+        return OptionChoice(options, "min" if low else "max", question[:m.start("opts")] + " " + after)
+    return None
