@@ -137,7 +137,7 @@ def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
                               "marker in its first pages); if it is a 10-K without its cover, add a sidecar "
                               f"{path.name}.yaml with company: and fiscal_year:", path=str(path))
         cover = parse_pdf_cover(cover_text, running_header=running_header(texts),
-                                info=pdf_mod.document_info(path))
+                                info=pdf_mod.document_info(path), page_texts=texts, file_name=path.name)
     with timer.step("table_detect"):
         candidates = [i for i, t in enumerate(texts, start=1) if with_tables and pdf_mod.page_has_tables(t)]
     with timer.step("pdf_tables"):
@@ -190,8 +190,15 @@ def _build_meta(path: Path, sha: str, fmt: str, cover: CoverInfo, n_pages: int,
         company=company, ticker=cover.ticker, cik=cover.cik, form_type=form_type, fiscal_year=int(fiscal_year),
         period_end_date=cover.period_end_date, fiscal_year_end=cover.fiscal_year_end, n_pages=n_pages,
         metadata_source=cover.source, metadata_confidence=cover.confidence, field_sources=dict(cover.field_sources),
+        field_confidence=dict(cover.field_confidence), review_reasons=list(cover.review_reasons),
     )
-    return apply_sidecar(meta, overrides)
+    meta = apply_sidecar(meta, overrides)
+    if overrides:  # what a person wrote in a sidecar is reviewed already
+        meta.review_reasons = [r for r in meta.review_reasons
+                               if not any(r.startswith(f"{k} ") for k in overrides)]
+        if "company" in overrides or "ticker" in overrides or "cik" in overrides:
+            meta.review_reasons = [r for r in meta.review_reasons if r != "not in the company map"]
+    return meta
 
 
 def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
