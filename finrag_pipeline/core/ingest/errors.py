@@ -47,12 +47,14 @@ class IngestError(Exception):
     ``message`` says what was wrong with *this* file, for a human.
     """
 
-    def __init__(self, status: IngestStatus, message: str, *, path: str | None = None):
+    def __init__(self, status: IngestStatus, message: str, *, path: str | None = None,
+                 details: dict | None = None):
         if status not in INGEST_STATUSES:
             raise ValueError(f"unknown ingest status {status!r}; expected one of {sorted(INGEST_STATUSES)}")
         self.status: IngestStatus = status
         self.message = message
         self.path = path
+        self.details = details or {}   # what was read before the refusal (``cover``: CoverInfo), for inspect
         super().__init__(f"[{status}] {message}" + (f" ({path})" if path else ""))
 
 

@@ -3,14 +3,17 @@ benchmark both call :func:`inspect_filing`. A refusal is reported (status, reaso
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.ingest.errors import IngestError
+from finrag_pipeline.core.ingest.metadata import CoverInfo
 from finrag_pipeline.core.ingest.parse import parse_filing
-from finrag_pipeline.core.ingest.statements import STATEMENT_TYPES, statement_periods
+from finrag_pipeline.core.ingest.statements import STATEMENT_TYPES, statement_periods, statement_search
 from finrag_pipeline.core.ingest.tables import currency_unit_violations
 
 PRIMARY_STATEMENTS = ("income_statement", "balance_sheet", "cash_flow")
@@ -32,8 +35,12 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
     try:
         parsed = parse_filing(path, sidecar=sidecar)
     except IngestError as exc:
-        return {"file": str(path), "status": exc.status, "reason": exc.message,
-                "remedy": _REMEDIES.get(exc.status, ""), "seconds": round(time.perf_counter() - t0, 3)}
+        report = {"file": str(path), "status": exc.status, "reason": exc.message,
+                  "remedy": _REMEDIES.get(exc.status, ""), "seconds": round(time.perf_counter() - t0, 3)}
+        cover = exc.details.get("cover")
+        if cover is not None:
+            report |= refusal_details(path, cover)
+        return report
     meta = parsed.meta
     rows = parsed.table_rows
     statements: dict[str, dict[str, Any]] = {}
@@ -52,11 +59,17 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
         s["tables"] = len(tables_by_type.get(kind, ()))
     sections = Counter(p.section for p in parsed.pages if p.section)
     with_period = sum(1 for r in rows if any(c.period for c in r.cells))
+    numeric = [r for r in rows if any(c.value is not None for c in r.cells)]
     violations = currency_unit_violations(rows)
     warnings: list[str] = []
-    missing = [k for k in PRIMARY_STATEMENTS if k not in statements]
-    if missing:
-        warnings.append(f"no {', '.join(missing)} found")
+    table_pages = sorted({r.page_number for r in rows})
+    for kind in (k for k in (*PRIMARY_STATEMENTS, "equity") if k not in statements):
+        headed = statement_search([p.text for p in parsed.pages], kind)
+        warnings.append(f"no {kind} found: searched the titles and line items of {len(rows)} rows in "
+                        f"{len(table_pages)} table pages ({_page_ranges(table_pages)}); pages headed as one: "
+                        f"{headed or 'none'}")
+    if meta.review_reasons:
+        warnings.append(f"in the review queue: {'; '.join(meta.review_reasons)}")
     if violations:
         warnings.append(f"{len(violations)} percentage/per-share rows carry a currency unit")
     if meta.metadata_confidence is not None and meta.metadata_confidence < 0.6:
@@ -70,7 +83,8 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
             "fiscal_year": meta.fiscal_year, "period_end_date": meta.period_end_date.isoformat()
             if meta.period_end_date else None, "fiscal_year_end": meta.fiscal_year_end,
             "metadata_source": meta.metadata_source, "confidence": meta.metadata_confidence,
-            "field_sources": meta.field_sources,
+            "field_sources": meta.field_sources, "field_confidence": meta.field_confidence,
+            "review_reasons": meta.review_reasons,
             "commission_file_number": parsed.cover.commission_file_number if parsed.cover else None,
             "trading_symbols": parsed.cover.trading_symbols if parsed.cover else [],
             "co_registrants": parsed.cover.co_registrants if parsed.cover else [],
@@ -82,6 +96,9 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
         "table_rows": len(rows),
         "rows_with_period_pct": round(100.0 * with_period / len(rows), 1) if rows else None,
         "units": dict(Counter(r.unit or "none" for r in rows).most_common()),
+        "numeric_rows": len(numeric),
+        "numeric_rows_with_unit": sum(1 for r in numeric if r.unit),
+        "numeric_rows_with_title": sum(1 for r in numeric if r.table_title),
         "unit_violations": len(violations),
         "xbrl_facts": len(parsed.facts),
         "notes": list(parsed.notes),
@@ -92,11 +109,55 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
     }
 
 
+def _page_ranges(pages: list[int]) -> str:
+    """[3, 4, 5, 9] -> "3-5, 9"."""
+    out: list[str] = []
+    for p in pages:
+        if out and int(out[-1].split("-")[-1]) == p - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{p}"
+        else:
+            out.append(str(p))
+    return ", ".join(out) or "none"
+
+
+def refusal_details(path: Path, cover: CoverInfo) -> dict[str, Any]:
+    """What a refused PDF showed: every candidate per field with why it was taken or passed over, the
+    first 40 lines of its cover as read, and the sidecar that would register it (best guesses filled in)."""
+    best = {c.field: c.value for c in cover.candidates if c.accepted}
+    company = cover.company or best.get("company")
+    year = cover.fiscal_year or best.get("fiscal_year")
+    sidecar_lines = [f"company: {json.dumps(company or 'EXACT REGISTRANT NAME')}",
+                     f"fiscal_year: {year or 'YYYY  # the year the fiscal year ends in'}"]
+    if cover.ticker:
+        sidecar_lines.append(f"ticker: {cover.ticker}")
+    if cover.period_end_date:
+        sidecar_lines.append(f"period_end_date: {cover.period_end_date.isoformat()}")
+    sidecar_lines.append(f"form_type: {cover.form_type or '10-K'}")
+    return {
+        "candidates": [dataclasses.asdict(c) for c in cover.candidates],
+        "cover_lines": list(cover.cover_lines),
+        "sidecar_path": str(path.with_name(path.name + ".yaml")),
+        "sidecar": "\n".join(sidecar_lines) + "\n",
+    }
+
+
 def format_inspection(report: dict[str, Any]) -> str:
     """Plain-text rendering for the terminal (values from the filing are shown as data, not markup)."""
     if report.get("status") != "ok":
-        return (f"{report['file']}: {report['status']}\n  reason: {report.get('reason')}\n"
-                f"  remedy: {report.get('remedy')}")
+        lines = [f"{report['file']}: {report['status']}", f"  reason: {report.get('reason')}",
+                 f"  remedy: {report.get('remedy')}"]
+        if report.get("candidates") is not None:
+            lines.append("  candidates considered:")
+            for c in report["candidates"]:
+                mark = "taken" if c["accepted"] else "rejected"
+                lines.append(f"    {c['field']:<11} {c['value']!r:<45.45} from {c['source']:<24} {mark}: {c['reason']}")
+            if not report["candidates"]:
+                lines.append("    (none: no registrant name or fiscal year anywhere it looked)")
+            lines.append(f"  the cover as read (first {len(report['cover_lines'])} lines):")
+            lines += [f"    | {ln}" for ln in report["cover_lines"]]
+            lines.append(f"  this sidecar would register it ({report['sidecar_path']}):")
+            lines += [f"    {ln}" for ln in report["sidecar"].splitlines()]
+        return "\n".join(lines)
     m = report["metadata"]
     lines = [f"{report['file']} -> {report['filing_id']}",
              f"  company       {m['company']!r}  ({m['field_sources'].get('company', m['metadata_source'])})",

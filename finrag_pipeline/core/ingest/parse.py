@@ -117,7 +117,9 @@ def _read(path: str | Path, sidecar, timer: _Timer, *, with_tables: bool):
         sidecar_src = sidecar if sidecar is not None else find_sidecar(path)
         overrides = load_sidecar(sidecar_src) if sidecar_src is not None else {}
     if fmt == "pdf":
-        cover, page_texts, raw_tables, facts_fn = _parse_pdf(path, timer, with_tables)
+        # a sidecar that names the company and year vouches for a 10-K whose pages carry no form marker
+        vouched = bool(overrides.get("company") and overrides.get("fiscal_year"))
+        cover, page_texts, raw_tables, facts_fn = _parse_pdf(path, timer, with_tables, vouched=vouched)
     else:
         cover, page_texts, raw_tables, facts_fn = _parse_html(path, timer)
     if len(page_texts) > limits.max_pages:
@@ -127,17 +129,18 @@ def _read(path: str | Path, sidecar, timer: _Timer, *, with_tables: bool):
     return path, meta, cover, page_texts, raw_tables, facts_fn
 
 
-def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True):
+def _parse_pdf(path: Path, timer: _Timer, with_tables: bool = True, *, vouched: bool = False):
     with timer.step("pdf_text"):
         texts = pdf_mod.read_page_texts(path)
     with timer.step("metadata"):
         cover_text = "\n".join(texts[:2])
-        if not looks_like_10k("\n".join(texts[:5])):
-            raise IngestError("not_a_filing", "PDF has text but no 10-K cover (no 'FORM 10-K' / annual report "
-                              "marker in its first pages); if it is a 10-K without its cover, add a sidecar "
-                              f"{path.name}.yaml with company: and fiscal_year:", path=str(path))
         cover = parse_pdf_cover(cover_text, running_header=running_header(texts),
                                 info=pdf_mod.document_info(path), page_texts=texts, file_name=path.name)
+        if not vouched and not looks_like_10k("\n".join(texts[:5])):
+            raise IngestError("not_a_filing", "PDF has text but no 10-K cover (no 'FORM 10-K' / annual report "
+                              "marker in its first pages); if it is a 10-K without its cover, add a sidecar "
+                              f"{path.name}.yaml with company: and fiscal_year: (`finrag inspect {path.name}` "
+                              "prints one)", path=str(path), details={"cover": cover})
     with timer.step("table_detect"):
         candidates = [i for i, t in enumerate(texts, start=1) if with_tables and pdf_mod.page_has_tables(t)]
     with timer.step("pdf_tables"):
@@ -182,7 +185,8 @@ def _build_meta(path: Path, sha: str, fmt: str, cover: CoverInfo, n_pages: int,
         tried = "; ".join(cover.notes) or "no registrant name or 'fiscal year ended' date on the cover"
         raise IngestError("not_a_filing", f"could not read the {' and '.join(missing)} from the filing ({tried}); "
                           f"run `finrag inspect {path.name}` to see what was read, then add a sidecar "
-                          f"{path.name}.yaml with company: and fiscal_year: next to it", path=str(path))
+                          f"{path.name}.yaml with company: and fiscal_year: next to it", path=str(path),
+                          details={"cover": cover})
     form_type = cover.form_type or "10-K"
     meta = FilingMeta(
         filing_id=make_filing_id(cover.ticker or company, fiscal_year, form_type, company),
