@@ -268,6 +268,13 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
                 continue
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
+        if band and len(line.segments) == 1 and not looks_like_period_header(line.text) \
+                and _nearest_column(line.segments[0], columns, slack=4.0) is None and is_title_candidate(line.text) \
+                and not line.text.rstrip().endswith((".", ":")) \
+                and (line.text.isupper() or band[-1].top - line.top > 16.0):
+            # a heading over the whole table, in capitals or set apart ("SEGMENT RESULTS OF OPERATIONS"), is its
+            # title, not a column header ("Common Stock" over Shares / Amount is one)
+            break
         if not in_values and not looks_like_period_header(line.text):
             if not band and start - i <= 3 and not below_unit:
                 groups.insert(0, line)
@@ -278,7 +285,10 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         i -= 1
     for line in reversed(band):
         segs = line.segments
-        single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
+        # one phrase over all the columns ("Years ended"), unless it sits over one column ("Percentage")
+        single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text)) \
+            and not (len(columns) > 1 and not looks_like_period_header(segs[0].text) and segs[0].x1 - segs[0].x0 < 0.8 * (columns[-1][1] - columns[-1][0] + 40)
+                     and _nearest_column(segs[0], columns, slack=4.0) is not None)
         for s in segs:
             if single_span or s.x1 < first_col_x0 - 30:
                 rest = clean_text(UNIT_LINE_RE.sub(" ", s.text))  # "Years Ended (In Millions, ...)" -> "Years Ended"

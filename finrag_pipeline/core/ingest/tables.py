@@ -305,7 +305,14 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
     stack = _HeadingStack()
     out: list[TableRow] = []
     last_was_heading = False
-    for (label, values), indent in zip(raw.rows, indents, strict=False):
+    flat_groups = _flat_group_headings(raw.rows, indents)
+    flat: tuple[str, float] | None = None   # a heading printed at its rows' own indent ("Revenue" over segments)
+    # A table without group headings whose short title names what its rows measure ("Backlog", "Operating
+    # income by segment") keeps the title as their group: "Commercial Airplanes" alone reads as revenue.
+    root = [title] if title and statement_type not in ("income_statement", "balance_sheet", "cash_flow", "equity") \
+        and len(title.split()) <= 6 and not any(not any(clean_text(v) for v in vals) and clean_text(lbl)
+                                                 for lbl, vals in raw.rows) else []
+    for k, ((label, values), indent) in enumerate(zip(raw.rows, indents, strict=False)):
         label = clean_text(label)
         if not any(clean_text(v) for v in values):
             if label and last_was_heading and label[:1].islower() and stack.items:
@@ -314,9 +321,13 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
             if label:
                 stack.push(label, indent)
                 last_was_heading = True
+                flat = (_heading_text(label), indent) if k in flat_groups and indent is not None else None
             continue
         last_was_heading = False
         path = stack.path_for(label, indent)
+        if flat is not None and indent is not None and indent >= flat[1] - 1 and flat[0] not in path:
+            path = [*path[:-1], flat[0], path[-1]]
+        path = [*root, *path]
         units = [cell_unit(v, h) for h, v in zip(headers, values, strict=False)]
         valued_units = [u for u, v in zip(units, values, strict=False) if clean_text(v) and parse_number(v) is not None]
         unit = row_unit(" ".join(path), valued_units, table_unit, share_unit)
@@ -331,4 +342,31 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
             headers=[""] + headers, cells=cells, row_path=path, statement_type=statement_type,
         ))
         stack.after_row(label)
+        if flat is not None and _TOTAL_RE.match(label):
+            flat = None   # "Total" closes the flat group
+    return out
+
+
+def _flat_group_headings(rows: list[tuple[str, list[str]]], indents: list[float | None]) -> set[int]:
+    """Indexes of headings printed at the same indent as the rows they group (Microsoft's "Revenue" /
+    "Operating Income" over the same segment names): a heading followed, at its own indent, by records
+    that a "Total" row closes before the next heading."""
+    out: set[int] = set()
+    for i, ((label, values), indent) in enumerate(zip(rows, indents, strict=False)):
+        if indent is None or any(clean_text(v) for v in values) or not clean_text(label):
+            continue
+        records_at_level = 0
+        for (lbl, vals), ind in zip(rows[i + 1:], indents[i + 1:], strict=False):
+            if ind is None:
+                break
+            if not any(clean_text(v) for v in vals):
+                break   # the next heading
+            if _TOTAL_RE.match(clean_text(lbl)):
+                if records_at_level:
+                    out.add(i)
+                break
+            if ind < indent - 1:
+                break
+            if abs(ind - indent) <= 1:
+                records_at_level += 1
     return out
