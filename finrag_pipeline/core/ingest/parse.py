@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -30,7 +31,15 @@ from finrag_pipeline.core.ingest.registry import (
     sha256_file,
 )
 from finrag_pipeline.core.ingest.sections import assign_sections, find_printed_label
-from finrag_pipeline.core.ingest.tables import RawTable, to_table_rows
+from finrag_pipeline.core.ingest.statements import page_statement_heading
+from finrag_pipeline.core.ingest.tables import (
+    RawTable,
+    clean_text,
+    find_unit_text,
+    is_title_candidate,
+    normalize_unit,
+    to_table_rows,
+)
 from finrag_pipeline.core.ingest.text_quality import check_text_layer, textless_pages_note
 from finrag_pipeline.core.models import FilingMeta, Page, TableRow, XbrlFact
 
@@ -212,6 +221,7 @@ def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
     cap = load_ingest_limits().max_rows_per_table
     rows: list[TableRow] = []
     per_page: dict[int, int] = {}
+    add_table_context(raw_tables, pages)
     for raw in raw_tables:
         n = per_page.get(raw.page_number, 0)
         per_page[raw.page_number] = n + 1
@@ -223,3 +233,88 @@ def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
             raw.rows = raw.rows[:cap]
         rows.extend(to_table_rows(raw, filing_id, n))
     return rows
+
+
+_NOTES_HEADING_RE = re.compile(r"^\s*notes\s+to\s+(?:the\s+)?(?:consolidated\s+|combined\s+)?financial\s+statements\b", re.I | re.M)
+
+
+def add_table_context(raw_tables: list[RawTable], pages: list[Page]) -> None:
+    """A title and a unit caption for the tables their own lines left without one, in this order:
+
+    - title: the statement heading of the page ("CONSOLIDATED BALANCE SHEETS"), the table it continues
+      (the last one of the page before, same columns: a statement broken over a page), else the page's
+      section ("Item 7. Management's Discussion and Analysis ...");
+    - unit: the table it continues, the one unit caption the page prints, else the caption that heads the
+      notes ("Notes to the Consolidated Financial Statements (Dollars in millions, except ...)"), which holds
+      for every note table after it in the same section.
+    Each filled-in field is recorded in ``raw.extra["context"]``."""
+    standing_unit: tuple[str | None, str] | None = None    # (section, caption) from the notes heading
+    previous: RawTable | None = None
+    seen_pages: set[int] = set()
+    for raw in raw_tables:
+        page = pages[raw.page_number - 1]
+        first_on_page = raw.page_number not in seen_pages
+        seen_pages.add(raw.page_number)
+        head = "\n".join(page.text.splitlines()[:12])
+        if _NOTES_HEADING_RE.search(head) and (unit := find_unit_text(head)):
+            standing_unit = (page.section, unit)
+        filled = raw.extra.setdefault("context", {})
+        if raw.title and _looks_like_data(raw.title):
+            raw.title, filled["dropped_title"] = None, raw.title   # "AWS 60,324 72,701": a row, not a title
+        continues = (previous is not None and first_on_page and previous.page_number == raw.page_number - 1
+                     and len(previous.headers) == len(raw.headers)
+                     and (not any(raw.headers) or raw.headers == previous.headers))
+        if not raw.title:
+            heading = page_statement_heading(page.text)
+            if heading:
+                raw.title, filled["title"] = heading, "page heading"
+            elif continues and previous.title:
+                raw.title, filled["title"] = previous.title, "continued from the page before"
+            elif caption := caption_above(page.text, raw):
+                raw.title, filled["title"] = caption, "nearest caption above"
+            elif page.section_title or page.section:
+                raw.title = clean_text(" ".join(x for x in (page.section, page.section_title) if x))
+                filled["title"] = "section"
+        if not raw.unit_text:
+            units = {normalize_unit(u): u for u in map(find_unit_text, page.text.splitlines()) if u}
+            if continues and previous.unit_text:
+                raw.unit_text, filled["unit"] = previous.unit_text, "continued from the page before"
+            elif len(units) == 1:
+                raw.unit_text, filled["unit"] = next(iter(units.values())), "the page's unit caption"
+            elif standing_unit is not None and standing_unit[0] == page.section:
+                raw.unit_text, filled["unit"] = standing_unit[1], "the notes' unit caption"
+        previous = raw
+
+
+_RECORD_LINE_RE = re.compile(r"[\d)%—–-]\s*$")
+
+
+def caption_above(page_text: str, raw: RawTable, max_lines: int = 25) -> str | None:
+    """The nearest caption above a table in its page's text: a short heading line ("Stock Award Activity"),
+    or the caption of the sentence that introduces it ("... is as follows:"); never past another table."""
+    from finrag_pipeline.core.ingest.pdf import intro_caption
+
+    first = next((clean_text(label) for label, values in raw.rows if clean_text(label)), "")
+    lines = [clean_text(ln) for ln in page_text.splitlines()]
+    at = next((i for i, ln in enumerate(lines) if first and ln.startswith(first[:40])), None)
+    if at is None:
+        return None
+    for ln in reversed(lines[max(0, at - max_lines):at]):
+        if not ln or not is_title_candidate(ln) or re.fullmatch(r"table\s+of\s+contents", ln, re.I):
+            continue
+        if _RECORD_LINE_RE.search(ln) and re.search(r"\d", ln) and not ln.endswith(":"):
+            if re.search(r"[A-Za-z].*\d[\d,.]*\)?\s*$", ln) and len(re.findall(r"\d[\d,.]*", ln)) >= 2:
+                return None   # a row of the table above
+            continue   # a header line of years
+        if ln.endswith(":") and len(ln) > 40:
+            return intro_caption(ln)
+        if len(ln) <= 80 and not ln.endswith((".", ",", ";")) and not ln[:1].islower():
+            return ln
+    return None
+
+
+def _looks_like_data(text: str) -> bool:
+    """A row of figures or of column years read as a title ("AWS 60,324 72,701 110,683", "2025 2026 2027")."""
+    t = clean_text(text)
+    figures = re.findall(r"\(?\$?\d[\d,.]*\)?%?", t)
+    return len(figures) >= 2 and bool(re.search(r"\d[\d,.]*\)?%?$", t))
