@@ -197,6 +197,7 @@ def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, di
     query-understanding alias table built from what was read), fiscal year right?, primary statements
     tagged?, no currency unit on a percentage/per-share row? ``expected``: file name ->
     {"company": common name, "fiscal_year_label": int}."""
+    from finrag_pipeline.core.company_map import load_company_map
     from finrag_pipeline.core.retrieval.query_understanding import QueryParser, company_key
     from finrag_pipeline.core.retrieval.resources import CorpusCatalog
 
@@ -215,14 +216,24 @@ def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, di
         if row["registered"]:
             m = r["metadata"]
             key = company_key(m["ticker"], m["company"])
+            known = load_company_map().by_cik(m["cik"]) if m["cik"] else None
+            numeric = r.get("numeric_rows") or 0
             question = f"What was {exp.get('company')}'s revenue in {exp.get('fiscal_year_label')}?"
             found = parser.parse(question).companies if exp.get("company") else []
             row.update({
                 "company": m["company"], "ticker": m["ticker"], "fiscal_year": m["fiscal_year"],
                 "company_ok": bool(exp.get("company")) and found == [key],
                 "fy_ok": m["fiscal_year"] == exp.get("fiscal_year_label"),
-                "statements": "/".join(k[:2] for k in PRIMARY_STATEMENTS if k in r["statements"]),
+                "statements": "/".join(k[:2] for k in (*PRIMARY_STATEMENTS, "equity") if k in r["statements"]),
                 "statements_ok": all(k in r["statements"] for k in PRIMARY_STATEMENTS),
+                "equity_ok": "equity" in r["statements"],
+                # the company map's ticker when it knows the registrant; else whatever the cover printed
+                "ticker_ok": (m["ticker"] == known.ticker) if known is not None and known.ticker else None,
+                "in_map": known is not None, "review": "; ".join(m.get("review_reasons") or []),
+                "numeric_rows": numeric,
+                "rows_with_unit_pct": round(100.0 * r.get("numeric_rows_with_unit", 0) / numeric, 1) if numeric else None,
+                "rows_with_title_pct": round(100.0 * r.get("numeric_rows_with_title", 0) / numeric, 1)
+                if numeric else None,
                 "unit_violations": r["unit_violations"], "rows": r["table_rows"],
                 "rows_with_period_pct": r["rows_with_period_pct"], "pages": r["pages"],
                 "seconds": r["seconds"], "s_per_page": r["seconds_per_page"],
