@@ -23,8 +23,11 @@ from pathlib import Path
 from finrag_pipeline.core.ingest.inspect import check_against_manifest, inspect_filing, read_manifest
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR
 
-ROBUSTNESS_DIR = REPO_ROOT.parent / "shared" / "corpus" / "robustness"
-ROBUSTNESS2_DIR = REPO_ROOT.parent / "shared" / "corpus" / "robustness2"
+# ../shared/corpus from the main checkout; from a worktree (/work/wt/NAME) it is further up
+CORPUS_DIR = next((d / "shared" / "corpus" for d in REPO_ROOT.parents if (d / "shared" / "corpus").is_dir()),
+                  REPO_ROOT.parent / "shared" / "corpus")
+ROBUSTNESS_DIR = CORPUS_DIR / "robustness"
+ROBUSTNESS2_DIR = CORPUS_DIR / "robustness2"
 # The sample filings carry no manifest of their own: company (common name) and fiscal-year label,
 # read off each filing, are kept next to this script.
 SAMPLE_MANIFEST = Path(__file__).with_name("sample_manifest.jsonl")

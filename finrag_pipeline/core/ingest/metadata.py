@@ -30,7 +30,7 @@ _US_STATES = ("Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|D
               "South\s+Carolina|South\s+Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West\s+Virginia|"
               "Wisconsin|Wyoming|Bermuda|Ireland|Maryland|DE|NY|CA|WA|TX|NJ|MN|OR|IL|OH|PA|MD|VA|GA|NC|MA")
 # "1-12609 PG&E CORPORATION California 94-3234914": file number, name, state, IRS number in a row.
-_REGISTRANT_ROW_RE = re.compile(r"(?:\b(?:\d{1,3}-)?\d{4,6}\s+)?([A-Z0-9][^()]{1,90}?)\s+\(?(?:" + _US_STATES
+_REGISTRANT_ROW_RE = re.compile(r"(?:\b(?:\d{1,3}-\d{3,6}|\d{4,6})\s+)?([A-Z0-9][^()]{1,90}?)\s+\(?(?:" + _US_STATES
                                 + r")\)?\s+(?:\(State[^)]*\)\s*)?(\d{2}-\d{7})\b", re.I)
 # Words that are cover boilerplate, never part of a registrant's name.
 _BOILERPLATE_RE = re.compile(r"\b(?:pursuant|transition\s+period|transition\s+report|annual\s+report|securities\s+"
@@ -199,7 +199,7 @@ def _names_from_registrant_rows(flat: str) -> list[str]:
     for m in _REGISTRANT_ROW_RE.finditer(block):
         name = m.group(1)
         # Drop captions caught before the name ("... Identification Number 1-12609 PG&E CORPORATION").
-        name = re.split(r"\)\s*|Number\s+|No\.\s+|charter\s+|\d{1,3}-\d{4,6}\s+", name)[-1]
+        name = re.split(r"\)\s*|Number\s+|No\.\s+|charter\s+|\d{1,3}-\d{3,6}\s+", name)[-1]
         name = _tidy_name(name)
         if plausible_company_name(name):
             names.append(name)
