@@ -235,7 +235,26 @@ def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
     return rows
 
 
+_UNLESS_NOTED_RE = re.compile(r"unless\s+otherwise\s+(?:noted|stated|indicated),?\s+(?:all\s+)?(?:tabular\s+)?(?:dollar\s+)?"
+                              r"(?:amounts|dollars|figures)\s+(?:are\s+)?(?:presented\s+|shown\s+|expressed\s+|stated\s+)?"
+                              r"in\s+(?:millions|thousands|billions)\b[^.]*", re.I)
+_ITEM_LINE_RE = re.compile(r"^\s*item\s+\d+[a-z]?\b", re.I)
 _NOTES_HEADING_RE = re.compile(r"^\s*notes\s+to\s+(?:the\s+)?(?:consolidated\s+|combined\s+)?financial\s+statements\b", re.I | re.M)
+
+
+def standing_unit_caption(page_text: str) -> str | None:
+    """A unit caption that holds for a whole section from this page on: under the notes' heading ("Notes to
+    the Consolidated Financial Statements / (Dollars in millions, except otherwise stated)"), on an Item's
+    heading line ("Item 7A—Quantitative and Qualitative Disclosures About Market Risk (amounts in millions)"),
+    or said in words ("Unless otherwise noted, tabular dollars are presented in millions")."""
+    head = "\n".join(page_text.splitlines()[:12])
+    if _NOTES_HEADING_RE.search(head) and (unit := find_unit_text(head)):
+        return unit
+    for line in page_text.splitlines():
+        if _ITEM_LINE_RE.match(line) and (unit := find_unit_text(line)):
+            return unit
+    m = _UNLESS_NOTED_RE.search(clean_text(page_text))
+    return find_unit_text(m.group(0)) if m else None
 
 
 def add_table_context(raw_tables: list[RawTable], pages: list[Page]) -> None:
@@ -245,27 +264,35 @@ def add_table_context(raw_tables: list[RawTable], pages: list[Page]) -> None:
       (the last one of the page before, same columns: a statement broken over a page), else the page's
       section ("Item 7. Management's Discussion and Analysis ...");
     - unit: the table it continues, the one unit caption the page prints, else the caption that heads the
-      notes ("Notes to the Consolidated Financial Statements (Dollars in millions, except ...)"), which holds
-      for every note table after it in the same section.
+      notes, an Item's heading or an "unless otherwise noted, dollars are in millions" (standing_unit_caption),
+      which holds for every table after it in the same section.
     Each filled-in field is recorded in ``raw.extra["context"]``."""
-    standing_unit: tuple[str | None, str] | None = None    # (section, caption) from the notes heading
+    standing: dict[int, tuple[str | None, str]] = {}   # page -> (section, caption) in force on it
+    current: tuple[str | None, str] | None = None
+    for page in pages:
+        if (unit := standing_unit_caption(page.text)) is not None:
+            current = (page.section, unit)
+        if current is not None and current[0] == page.section:
+            standing[page.page_number] = current
     previous: RawTable | None = None
     seen_pages: set[int] = set()
     for raw in raw_tables:
         page = pages[raw.page_number - 1]
         first_on_page = raw.page_number not in seen_pages
         seen_pages.add(raw.page_number)
-        head = "\n".join(page.text.splitlines()[:12])
-        if _NOTES_HEADING_RE.search(head) and (unit := find_unit_text(head)):
-            standing_unit = (page.section, unit)
+        standing_unit = standing.get(raw.page_number)
         filled = raw.extra.setdefault("context", {})
         if raw.title and _looks_like_data(raw.title):
             raw.title, filled["dropped_title"] = None, raw.title   # "AWS 60,324 72,701": a row, not a title
         continues = (previous is not None and first_on_page and previous.page_number == raw.page_number - 1
                      and len(previous.headers) == len(raw.headers)
                      and (not any(raw.headers) or raw.headers == previous.headers))
+        heading = page_statement_heading(page.text)
+        if raw.title and heading and first_on_page and not _names_a_statement(raw.title):
+            # a header row read as the title ("(000's) Amount Capital Income (Loss) Earnings Equity") under the
+            # page's statement heading: the heading is the first table's title
+            raw.title, filled["title"], filled["dropped_title"] = heading, "page heading", raw.title
         if not raw.title:
-            heading = page_statement_heading(page.text)
             if heading:
                 raw.title, filled["title"] = heading, "page heading"
             elif continues and previous.title:
@@ -282,7 +309,7 @@ def add_table_context(raw_tables: list[RawTable], pages: list[Page]) -> None:
             elif len(units) == 1:
                 raw.unit_text, filled["unit"] = next(iter(units.values())), "the page's unit caption"
             elif standing_unit is not None and standing_unit[0] == page.section:
-                raw.unit_text, filled["unit"] = standing_unit[1], "the notes' unit caption"
+                raw.unit_text, filled["unit"] = standing_unit[1], "the section's standing unit caption"
         previous = raw
 
 
@@ -318,3 +345,9 @@ def _looks_like_data(text: str) -> bool:
     t = clean_text(text)
     figures = re.findall(r"\(?\$?\d[\d,.]*\)?%?", t)
     return len(figures) >= 2 and bool(re.search(r"\d[\d,.]*\)?%?$", t))
+
+
+def _names_a_statement(title: str) -> bool:
+    from finrag_pipeline.core.ingest.statements import classify_table
+
+    return classify_table(title, []) in ("income_statement", "balance_sheet", "cash_flow", "equity")

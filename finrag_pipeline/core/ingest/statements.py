@@ -130,8 +130,10 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     # An income statement repeats "Net income attributable to ..." under Basic and Diluted EPS, so
     # it is kept when it shows what a segment table never does (pre-tax income, share counts).
     income_markers = sum(bool(_INCOME_MARKER_RE.search(lbl or "")) for lbl in row_labels)
+    # An equity roll-forward repeats its line items too, between "Balance at ..." rows.
     if by_title is None and _repeated_line_items(row_labels) >= 2 and scores["balance_sheet"] < 3.0 \
-            and scores["cash_flow"] < 3.0 and not (income_markers >= 2 and scores["income_statement"] >= 3.0):
+            and scores["cash_flow"] < 3.0 and scores["equity"] < _THRESHOLD["equity"] \
+            and not (income_markers >= 2 and scores["income_statement"] >= 3.0):
         return "segment_note"
     in_statements = section is None or bool(_IN_STATEMENTS_RE.match(section.strip()))
     best_kind, best = max(scores.items(), key=lambda kv: kv[1])
