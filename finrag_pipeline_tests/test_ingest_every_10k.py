@@ -294,3 +294,23 @@ def test_demo_numeric_rows_carry_a_unit_and_a_title():
         with_title += sum(1 for r in rows if r.table_title)
     assert numeric > 3000
     assert with_unit / numeric >= 0.95 and with_title / numeric >= 0.95
+
+
+def test_inspect_tables_prints_what_was_read_per_row(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+
+    result = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(SAMPLE_FILINGS_DIR / "BOEING_2021_10K.pdf"),
+                                       "--tables", "33", "--json"])
+    report = json.loads(result.output)
+    rows = report["table_rows_on_page"]
+    assert report["tables_page"] == 33 and len(rows) == 8
+    assert rows[0]["title"] == "Backlog" and rows[0]["unit"] == "USD millions"
+    assert rows[0]["row_path"] == ["Backlog", "Commercial Airplanes"]
+    assert [(c["period"], c["value"]) for c in rows[0]["cells"]] == [("FY2021", "296,882"), ("FY2020", "281,588")]
+    text = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(SAMPLE_FILINGS_DIR / "BOEING_2021_10K.pdf"),
+                                     "--tables", "33"]).output
+    assert "Backlog > Commercial Airplanes  [USD millions]  FY2021=296,882  FY2020=281,588" in text

@@ -27,9 +27,10 @@ _REMEDIES = {
 }
 
 
-def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
+def inspect_filing(path: str | Path, *, sidecar: Any = None, tables_page: int | None = None) -> dict[str, Any]:
     """Parse ``path`` and summarise what was read: metadata with sources, pages, sections, statements
-    with periods and pages, table rows, units histogram, XBRL facts, warnings and seconds per stage."""
+    with periods and pages, table rows, units histogram, XBRL facts, warnings and seconds per stage.
+    ``tables_page``: also every table row read on that 1-based page (``finrag inspect --tables PAGE``)."""
     path = Path(path)
     t0 = time.perf_counter()
     try:
@@ -76,8 +77,16 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None) -> dict[str, Any]:
         warnings.append(f"low metadata confidence {meta.metadata_confidence}: check company and fiscal year")
     n_pages = len(parsed.pages)
     seconds = round(time.perf_counter() - t0, 3)
+    page_rows = None
+    if tables_page is not None:
+        page_rows = [{"table_id": r.table_id, "title": r.table_title, "statement_type": r.statement_type,
+                      "unit": r.unit, "unit_text": r.unit_text, "row_path": r.row_path,
+                      "cells": [{"header": c.header, "period": c.period, "value": c.value_text,
+                                 **({"unit": c.unit} if c.unit else {})} for c in r.cells]}
+                     for r in rows if r.page_number == tables_page]
     return {
-        "file": str(path), "status": "ok", "filing_id": meta.filing_id,
+        "file": str(path), "status": "ok", "filing_id": meta.filing_id, **(
+            {"tables_page": tables_page, "table_rows_on_page": page_rows} if page_rows is not None else {}),
         "metadata": {
             "company": meta.company, "ticker": meta.ticker, "cik": meta.cik, "form_type": meta.form_type,
             "fiscal_year": meta.fiscal_year, "period_end_date": meta.period_end_date.isoformat()
@@ -176,6 +185,18 @@ def format_inspection(report: dict[str, Any]) -> str:
               + " ".join(f"{k}={v}" for k, v in report["timings"].items())]
     lines += [f"  note: {n}" for n in report["notes"]]
     lines += [f"  warning: {w}" for w in report["warnings"]]
+    if m.get("review_reasons"):
+        lines.append(f"  review        {'; '.join(m['review_reasons'])}   confidence per field {m['field_confidence']}")
+    if "table_rows_on_page" in report:
+        lines.append(f"  table rows on page {report['tables_page']} ({len(report['table_rows_on_page'])}):")
+        table = None
+        for r in report["table_rows_on_page"]:
+            if r["table_id"] != table:
+                table = r["table_id"]
+                lines.append(f"    [{table}] title {r['title']!r}  type {r['statement_type']}  unit {r['unit_text']!r}")
+            cells = "  ".join(f"{c['period'] or c['header'] or '?'}={c['value']}" + (f" ({c['unit']})" if c.get("unit")
+                                                                                       else "") for c in r["cells"])
+            lines.append(f"      {' > '.join(r['row_path'])}  [{r['unit'] or 'no unit'}]  {cells}")
     return "\n".join(lines)
 
 
