@@ -33,7 +33,7 @@ ROBUSTNESS2_DIR = CORPUS_DIR / "robustness2"
 SAMPLE_MANIFEST = Path(__file__).with_name("sample_manifest.jsonl")
 COLUMNS = ("file", "registered", "company", "company_ok", "fiscal_year", "fy_ok", "ticker", "ticker_ok", "statements",
            "statements_ok", "equity_ok", "unit_violations", "numeric_rows", "rows_with_unit_pct", "rows_with_title_pct",
-           "review", "pages", "s_per_page")
+           "rows_titled_by_section_pct", "review", "pages", "s_per_page")
 
 
 def load_manifest(folder: Path) -> dict[str, dict]:
@@ -72,11 +72,14 @@ def totals_line(rows: list[dict]) -> str:
     numeric = sum(r.get("numeric_rows") or 0 for r in rows)
     unit = sum(round((r.get("rows_with_unit_pct") or 0) * (r.get("numeric_rows") or 0) / 100) for r in rows)
     title = sum(round((r.get("rows_with_title_pct") or 0) * (r.get("numeric_rows") or 0) / 100) for r in rows)
+    by_section = sum(round((r.get("rows_titled_by_section_pct") or 0) * (r.get("numeric_rows") or 0) / 100)
+                     for r in rows)
     return (f"total: registered {count['registered']}/{n}, company {count['company_ok']}/{n}, fiscal year "
             f"{count['fy_ok']}/{n}, ticker = company map's {sum(1 for r in tick if r['ticker_ok'])}/{len(tick)} "
             f"(others not in the map), income/balance/cash flow {count['statements_ok']}/{n}, equity "
             f"{count['equity_ok']}/{n}, numeric rows {numeric}: with a unit {100 * unit / max(numeric, 1):.1f}%, "
-            f"with a title {100 * title / max(numeric, 1):.1f}%, in review {sum(1 for r in rows if r.get('review'))}")
+            f"with a title {100 * title / max(numeric, 1):.1f}% (of which only the section's name "
+            f"{100 * by_section / max(numeric, 1):.1f}%), in review {sum(1 for r in rows if r.get('review'))}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from finrag_pipeline.core.ingest.errors import IngestError
 from finrag_pipeline.core.ingest.metadata import CoverInfo
 from finrag_pipeline.core.ingest.parse import parse_filing
 from finrag_pipeline.core.ingest.statements import STATEMENT_TYPES, statement_periods, statement_search
-from finrag_pipeline.core.ingest.tables import currency_unit_violations
+from finrag_pipeline.core.ingest.tables import clean_text, currency_unit_violations
 
 PRIMARY_STATEMENTS = ("income_statement", "balance_sheet", "cash_flow")
 
@@ -61,6 +61,8 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None, tables_page: int | 
     sections = Counter(p.section for p in parsed.pages if p.section)
     with_period = sum(1 for r in rows if any(c.period for c in r.cells))
     numeric = [r for r in rows if any(c.value is not None for c in r.cells)]
+    section_names = {p.page_number: clean_text(" ".join(x for x in (p.section, p.section_title) if x))
+                     for p in parsed.pages}
     violations = currency_unit_violations(rows)
     warnings: list[str] = []
     table_pages = sorted({r.page_number for r in rows})
@@ -108,6 +110,9 @@ def inspect_filing(path: str | Path, *, sidecar: Any = None, tables_page: int | 
         "numeric_rows": len(numeric),
         "numeric_rows_with_unit": sum(1 for r in numeric if r.unit),
         "numeric_rows_with_title": sum(1 for r in numeric if r.table_title),
+        # titled only by their page's section (the last fallback, add_table_context): a weak title
+        "numeric_rows_titled_by_section": sum(1 for r in numeric if r.table_title and r.table_title == section_names.get(
+            r.page_number)),
         "unit_violations": len(violations),
         "xbrl_facts": len(parsed.facts),
         "notes": list(parsed.notes),
@@ -254,6 +259,8 @@ def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, di
                 "numeric_rows": numeric,
                 "rows_with_unit_pct": round(100.0 * r.get("numeric_rows_with_unit", 0) / numeric, 1) if numeric else None,
                 "rows_with_title_pct": round(100.0 * r.get("numeric_rows_with_title", 0) / numeric, 1)
+                if numeric else None,
+                "rows_titled_by_section_pct": round(100.0 * r.get("numeric_rows_titled_by_section", 0) / numeric, 1)
                 if numeric else None,
                 "unit_violations": r["unit_violations"], "rows": r["table_rows"],
                 "rows_with_period_pct": r["rows_with_period_pct"], "pages": r["pages"],
