@@ -318,26 +318,37 @@ _RECORD_LINE_RE = re.compile(r"[\d)%—–-]\s*$")
 
 def caption_above(page_text: str, raw: RawTable, max_lines: int = 25) -> str | None:
     """The nearest caption above a table in its page's text: a short heading line ("Stock Award Activity"),
-    or the caption of the sentence that introduces it ("... is as follows:"); never past another table."""
+    or the caption of the sentence that introduces it ("... is as follows:", "The following table
+    summarizes ..."); never past another table."""
     from finrag_pipeline.core.ingest.pdf import intro_caption
 
-    first = next((clean_text(label) for label, values in raw.rows if clean_text(label)), "")
+    first = next(((clean_text(label), next((clean_text(v) for v in values if clean_text(v)), ""))
+                  for label, values in raw.rows if clean_text(label)), ("", ""))
     lines = [clean_text(ln) for ln in page_text.splitlines()]
-    at = next((i for i, ln in enumerate(lines) if first and ln.startswith(first[:40])), None)
+    starts = [i for i, ln in enumerate(lines) if first[0] and ln.startswith(first[0][:40])]
+    # the label may also appear in the prose above: take the line followed by the row's first figure
+    at = next((i for i in starts if first[1] and first[1] in " ".join(lines[i:i + 4])), starts[0] if starts else None)
     if at is None:
         return None
     for ln in reversed(lines[max(0, at - max_lines):at]):
         if not ln or not is_title_candidate(ln) or re.fullmatch(r"table\s+of\s+contents", ln, re.I):
             continue
-        if _RECORD_LINE_RE.search(ln) and re.search(r"\d", ln) and not ln.endswith(":"):
-            if re.search(r"[A-Za-z].*\d[\d,.]*\)?\s*$", ln) and len(re.findall(r"\d[\d,.]*", ln)) >= 2:
+        figures = re.findall(r"\d[\d,.]*", ln)
+        if figures and all(re.fullmatch(r"(?:19|20)\d{2}", f) or len(f) <= 2 for f in figures) \
+                and not ln.endswith(":") and len(ln) < 90:
+            continue   # a header line: "Years ended December 31, 2021 2020 2019", "Level 1 Level 2"
+        if _RECORD_LINE_RE.search(ln) and figures and not ln.endswith(":"):
+            if re.search(r"[A-Za-z].*\d[\d,.]*\)?\s*$", ln) and len(figures) >= 2:
                 return None   # a row of the table above
-            continue   # a header line of years
-        if ln.endswith(":") and len(ln) > 40:
-            return intro_caption(ln)
+            continue
+        if (ln.endswith(":") and len(ln) > 40) or _INTRO_SENTENCE_RE.search(ln):
+            return intro_caption(ln.rstrip("."))
         if len(ln) <= 80 and not ln.endswith((".", ",", ";")) and not ln[:1].islower():
             return ln
     return None
+
+
+_INTRO_SENTENCE_RE = re.compile(r"\bthe\s+following\s+table\b|\bin\s+the\s+table\s+below\b|\bas\s+follows\b", re.I)
 
 
 def _looks_like_data(text: str) -> bool:

@@ -308,8 +308,12 @@ _INTRO_TAIL_RE = re.compile(r"[,;]?\s*(?:is|are|were|was)\s+(?:as\s+follows|summ
                             r"shown\s+below|presented\s+below|set\s+forth\s+below)\b.*$|\s*(?:consisted\s+of|"
                             r"included|includes?)\s+the\s+following\b.*$|[\s(]*\bin\s+(?:millions|thousands|billions)"
                             r"\b[^)]*\)?\s*:?\s*$|\s*:\s*$", re.I)
-_INTRO_HEAD_RE = re.compile(r"^(?:the\s+following\s+table\s+(?:sets\s+forth|shows|summarizes|presents|provides)"
-                            r"\s+(?:the\s+)?|(?:the\s+)?following\s+is\s+(?:a\s+)?(?:summary\s+of\s+)?)", re.I)
+_INTRO_HEAD_RE = re.compile(r"^(?:the\s+following\s+table(?:s)?\s+(?:sets\s+forth|shows|summarizes|presents|provides|"
+                            r"reflects|includes|details)\s+(?:the\s+)?|(?:the\s+)?following\s+is\s+(?:a\s+)?"
+                            r"(?:summary\s+of\s+)?)", re.I)
+_INTRO_TRAILER_RE = re.compile(r"\s+(?:during|for|as\s+of|at)\s+(?:the\s+)?(?:years?|fiscal|periods?|december|"
+                               r"january|june|september|20\d\d)\b.*$|\s+(?:are|is)\s+summarized\s+in\s+the\s+table\s+"
+                               r"below.*$|\s+in\s+the\s+table\s+below.*$", re.I)
 
 
 def intro_caption(sentence: str) -> str | None:
@@ -321,6 +325,7 @@ def intro_caption(sentence: str) -> str | None:
     for _ in range(3):
         t = _INTRO_TAIL_RE.sub("", t).strip()
     t = _INTRO_HEAD_RE.sub("", t).strip()
+    t = _INTRO_TRAILER_RE.sub("", t).strip()
     t = re.sub(r"^(?:our|the)\s+", "", t, flags=re.I).strip(" ,;:")
     return t[:1].upper() + t[1:] if 3 <= len(t) <= 160 and re.search(r"[A-Za-z]{3}", t) else None
 
