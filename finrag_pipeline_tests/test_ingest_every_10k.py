@@ -314,3 +314,17 @@ def test_inspect_tables_prints_what_was_read_per_row(tmp_path):
     text = CliRunner().invoke(main, ["--home", str(tmp_path), "inspect", str(SAMPLE_FILINGS_DIR / "BOEING_2021_10K.pdf"),
                                      "--tables", "33"]).output
     assert "Backlog > Commercial Airplanes  [USD millions]  FY2021=296,882  FY2020=281,588" in text
+
+
+@pytest.mark.parametrize(("text", "company", "source"), [
+    # the name on a line of its own under the commission file number, no "(Exact name ...)" caption
+    ("FORM 10-K\nFor the fiscal year ended December 31, 2019\nCommission file number 1-4423\nZEBRA WIDGET HOLDINGS "
+     "INC.\nDelaware\n94-1081436\n(State or other jurisdiction of incorporation)", "ZEBRA WIDGET HOLDINGS INC.",
+     "cover:registrant-row"),
+    ("FORM 10-K\nFor the fiscal year ended December 31, 2019\nCommission file number 001-34567\nZebra Widget Holdings\n"
+     "(State or other jurisdiction)", "Zebra Widget Holdings", "cover:after-file-number"),
+])
+def test_a_name_under_the_file_number_of_an_unknown_registrant(text, company, source):
+    info = parse_pdf_cover(text)
+    assert (info.company, info.fiscal_year, info.field_sources["company"]) == (company, 2019, source)
+    assert info.review_reasons == ["not in the company map"]
