@@ -328,3 +328,28 @@ def test_a_name_under_the_file_number_of_an_unknown_registrant(text, company, so
     info = parse_pdf_cover(text)
     assert (info.company, info.fiscal_year, info.field_sources["company"]) == (company, 2019, source)
     assert info.review_reasons == ["not in the company map"]
+
+
+def test_a_statement_broken_over_a_page_keeps_title_unit_and_open_groups():
+    """Hand-made: a balance sheet whose "Current assets:" group runs onto the next page (no header there)."""
+    from finrag_pipeline.core.ingest.parse import _table_rows
+    from finrag_pipeline.core.ingest.tables import RawTable
+    from finrag_pipeline.core.models import Page
+
+    pages = [Page("X-2024-10K", 1, "CONSOLIDATED BALANCE SHEETS\n(In millions)\nCurrent assets:\nCash 5 4", "Item 8", None),
+             Page("X-2024-10K", 2, "Prepaid expenses 1 1\nTotal current assets 9 7\nGoodwill 2 2", "Item 8", None),
+             Page("X-2024-10K", 3, "Other table\nBeginning balance 1 2", "Item 8", None)]
+    first = RawTable(1, ["December 31, 2024", "December 31, 2023"],
+                     [("Current assets:", ["", ""]), ("Cash", ["5", "4"]), ("Inventories", ["3", "2"])],
+                     title="CONSOLIDATED BALANCE SHEETS", unit_text="(In millions)", extra={"indents": [10, 20, 20]})
+    second = RawTable(2, ["", ""], [("Prepaid expenses", ["1", "1"]), ("Total current assets", ["9", "7"]),
+                                    ("Goodwill", ["2", "2"])], extra={"indents": [20, 20, 10]})
+    third = RawTable(3, ["", ""], [("Beginning balance", ["1", "2"])], extra={"indents": [10]})
+    rows = {r.row_label: r for r in _table_rows([first, second, third], "X-2024-10K", pages)}
+    prepaid = rows["Prepaid expenses"]
+    assert (prepaid.table_title, prepaid.unit, prepaid.row_path) == (
+        "CONSOLIDATED BALANCE SHEETS", "USD millions", ["Current assets", "Prepaid expenses"])
+    assert rows["Goodwill"].row_path == ["Goodwill"]          # back at the group's own indent: outside it
+    # after "Goodwill" (not a total) page 3's table has the same columns: it continues, yet its row sits at
+    # the top level, so it joins no group
+    assert rows["Beginning balance"].row_path == ["Beginning balance"]

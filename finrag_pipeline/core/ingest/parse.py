@@ -222,6 +222,7 @@ def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
     rows: list[TableRow] = []
     per_page: dict[int, int] = {}
     add_table_context(raw_tables, pages)
+    previous_raw: RawTable | None = None
     for raw in raw_tables:
         n = per_page.get(raw.page_number, 0)
         per_page[raw.page_number] = n + 1
@@ -231,10 +232,15 @@ def _table_rows(raw_tables: list[RawTable], filing_id: str, pages: list[Page],
                 notes.append(f"partial: table {n} on page {raw.page_number} ({raw.title or 'untitled'!r:.60}) has "
                              f"{len(raw.rows):,} rows; kept the first {cap:,} (limits.max_rows_per_table)")
             raw.rows = raw.rows[:cap]
-        rows.extend(to_table_rows(raw, filing_id, n))
+        inherited = previous_raw.extra.get("open_headings") if previous_raw is not None and raw.extra.get(
+            "context", {}).get("continues") else None
+        rows.extend(to_table_rows(raw, filing_id, n, inherited_headings=inherited))
+        previous_raw = raw
     return rows
 
 
+_CLOSING_ROW_RE = re.compile(r"^(?:total\b|ending\s+balance|balance,?\s+(?:at\s+)?end\b|net\s+(?:increase|decrease|change)"
+                             r"\b)", re.I)
 _UNLESS_NOTED_RE = re.compile(r"unless\s+otherwise\s+(?:noted|stated|indicated),?\s+(?:all\s+)?(?:tabular\s+)?(?:dollar\s+)?"
                               r"(?:amounts|dollars|figures)\s+(?:are\s+)?(?:presented\s+|shown\s+|expressed\s+|stated\s+)?"
                               r"in\s+(?:millions|thousands|billions)\b[^.]*", re.I)
@@ -284,9 +290,15 @@ def add_table_context(raw_tables: list[RawTable], pages: list[Page]) -> None:
         filled = raw.extra.setdefault("context", {})
         if raw.title and _looks_like_data(raw.title):
             raw.title, filled["dropped_title"] = None, raw.title   # "AWS 60,324 72,701": a row, not a title
+        # A table broken over a page: the first one on its page, the last one of the page before had the same
+        # columns and did not end on a total, and this part repeats no header of its own (or says "continued").
         continues = (previous is not None and first_on_page and previous.page_number == raw.page_number - 1
-                     and len(previous.headers) == len(raw.headers)
-                     and (not any(raw.headers) or raw.headers == previous.headers))
+                     and len(previous.headers) == len(raw.headers) and bool(previous.rows)
+                     and not _CLOSING_ROW_RE.match(clean_text(previous.rows[-1][0]))
+                     and (not any(raw.headers) or bool(re.search(r"\bcontinued\b", "\n".join(
+                         page.text.splitlines()[:8]), re.I))))
+        if continues and raw.rows and any(clean_text(v) for v in raw.rows[0][1]):
+            filled["continues"] = True   # starts with a record, no heading: the groups open above carry on
         heading = page_statement_heading(page.text)
         if raw.title and heading and first_on_page and not _names_a_statement(raw.title):
             # a header row read as the title ("(000's) Amount Capital Income (Loss) Earnings Equity") under the

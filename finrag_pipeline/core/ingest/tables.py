@@ -287,10 +287,14 @@ def _heading_text(h: str) -> str:
     return clean_text(h).rstrip(":").strip()
 
 
-def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[TableRow]:
+def to_table_rows(raw: RawTable, filing_id: str, table_number: int,
+                  inherited_headings: list[tuple[str, float | None, bool]] | None = None) -> list[TableRow]:
     """One TableRow per record row of ``raw``. Rows without any value (group labels such as
     "Net sales:" or a segment name) are not records: they become the ``row_path`` of the rows below
-    them. Units are per row (and per cell where a cell differs); the table's caption is the default."""
+    them. Units are per row (and per cell where a cell differs); the table's caption is the default.
+
+    ``inherited_headings``: the group headings still open at the end of the table this one continues
+    (a statement broken over a page); the headings open at the end are left in ``raw.extra["open_headings"]``."""
     from finrag_pipeline.core.ingest.statements import classify_table  # statements imports nothing from here
 
     table_id = f"{filing_id}:p{raw.page_number}:t{table_number}"
@@ -303,15 +307,20 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
     statement_type = classify_table(title, [label for label, values in raw.rows if any(clean_text(v) for v in values)],
                                     raw.section)
     stack = _HeadingStack()
+    stack.items = list(inherited_headings or [])
     out: list[TableRow] = []
     last_was_heading = False
     flat_groups = _flat_group_headings(raw.rows, indents)
     flat: tuple[str, float] | None = None   # a heading printed at its rows' own indent ("Revenue" over segments)
     # A table without group headings whose short title names what its rows measure ("Backlog", "Operating
     # income by segment") keeps the title as their group: "Commercial Airplanes" alone reads as revenue.
+    # Only a title read off the table's own lines (not a fallback from the page, section or table before),
+    # that does not read like a header row ("Unrealized Unrealized Total", "In millions ...").
+    words = (title or "").lower().split()
     root = [title] if title and statement_type not in ("income_statement", "balance_sheet", "cash_flow", "equity") \
-        and len(title.split()) <= 6 and not any(not any(clean_text(v) for v in vals) and clean_text(lbl)
-                                                 for lbl, vals in raw.rows) else []
+        and len(words) <= 6 and len(set(words)) == len(words) and not find_unit_text(title) \
+        and "title" not in raw.extra.get("context", {}) \
+        and not any(not any(clean_text(v) for v in vals) and clean_text(lbl) for lbl, vals in raw.rows) else []
     for k, ((label, values), indent) in enumerate(zip(raw.rows, indents, strict=False)):
         label = clean_text(label)
         if not any(clean_text(v) for v in values):
@@ -344,6 +353,7 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
         stack.after_row(label)
         if flat is not None and _TOTAL_RE.match(label):
             flat = None   # "Total" closes the flat group
+    raw.extra["open_headings"] = list(stack.items)
     return out
 
 
