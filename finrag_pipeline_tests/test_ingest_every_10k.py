@@ -139,6 +139,10 @@ def test_an_unknown_registrant_registers_from_its_pdf_cover_flagged(tmp_path):
     assert (reg.status, reg.filing_id) == ("registered", "READABLE-TEXT-CORP-2024-10K")
     row = wh.query_df("SELECT company, review_reasons FROM core.filings").iloc[0]
     assert row["company"] == "Readable Text Corp" and "not in the company map" in row["review_reasons"]
+    log = wh.query_df("SELECT status, message FROM core.ingest_log").to_dict("records")
+    assert sorted((r["status"], r["message"]) for r in log) == [
+        ("registered", "Readable Text Corp 10-K FY2024; in the review queue: not in the company map"),
+        ("review", "not in the company map")]
 
 
 def test_a_logo_cover_falls_back_to_the_signature_page_and_the_auditors_report():

@@ -147,6 +147,9 @@ def _register(path: Path, sha: str, key: str, paths: FinragPaths, warehouse: War
     write_filing(warehouse, meta)
     clear_failures(warehouse, meta.filing_id)
     warehouse.delete_rows("core.ingest_failures", {"retry_key": key})
+    if meta.review_reasons:   # the review queue, in the log too: registered all the same
+        log_ingest(warehouse, Registration(path.name, sha, "review", "; ".join(meta.review_reasons),
+                                           filing_id=meta.filing_id), str(path), stage="register")
     return Registration(path.name, sha, status, message, filing_id=meta.filing_id, meta=meta)
 
 
