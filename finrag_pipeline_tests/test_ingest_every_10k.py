@@ -176,6 +176,10 @@ def test_the_file_name_is_the_last_resort_and_always_flagged():
     assert info.field_sources == {"fiscal_year": "file-name", "company": "file-name"}
     assert any(r.startswith("company from file-name") for r in info.review_reasons)
     assert any(r.startswith("fiscal_year from file-name") for r in info.review_reasons)
+    # a file name the company map knows still gives a flagged filing (the map's name and ticker)
+    known = parse_pdf_cover(bare, file_name="APPLE_2022_10K.pdf")
+    assert (known.company, known.ticker, known.fiscal_year) == ("Apple Inc.", "AAPL", 2022)
+    assert "company from the file name (then company-map:name)" in known.review_reasons
 
 
 def test_the_company_maps_ticker_wins_over_the_cover():

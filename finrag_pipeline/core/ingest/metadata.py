@@ -208,9 +208,9 @@ def _names_from_registrant_rows(flat: str) -> list[str]:
 
 # Words that stand before an exchange's name on a cover but are never a trading symbol
 # ("The NASDAQ Stock Market LLC / New York Stock Exchange LLC" reads "LLC New York Stock Exchange").
-_NOT_A_SYMBOL = frozenset({"LLC", "INC", "CORP", "CO", "LP", "LTD", "PLC", "NV", "SA", "AG", "SE", "THE", "AND",
-                           "OF", "STOCK", "MARKET", "GLOBAL", "SELECT", "CAPITAL", "EXCHANGE", "NEW", "YORK", "PAR",
-                           "NONE", "USD", "US", "NA", "II", "III", "IV", "DUE", "NOTES", "CLASS", "SHARES"})
+# Two-letter legal forms (SE, AG, NV) stay possible: they are real tickers too.
+_NOT_A_SYMBOL = frozenset({"LLC", "INC", "CORP", "LTD", "PLC", "THE", "AND", "STOCK", "MARKET", "GLOBAL", "SELECT",
+                           "CAPITAL", "EXCHANGE", "NEW", "YORK", "PAR", "NONE", "DUE", "NOTES", "CLASS", "SHARES"})
 
 
 def _symbols(flat: str) -> list[str]:
@@ -481,6 +481,9 @@ def _review(out: CoverInfo) -> None:
         conf = out.field_confidence.get(name)
         if conf is not None and conf < REVIEW_BELOW:
             out.review_reasons.append(f"{name} from {out.field_sources.get(name)} (confidence {conf})")
+        elif any(c.field == name and c.accepted and c.source == "file-name" for c in out.candidates):
+            # the file name is always flagged, even when the company map then knows the name
+            out.review_reasons.append(f"{name} from the file name (then {out.field_sources.get(name)})")
     if out.company and out.in_company_map is False:
         out.review_reasons.append("not in the company map")
     if any("disagrees" in n for n in out.notes):
