@@ -622,6 +622,9 @@ def test_asset_check_fails_on_a_percentage_row_in_usd(tmp_path, excerpts):
     check = table_row_units_are_consistent.node_def.compute_fn.decorated_fn
     ok = check(context, finrag=finrag)
     assert ok.passed and ok.metadata["rows_with_currency_on_percent_or_per_share"].value == "0"  # per-filing counts are text (not a trend in the UI)
+    # the excerpt holds the income statement only: the others are missing, with where they were looked for
+    assert ok.metadata["statements_missing"].value == "balance_sheet, cash_flow, equity"
+    assert ok.metadata["statements_searched"].value.startswith("balance_sheet: titles and line items of 1 table pages")
     broken = [dataclasses_replace(r, unit="USD millions") if r.unit == "USD per share" else r for r in rows]
     finrag.warehouse.replace_rows("core.table_rows", rows_of(broken), where={"filing_id": fid})
     bad = check(context, finrag=finrag)

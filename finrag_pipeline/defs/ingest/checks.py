@@ -11,6 +11,7 @@ import pandas as pd
 
 from finrag_pipeline.core.catalog import load_filing, reject_filing
 from finrag_pipeline.core.ingest.inspect import PRIMARY_STATEMENTS
+from finrag_pipeline.core.ingest.statements import statement_search
 from finrag_pipeline.core.ingest.tables import currency_unit_violations
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
@@ -97,12 +98,19 @@ def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
     rows = load_table_rows(finrag.partition_warehouse(fid), fid)
     bad = currency_unit_violations(rows)
     tagged = {r.statement_type for r in rows}
-    missing = [s for s in PRIMARY_STATEMENTS if s not in tagged]
+    missing = [s for s in (*PRIMARY_STATEMENTS, "equity") if s not in tagged]
+    searched = ""
+    if missing:   # where a missing statement was looked for: the table pages, and any page headed as one
+        texts = finrag.partition_warehouse(fid).query_df(
+            "SELECT text FROM core.pages WHERE filing_id = ? ORDER BY page_number", [fid])["text"].tolist()
+        searched = "; ".join(f"{kind}: titles and line items of {len({r.page_number for r in rows})} table pages, "
+                             f"pages headed as one {statement_search(texts, kind) or 'none'}" for kind in missing)
     examples = [f"p{r.page_number} {' > '.join(r.row_path)}: {r.unit}" for r in bad[:10]]
     return dg.AssetCheckResult(passed=not bad, metadata=_per_filing({
         "rows": len(rows), "rows_with_currency_on_percent_or_per_share": len(bad),
         "examples": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in examples) or "none"),
         "statements_missing": ", ".join(missing) or "none",
+        "statements_searched": searched or "-",
         "units": dg.MetadataValue.json(dict(Counter(r.unit or "none" for r in rows)))}))
 
 
