@@ -606,12 +606,16 @@ def serve(ctx, port, host) -> None:
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True)
-def inspect(file, as_json) -> None:
-    """Parse FILE without registering it and print what was read: metadata with sources, pages,
-    sections, statements with their periods, rows, units, XBRL facts, warnings, seconds per stage."""
+@click.option("--tables", "tables_page", type=click.IntRange(min=1), default=None, metavar="PAGE",
+              help="Also print every table row read on PAGE: table title, unit, row path, cells.")
+def inspect(file, as_json, tables_page) -> None:
+    """Parse FILE without registering it and print what was read: metadata with sources and confidence,
+    pages, sections, statements with their periods, rows, units, XBRL facts, warnings, seconds per stage.
+    A refused file: every candidate considered per field and why it was passed over, the cover as read,
+    and the sidecar that would register it."""
     from finrag_pipeline.core.ingest.inspect import format_inspection, inspect_filing
 
-    report = inspect_filing(file)
+    report = inspect_filing(file, tables_page=tables_page)
     _emit(report, as_json, format_inspection(report))
     if report.get("status") != "ok":
         sys.exit(2)

@@ -142,9 +142,14 @@ def _register(path: Path, sha: str, key: str, paths: FinragPaths, warehouse: War
     status = "updated" if len(previous) else "registered"
     message = (f"new version of {meta.filing_id} replaces sha256 {previous.iloc[0, 0][:16]}..."
                if status == "updated" else f"{meta.company} {meta.form_type} FY{meta.fiscal_year}")
+    if meta.review_reasons:   # registered all the same; the review queue is core.filings.review_reasons
+        message += f"; in the review queue: {'; '.join(meta.review_reasons)}"
     write_filing(warehouse, meta)
     clear_failures(warehouse, meta.filing_id)
     warehouse.delete_rows("core.ingest_failures", {"retry_key": key})
+    if meta.review_reasons:   # the review queue, in the log too: registered all the same
+        log_ingest(warehouse, Registration(path.name, sha, "review", "; ".join(meta.review_reasons),
+                                           filing_id=meta.filing_id), str(path), stage="register")
     return Registration(path.name, sha, status, message, filing_id=meta.filing_id, meta=meta)
 
 

@@ -65,7 +65,10 @@ class FilingMeta(_Row):
     metadata_source: str = ""            # "ixbrl-dei", "pdf-cover", "sidecar", combos like "pdf-cover+sidecar"
     metadata_confidence: float | None = None  # 0..1: how sure the reader is of company + fiscal year
     field_sources: dict[str, str] = field(default_factory=dict)  # field -> how it was found ("cover:exact-name")
-    json_fields = ("field_sources",)
+    field_confidence: dict[str, float] = field(default_factory=dict)  # field -> 0..1
+    # why the filing is in the review queue (a weak source, not in the company map); [] = not in review
+    review_reasons: list[str] = field(default_factory=list)
+    json_fields = ("field_sources", "field_confidence", "review_reasons")
 
 
 @dataclass

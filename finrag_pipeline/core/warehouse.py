@@ -40,6 +40,7 @@ TABLE_DDL: dict[str, str] = {
         original_name VARCHAR, source_format VARCHAR, company VARCHAR, ticker VARCHAR, cik VARCHAR,
         form_type VARCHAR, fiscal_year INTEGER, period_end_date DATE, fiscal_year_end VARCHAR,
         n_pages INTEGER, metadata_source VARCHAR, metadata_confidence DOUBLE, field_sources VARCHAR,
+        field_confidence VARCHAR, review_reasons VARCHAR,
         registered_at TIMESTAMP DEFAULT current_timestamp,
         removed BOOLEAN DEFAULT FALSE""",
     "core.pages": """

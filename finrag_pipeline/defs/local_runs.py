@@ -311,8 +311,10 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     for path in collect_files(files):
         reg = register_file(path, paths, wh)
         report.registrations.append(reg)
+        review = reg.meta.review_reasons if reg.ok and reg.meta is not None else []
         progress(f"  {path.name}: {reg.status}" + (f" -> {reg.filing_id}" if reg.filing_id else "")
-                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message})"))
+                 + ("" if reg.ok or reg.status == "duplicate" else f" ({reg.message})")
+                 + (f" (in the review queue: {'; '.join(review)})" if review else ""))
     report.seconds["register"] = time.perf_counter() - t0
 
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))

@@ -155,7 +155,7 @@ def test_the_readme_bad_input_table_lists_every_status():
     readme = (REPO_ROOT / "README.md").read_text()
     table = readme[readme.index("## Bad input"):readme.index("## Layout")]
     listed = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
-    assert listed == set(INGEST_STATUSES) | set(OK_STATUSES) | {"parsed", "partial"}
+    assert listed == set(INGEST_STATUSES) | set(OK_STATUSES) | {"parsed", "partial", "review"}
 
 
 def test_a_pdf_dated_before_the_active_version_is_stale(sandbox):

@@ -10,7 +10,7 @@ from typing import Literal
 
 IngestStatus = Literal[
     "needs_ocr", "garbled_text", "corrupt", "empty", "unsupported", "not_a_filing", "duplicate",
-    "invalid_id", "bad_sidecar", "unsafe_path", "ixbrl_error", "too_large", "stale", "error",
+    "invalid_id", "bad_sidecar", "unsafe_path", "ixbrl_error", "too_large", "stale", "error", "check_failed",
 ]
 
 # status -> what to do about it (shown with the reason wherever a file is rejected)
@@ -30,6 +30,9 @@ STATUS_REMEDIES: dict[str, str] = {
     "ixbrl_error": "fetch the filing again from EDGAR; its inline XBRL is broken",
     "too_large": "raise the limit in assets_config/ingest.yaml (limits:) if the file is genuine",
     "stale": "nothing to do: a newer version is active; `finrag remove` it first to roll back on purpose",
+    "check_failed": "a blocking data check failed on what this filing yielded (see the reason): it is quarantined "
+                    "and not retried, and other files' ingests go on without it; fetch the filing again, or fix "
+                    "the parser (a new parser version retries it)",
     "error": "a bug in finrag: report it with the file; it is retried when the file, its sidecar or the "
              "parser change",
 }
@@ -47,12 +50,14 @@ class IngestError(Exception):
     ``message`` says what was wrong with *this* file, for a human.
     """
 
-    def __init__(self, status: IngestStatus, message: str, *, path: str | None = None):
+    def __init__(self, status: IngestStatus, message: str, *, path: str | None = None,
+                 details: dict | None = None):
         if status not in INGEST_STATUSES:
             raise ValueError(f"unknown ingest status {status!r}; expected one of {sorted(INGEST_STATUSES)}")
         self.status: IngestStatus = status
         self.message = message
         self.path = path
+        self.details = details or {}   # what was read before the refusal (``cover``: CoverInfo), for inspect
         super().__init__(f"[{status}] {message}" + (f" ({path})" if path else ""))
 
 

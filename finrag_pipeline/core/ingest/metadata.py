@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 from finrag_pipeline.core.company_map import load_company_map
 from finrag_pipeline.core.ingest.tables import DATE_RE, clean_text, parse_date
@@ -29,7 +30,7 @@ _US_STATES = ("Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|D
               "South\s+Carolina|South\s+Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West\s+Virginia|"
               "Wisconsin|Wyoming|Bermuda|Ireland|Maryland|DE|NY|CA|WA|TX|NJ|MN|OR|IL|OH|PA|MD|VA|GA|NC|MA")
 # "1-12609 PG&E CORPORATION California 94-3234914": file number, name, state, IRS number in a row.
-_REGISTRANT_ROW_RE = re.compile(r"(?:\b(?:\d{1,3}-)?\d{4,6}\s+)?([A-Z0-9][^()]{1,90}?)\s+\(?(?:" + _US_STATES
+_REGISTRANT_ROW_RE = re.compile(r"(?:\b(?:\d{1,3}-\d{3,6}|\d{4,6})\s+)?([A-Z0-9][^()]{1,90}?)\s+\(?(?:" + _US_STATES
                                 + r")\)?\s+(?:\(State[^)]*\)\s*)?(\d{2}-\d{7})\b", re.I)
 # Words that are cover boilerplate, never part of a registrant's name.
 _BOILERPLATE_RE = re.compile(r"\b(?:pursuant|transition\s+period|transition\s+report|annual\s+report|securities\s+"
@@ -39,6 +40,12 @@ _BOILERPLATE_RE = re.compile(r"\b(?:pursuant|transition\s+period|transition\s+re
 _CHECKBOX_RE = re.compile(r"[☐☒☑✓✔■□ý¨þ]")
 _LEGAL_SUFFIX_RE = re.compile(r"[,.]?\s+(INC|INCORPORATED|CORP|CORPORATION|CO|COMPANY|LTD|PLC|LLC|N\.V|S\.A)\.?$",
                               re.IGNORECASE)
+
+
+# Per-field confidence of each source of a registrant name (the order is the fallback order).
+NAME_SOURCE_CONFIDENCE = {"cover": 0.9, "running-header": 0.7, "signature-page": 0.75, "pdf-info": 0.6,
+                          "statement-heading": 0.7, "auditor-report": 0.7, "file-name": 0.3}
+REVIEW_BELOW = 0.6   # a field less sure than this puts the filing in the review queue
 
 
 @dataclass
@@ -60,6 +67,24 @@ class CoverInfo:
     co_registrants: list[str] = field(default_factory=list)
     field_sources: dict[str, str] = field(default_factory=dict)
     confidence: float = 0.0
+    # how sure each field is (0..1) and why a filing goes to the review queue (never out of the catalog)
+    field_confidence: dict[str, float] = field(default_factory=dict)
+    review_reasons: list[str] = field(default_factory=list)
+    candidates: list[FieldCandidate] = field(default_factory=list)   # everything considered, for inspect
+    cover_lines: list[str] = field(default_factory=list)            # the cover as read (normalised)
+    in_company_map: bool | None = None
+
+
+@dataclass
+class FieldCandidate:
+    """One value considered for a field, where it came from, and why it was taken or passed over."""
+
+    field: str
+    value: str | None
+    source: str
+    confidence: float
+    accepted: bool = False
+    reason: str = ""
 
 
 def month_day(d: date | None) -> str | None:
@@ -78,12 +103,52 @@ def ticker_from_name(company: str | None) -> str | None:
 # ---------------------------------------------------------------- PDF cover page
 
 
+_SINGLE_CAP_RE = re.compile(r"^[A-Z]$")
+_CAPS_WORD_RE = re.compile(r"^[A-Z][A-Z&.,'’-]*$")
+
+
+def join_spaced_letters(line: str, *, letter_spacing: bool = True) -> str:
+    """Undo two renderings of display type that split words: letter-spacing ("A P P L E  I N C .",
+    words apart by two spaces or more) and small caps whose first letter is a separate run
+    ("M GM R ESORTS I NTERNATIONAL" -> "MGM RESORTS INTERNATIONAL"). The second is only undone for
+    two or more such pairs in a row, which ordinary text ("PART I ITEM 1") never shows."""
+    pieces = re.split(r"(\s{2,})", line)
+    for i, piece in enumerate(pieces):
+        tokens = piece.split(" ")
+        if letter_spacing and len(tokens) >= 3 and all(len(t) == 1 for t in tokens) and sum(t.isalpha() for t in tokens) >= 3:
+            pieces[i] = "".join(tokens)
+    tokens = " ".join(p if not p.isspace() else "  " for p in pieces).split(" ")
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        run = 0   # consecutive (single capital, capitals) pairs starting at i
+        while i + 2 * run + 1 < len(tokens) and _SINGLE_CAP_RE.match(tokens[i + 2 * run]) \
+                and _CAPS_WORD_RE.match(tokens[i + 2 * run + 1]) and len(tokens[i + 2 * run + 1]) >= 2:
+            run += 1
+        if run >= 2:
+            out += [tokens[i + 2 * k] + tokens[i + 2 * k + 1] for k in range(run)]
+            i += 2 * run
+        else:
+            out.append(tokens[i])
+            i += 1
+    return re.sub(r" {2,}", " ", " ".join(out))
+
+
 def normalize_cover_text(text: str) -> str:
-    """One line of single-spaced text: covers come one word per line, in columns, or with
-    underscore rules between the name and its caption; none of that may matter."""
+    """One line of single-spaced text: covers come one word per line, in columns, letter-spaced, or
+    with underscore rules between the name and its caption; none of that may matter."""
     t = re.sub(r"_{2,}", " ", text or "")
     t = t.replace("\u00a0", " ").replace("’", "'")
-    return re.sub(r"\s+", " ", t).strip()
+    lines = [join_spaced_letters(ln) for ln in t.splitlines()]
+    # one word per line: small caps split over lines ("M\nGM\nR\nESORTS") joined the same way
+    flat = re.sub(r"\s+", " ", " ".join(lines)).strip()
+    return join_spaced_letters(flat, letter_spacing=False)   # word gaps are gone: small caps only
+
+
+def cover_lines(text: str, limit: int = 40) -> list[str]:
+    """The first ``limit`` non-blank lines of the cover, as read (letter-spacing undone)."""
+    lines = [clean_text(join_spaced_letters(ln.replace("\u00a0", " "))) for ln in (text or "").splitlines()]
+    return [ln for ln in lines if ln][:limit]
 
 
 def plausible_company_name(name: str | None) -> bool:
@@ -134,11 +199,18 @@ def _names_from_registrant_rows(flat: str) -> list[str]:
     for m in _REGISTRANT_ROW_RE.finditer(block):
         name = m.group(1)
         # Drop captions caught before the name ("... Identification Number 1-12609 PG&E CORPORATION").
-        name = re.split(r"\)\s*|Number\s+|No\.\s+|charter\s+|\d{1,3}-\d{4,6}\s+", name)[-1]
+        name = re.split(r"\)\s*|Number\s+|No\.\s+|charter\s+|\d{1,3}-\d{3,6}\s+", name)[-1]
         name = _tidy_name(name)
         if plausible_company_name(name):
             names.append(name)
     return names
+
+
+# Words that stand before an exchange's name on a cover but are never a trading symbol
+# ("The NASDAQ Stock Market LLC / New York Stock Exchange LLC" reads "LLC New York Stock Exchange").
+# Two-letter legal forms (SE, AG, NV) stay possible: they are real tickers too.
+_NOT_A_SYMBOL = frozenset({"LLC", "INC", "CORP", "LTD", "PLC", "THE", "AND", "STOCK", "MARKET", "GLOBAL", "SELECT",
+                           "CAPITAL", "EXCHANGE", "NEW", "YORK", "PAR", "NONE", "DUE", "NOTES", "CLASS", "SHARES"})
 
 
 def _symbols(flat: str) -> list[str]:
@@ -146,18 +218,104 @@ def _symbols(flat: str) -> list[str]:
     block = flat[start.end():start.end() + 2500] if start else flat[:6000]
     end = re.search(r"Section\s+12\s*\(g\)", block, re.I)
     block = block[:end.start()] if end else block
-    return list(dict.fromkeys(m.group(1) for m in _TICKER_RE.finditer(block)))
+    found = (m.group(1) for m in _TICKER_RE.finditer(block))
+    return list(dict.fromkeys(t for t in found if t.upper() not in _NOT_A_SYMBOL))
 
 
-def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[str, str] | None = None
-                    ) -> CoverInfo:
+_LEGAL_FORM_RE = re.compile(r"\b(?:INC|INCORPORATED|CORP|CORPORATION|COMPANY|CO|LTD|LIMITED|PLC|LLC|L\.?P|N\.?V|"
+                            r"S\.?A|AG|SE|HOLDINGS?|GROUP|TRUST|BANCORP(?:ORATION)?|PARTNERS|REIT)\b\.?", re.I)
+
+
+def _named_like_a_registrant(name: str) -> bool:
+    """A name that carries a legal form ("Foot Locker, Inc.", "Readable Text Corp"): what a weak source
+    (running header, PDF title, heading) must show to count as a registrant the company map does not know."""
+    return plausible_company_name(name) and bool(_LEGAL_FORM_RE.search(name))
+
+
+def signature_name(page_texts: list[str]) -> str | None:
+    """The registrant on the signature page: "SIGNATURES / Pursuant to the requirements of Section 13 or
+    15(d) ... has duly caused this report to be signed ... / [Date: ...] / NAME / By: /s/ ..."."""
+    for text in reversed(page_texts):
+        m = re.search(r"duly\s+caused\s+this\s+(?:annual\s+)?report", text, re.I)
+        if not m:
+            continue
+        lines = [clean_text(ln) for ln in text[m.end():m.end() + 1500].splitlines() if clean_text(ln)]
+        for i, ln in enumerate(lines[:12]):
+            if re.match(r"By\s*:|/s/", ln, re.I):
+                before = [x for x in lines[max(0, i - 3):i] if not re.match(r"(?:Date|Dated)\b|\(Registrant\)|"
+                                                                             r".*authorized\.?$", x, re.I)]
+                if before:
+                    return _tidy_name(re.sub(r"\(Registrant\)", "", before[-1], flags=re.I))
+                break
+    return None
+
+
+_HEADING_RE = re.compile(r"^\s*(?:CONSOLIDATED\s+)?(?:BALANCE\s+SHEETS?|STATEMENTS?\s+OF\s+[A-Z' ’,]+)\s*$", re.I)
+
+
+def statement_heading_name(page_texts: list[str]) -> str | None:
+    """The registrant over its statements: "THE COCA-COLA COMPANY AND SUBSIDIARIES / CONSOLIDATED BALANCE
+    SHEETS" (the name within three lines above a statement heading, the most frequent one)."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for text in page_texts:
+        lines = [clean_text(ln) for ln in text.splitlines()[:12]]
+        for i, ln in enumerate(lines):
+            if not _HEADING_RE.match(ln) or not re.search(r"consolidated|balance", ln, re.I):
+                continue
+            for above in lines[max(0, i - 3):i]:
+                name = re.sub(r"\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiar(?:y|ies)\s*$", "", above, flags=re.I)
+                if name != above or _LEGAL_FORM_RE.search(name):
+                    name = _tidy_name(name)
+                    if plausible_company_name(name):
+                        counts[name] += 1
+    return counts.most_common(1)[0][0] if counts else None
+
+
+_ADDRESSEES = r"(?:Board\s+of\s+Directors|Share(?:holders|owners)|Stockholders|Members|Partners)"
+
+
+def auditor_report_name(page_texts: list[str]) -> str | None:
+    """The addressee of the auditor's report: "To the Shareholders and Board of Directors / Foot Locker, Inc.:"
+    or "To the Stockholders and the Board of Directors of eBay Inc.", on one line or two."""
+    pattern = re.compile(r"To\s+the\s+" + _ADDRESSEES + r"(?:\s+and\s+(?:the\s+)?" + _ADDRESSEES + r")?"
+                         r"(?:\s+of)?[ \t]*\n?[ \t]*([^\n]{2,90})", re.I)
+    for text in page_texts:
+        for m in pattern.finditer(text):
+            name = _tidy_name(re.sub(r"^of\s+", "", clean_text(m.group(1)), flags=re.I).rstrip(":"))
+            if re.match(r"(?:Opinion|Report|We\s|In\s+our)", name, re.I):
+                continue
+            if plausible_company_name(name):
+                return name
+    return None
+
+
+def file_name_parts(file_name: str | None) -> tuple[str | None, int | None]:
+    """"FOOTLOCKER_2022_10K.pdf" -> ("FOOTLOCKER", 2022): the last resort, always flagged for review."""
+    if not file_name:
+        return None, None
+    stem = re.sub(r"\.(?:pdf|html?)$", "", Path(file_name).name, flags=re.I)
+    stem = re.sub(r"(?i)[_\s-]*10-?K[A-Z0-9]*", " ", stem)
+    years = re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
+    name = clean_text(re.sub(r"[_\s-]+", " ", re.sub(r"(?<!\d)(?:19|20)\d{2}(?!\d)", " ", stem)))
+    return (name if re.search(r"[A-Za-z]{2}", name) else None), (int(years[0]) if years else None)
+
+
+def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[str, str] | None = None,
+                    page_texts: list[str] | None = None, file_name: str | None = None) -> CoverInfo:
     """Company, ticker, form type, period, commission file number and trading symbols from the cover
-    of a 10-K PDF, whatever its line layout; then cross-checked against the company map.
+    of a 10-K PDF, whatever its line layout; then resolved against the company map.
 
-    Fallbacks when the cover does not say: the PDF's Info/XMP title and subject (``info``), and the
-    running header repeated on the body pages (``running_header``).
+    A registrant name is taken from the first source that gives one, in this order: the cover block,
+    the running header of the body pages (``running_header``), the signature page, the PDF's Info/XMP
+    title (``info``), the statement headings, the auditor's report (those three read ``page_texts``),
+    and the file name (``file_name``, always flagged). Every value considered is kept in
+    ``candidates`` with why it was taken or passed over; fields under REVIEW_BELOW confidence, a
+    registrant the company map does not know, and disagreements put the filing in the review queue.
     """
     out = CoverInfo(source="pdf-cover")
+    out.cover_lines = cover_lines(text)
     flat = normalize_cover_text(text)
     m = _FORM_RE.search(flat)
     out.form_type = m.group(1).upper() if m else None
@@ -167,10 +325,26 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
     if out.period_end_date is None:
         m = re.search(r"(?:year|period)\s+ended\s*:?\s*" + DATE_RE.pattern, flat, re.I)
         out.period_end_date = parse_date(m.group(0)) if m else None
+    file_company, file_year = file_name_parts(file_name)
     if out.period_end_date is not None:
         out.fiscal_year = out.period_end_date.year
         out.fiscal_year_end = month_day(out.period_end_date)
         out.field_sources["fiscal_year"] = "cover:year-ended"
+        out.field_confidence["fiscal_year"] = 0.95
+        out.candidates.append(FieldCandidate("fiscal_year", str(out.fiscal_year), "cover:year-ended", 0.95, True,
+                                             f"period end {out.period_end_date}"))
+    else:
+        out.candidates.append(FieldCandidate("fiscal_year", None, "cover:year-ended", 0.0, False,
+                                             "no 'for the fiscal year ended <date>' on the cover"))
+    if file_year is not None:
+        taken = out.fiscal_year is None
+        out.candidates.append(FieldCandidate("fiscal_year", str(file_year), "file-name", 0.3, taken,
+                                             "last resort: the year in the file name" if taken
+                                             else "the cover says the year"))
+        if taken:
+            out.fiscal_year = file_year
+            out.field_sources["fiscal_year"] = "file-name"
+            out.field_confidence["fiscal_year"] = 0.3
     m = _FILE_NUMBER_RE.search(flat)
     out.commission_file_number = m.group(1) if m else None
     if out.commission_file_number is None:  # a registrant table: "1-12609 PG&E CORPORATION California ..."
@@ -180,6 +354,7 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
     if out.trading_symbols:
         out.ticker = out.trading_symbols[0]
         out.field_sources["ticker"] = "cover:trading-symbol"
+        out.field_confidence["ticker"] = 0.8
 
     candidates: list[tuple[str, str]] = []
     rows = _names_from_registrant_rows(flat)
@@ -192,11 +367,17 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
         after = flat[m.end():m.end() + 120]
         stop = re.search(r"\s(?:" + _US_STATES + r")\b|\(|\d{2}-\d{7}", after)
         candidates.append((_tidy_name(after[:stop.start()] if stop else ""), "cover:after-file-number"))
-    for key in ("Title", "XMPTitle", "Subject", "Author"):
-        if info and info.get(key):
-            candidates.append((clean_text(info[key]), f"pdf-info:{key.lower()}"))
-    if running_header:
-        candidates.append((running_header, "running-header"))
+    pages = page_texts or []
+    candidates.append((running_header or "", "running-header"))
+    candidates.append((signature_name(pages[-40:]) or "", "signature-page"))
+    for key in ("Title", "XMPTitle", "Subject", "Keywords", "Author"):
+        value = clean_text((info or {}).get(key, ""))
+        # "Form 10-K for Foot Locker INC filed 03/27/2023", "Foot Locker INC 10-K"
+        value = re.sub(r"^(?:Form\s+)?10-K\S*\s+(?:for\s+)?|\s+(?:filed\s+[\d/]+|10-K\S*)$", "", value, flags=re.I)
+        candidates.append((value, f"pdf-info:{key.lower()}"))
+    candidates.append((statement_heading_name(pages) or "", "statement-heading"))
+    candidates.append((auditor_report_name(pages[:len(pages) * 2 // 3 + 1]) or "", "auditor-report"))
+    candidates.append((file_company or "", "file-name"))
 
     cmap = load_company_map()
     # EDGAR's PDF renderings put the accession number in the Info title ("0001512673-18-000004"); its
@@ -206,23 +387,107 @@ def parse_pdf_cover(text: str, *, running_header: str | None = None, info: dict[
     if accession:
         out.notes.append(f"EDGAR accession number {accession.group(0)} (PDF Info title)")
     if submitter is not None:
-        candidates.append((submitter.name, "pdf-info:accession-cik"))
+        candidates.insert(len(candidates) - 1, (submitter.name, "pdf-info:accession-cik"))
     chosen: tuple[str, str] | None = None
     for name, how in candidates:
-        if not plausible_company_name(name):
+        kind = how.split(":")[0]
+        conf = NAME_SOURCE_CONFIDENCE.get(kind, 0.5)
+        if not name:
             continue
-        if how.startswith(("pdf-info:title", "pdf-info:xmp", "pdf-info:subject", "pdf-info:author", "running-header")) \
-                and cmap.by_name(name) is None:
-            continue  # a title such as "Document" or "aapl-20220924" is no company unless the map knows it
-        chosen = (name, how)
-        break
+        if chosen is not None:
+            reason = f"a stronger source ({chosen[1]}) gave the name"
+        elif not plausible_company_name(name):
+            reason = "not a registrant name (boilerplate, a fragment, digits or too long)"
+        elif kind in ("running-header", "pdf-info", "statement-heading") and how != "pdf-info:accession-cik" \
+                and cmap.by_name(name) is None and not _named_like_a_registrant(name):
+            # a title such as "Document" or "aapl-20220924" is no company unless the map knows it or it
+            # carries a legal form ("Inc.", "Corporation")
+            reason = "neither known to the company map nor carrying a legal form (Inc., Corp., ...)"
+        else:
+            chosen, reason = (name, how), "taken"
+            out.candidates.append(FieldCandidate("company", name, how, conf, True, reason))
+            continue
+        out.candidates.append(FieldCandidate("company", name, how, conf, False, reason))
     if chosen:
         out.company, out.field_sources["company"] = chosen
-    _cross_check(out, cmap)
+        out.field_confidence["company"] = NAME_SOURCE_CONFIDENCE.get(chosen[1].split(":")[0], 0.5)
+    _resolve_in_map(out, cmap, submitter)
     if submitter is not None and (out.cik or "").lstrip("0") == submitter.cik \
             and out.field_sources.get("company") != "pdf-info:accession-cik":
         out.notes.append("the accession number's CIK confirms the registrant")
+    _review(out)
     return out
+
+
+def _resolve_in_map(out: CoverInfo, cmap, submitter) -> None:
+    """The company map over the cover: when it knows the registrant (by the accession number's CIK, by the
+    name read, or by the cover's trading symbol), its CIK and primary ticker win over a trading symbol read
+    off the cover, and a name from a weak source gives way to its canonical name. Disagreements are notes."""
+    by_name, how_name = cmap.find(name=out.company) if out.company else (None, "")
+    by_cik = submitter if submitter is not None and (by_name is None or by_name.cik == submitter.cik) else None
+    by_symbol = next((c for c in map(cmap.by_ticker, out.trading_symbols) if c is not None), None)
+    company, how = (by_cik, "cik") if by_cik is not None else (by_name, how_name) if by_name is not None else (
+        (by_symbol, "ticker") if by_symbol is not None and out.field_confidence.get("company", 0) < 0.9 else (None, ""))
+    name_conf = out.field_confidence.get("company", 0.0)
+    confidence = (0.4 if out.field_sources.get("company", "").startswith("cover") else 0.25) if out.company else 0.0
+    confidence += 0.3 if out.fiscal_year and out.field_sources.get("fiscal_year", "").startswith("cover") else 0.0
+    if company is None:
+        out.in_company_map = False
+        if out.company:
+            out.notes.append("the company is not in the company map (finrag company-map refresh updates it)")
+        out.confidence = round(max(0.0, min(1.0, confidence)), 2)
+        return
+    out.in_company_map = True
+    out.cik = out.cik or company.cik.zfill(10)   # EDGAR's 10-digit form, as dei:EntityCentralIndexKey
+    out.field_sources.setdefault("cik", f"company-map:{how}")
+    out.field_confidence["cik"] = 0.95
+    if by_name is not None and by_symbol is not None and by_name.cik != by_symbol.cik:
+        out.notes.append(f"the cover's name matches CIK {by_name.cik} but its first trading symbol "
+                         f"{out.ticker} matches CIK {by_symbol.cik}")
+        confidence -= 0.2
+    else:
+        confidence += 0.3 if how != "ticker" else 0.15
+    map_tickers = [t.upper() for t in (*company.tickers, *company.former_tickers)]
+    if company.ticker and out.ticker != company.ticker:
+        if out.ticker and out.ticker.upper().replace(".", "-") not in map_tickers:
+            out.notes.append(f"the cover's trading symbol {out.ticker} disagrees with the company map's ticker "
+                             f"{company.ticker} for CIK {company.cik}; the map's is used")
+        elif out.ticker:
+            out.notes.append(f"the cover's trading symbol {out.ticker} is an older or secondary ticker of CIK "
+                             f"{company.cik}; the map's primary ticker {company.ticker} is used")
+        else:
+            out.notes.append(f"ticker {company.ticker} from the company map ({how} match)")
+        out.ticker = company.ticker
+        out.field_sources["ticker"] = f"company-map:{how or 'name'}"
+    if out.ticker:
+        out.field_confidence["ticker"] = 0.95
+    if out.company is None or name_conf < 0.6:
+        if out.company is not None:
+            out.notes.append(f"company {out.company!r} ({out.field_sources.get('company')}) replaced by the "
+                             f"company map's name {company.name!r}")
+        out.company = company.name
+        out.field_sources["company"] = f"company-map:{how}"
+        out.field_confidence["company"] = 0.8
+        confidence += 0.15
+    else:
+        out.field_confidence["company"] = max(name_conf, 0.95)
+    out.confidence = round(max(0.0, min(1.0, confidence)), 2)
+
+
+def _review(out: CoverInfo) -> None:
+    """Why the filing goes to the review queue: a field read from a weak source, or a registrant the
+    company map does not know. Review never keeps a filing out of the catalog."""
+    for name in ("company", "fiscal_year"):
+        conf = out.field_confidence.get(name)
+        if conf is not None and conf < REVIEW_BELOW:
+            out.review_reasons.append(f"{name} from {out.field_sources.get(name)} (confidence {conf})")
+        elif any(c.field == name and c.accepted and c.source == "file-name" for c in out.candidates):
+            # the file name is always flagged, even when the company map then knows the name
+            out.review_reasons.append(f"{name} from the file name (then {out.field_sources.get(name)})")
+    if out.company and out.in_company_map is False:
+        out.review_reasons.append("not in the company map")
+    if any("disagrees" in n for n in out.notes):
+        out.review_reasons.append("the cover's trading symbol disagrees with the company map")
 
 
 def _cross_check(out: CoverInfo, cmap) -> None:

@@ -153,9 +153,13 @@ def words_to_lines(words: Sequence[dict]) -> list[Line]:
     """
     if not words:
         return []
-    gap = max(3.0, 0.6 * median(w["bottom"] - w["top"] for w in words))
+    height = median(w["bottom"] - w["top"] for w in words)
+    gap = max(3.0, 0.6 * height)
     out: list[Line] = []
-    for lw in _group_lines(words):
+    # Some renderers set a row's numbers a third of a line lower than its label (Apple FY2019's
+    # statements: 2.7 pt on 8.3 pt text); lines are at least a text height apart, so under half of one is
+    # still the same line.
+    for lw in _group_lines(words, tol=max(2.5, 0.45 * height)):
         segs: list[Segment] = []
         for w in lw:
             t = w["text"]
@@ -264,6 +268,13 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
                 continue
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
+        if band and len(line.segments) == 1 and not looks_like_period_header(line.text) \
+                and _nearest_column(line.segments[0], columns, slack=4.0) is None and is_title_candidate(line.text) \
+                and not line.text.rstrip().endswith((".", ":")) \
+                and (line.text.isupper() or band[-1].top - line.top > 16.0):
+            # a heading over the whole table, in capitals or set apart ("SEGMENT RESULTS OF OPERATIONS"), is its
+            # title, not a column header ("Common Stock" over Shares / Amount is one)
+            break
         if not in_values and not looks_like_period_header(line.text):
             if not band and start - i <= 3 and not below_unit:
                 groups.insert(0, line)
@@ -274,7 +285,10 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         i -= 1
     for line in reversed(band):
         segs = line.segments
-        single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text))
+        # one phrase over all the columns ("Years ended"), unless it sits over one column ("Percentage")
+        single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text)) \
+            and not (len(columns) > 1 and not looks_like_period_header(segs[0].text) and segs[0].x1 - segs[0].x0 < 0.8 * (columns[-1][1] - columns[-1][0] + 40)
+                     and _nearest_column(segs[0], columns, slack=4.0) is not None)
         for s in segs:
             if single_span or s.x1 < first_col_x0 - 30:
                 rest = clean_text(UNIT_LINE_RE.sub(" ", s.text))  # "Years Ended (In Millions, ...)" -> "Years Ended"
@@ -290,20 +304,70 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
     return composed, i + 1, groups
 
 
-def _title_and_unit(lines: list[Line], top: int, records: list[Line]) -> tuple[str | None, str | None]:
+_INTRO_TAIL_RE = re.compile(r"[,;]?\s*(?:is|are|were|was)\s+(?:as\s+follows|summarized\s+(?:as\s+follows|below)|"
+                            r"shown\s+below|presented\s+below|set\s+forth\s+below)\b.*$|\s*(?:consisted\s+of|"
+                            r"included|includes?)\s+the\s+following\b.*$|[\s(]*\bin\s+(?:millions|thousands|billions)"
+                            r"\b[^)]*\)?\s*:?\s*$|\s*:\s*$", re.I)
+_INTRO_HEAD_RE = re.compile(r"^(?:the\s+following\s+table(?:s)?\s+(?:sets\s+forth|shows|summarizes|presents|provides|"
+                            r"reflects|includes|details)\s+(?:the\s+)?|(?:the\s+)?following\s+is\s+(?:a\s+)?"
+                            r"(?:summary\s+of\s+)?)", re.I)
+_INTRO_TRAILER_RE = re.compile(r"\s+(?:during|for|as\s+of|at)\s+(?:the\s+)?(?:years?|fiscal|periods?|december|"
+                               r"january|june|september|20\d\d)\b.*$|\s+(?:are|is)\s+summarized\s+in\s+the\s+table\s+"
+                               r"below.*$|\s+in\s+the\s+table\s+below.*$", re.I)
+
+
+def intro_caption(sentence: str) -> str | None:
+    """The caption a sentence that introduces a table gives it: "Operating income (loss) by segment is
+    as follows (in millions):" -> "Operating income (loss) by segment"; "The following table summarizes
+    our restricted stock unit activity (in millions):" -> "restricted stock unit activity"."""
+    t = clean_text(sentence)
+    t = re.split(r"(?<=[a-z0-9)][.;])\s+(?=[A-Z])", t)[-1]   # the last sentence only
+    for _ in range(3):
+        t = _INTRO_TAIL_RE.sub("", t).strip()
+    t = _INTRO_HEAD_RE.sub("", t).strip()
+    t = _INTRO_TRAILER_RE.sub("", t).strip()
+    t = re.sub(r"^(?:our|the)\s+", "", t, flags=re.I).strip(" ,;:")
+    return t[:1].upper() + t[1:] if 3 <= len(t) <= 160 and re.search(r"[A-Za-z]{3}", t) else None
+
+
+def _title_and_unit(lines: list[Line], top: int, records: list[Line], page_width: float = 612.0
+                    ) -> tuple[str | None, str | None]:
+    """The table's title and unit caption from the lines above its header: the nearest heading line
+    (short, not prose), else the caption of the sentence that introduces it ("... is as follows (in
+    millions):"). Looks up to 12 lines above and never past the table before it."""
     unit = None
     title = None
-    for line in reversed(lines[max(0, top - 5):top]):
+    intro: list[str] = []
+    intro_done = scanned_past = False
+    for line in reversed(lines[max(0, top - 12):top]):
         text = line.text
+        if _is_record(line):
+            break   # the table above this one
         if unit is None and find_unit_text(text):
             unit = find_unit_text(text)
             if text.strip().startswith("("):
                 continue
-        if title is None and len(text) <= 100 and is_title_candidate(text) \
-                and not text.rstrip().endswith((".", ":", ",")):
+        if title is not None or scanned_past:
+            continue   # only a unit caption is still looked for (above the title: "(Dollars in millions)")
+        if not intro and text.rstrip().endswith(":") and title is None:
+            intro = [text]    # "... is as follows (in millions):" introduces the table
+            continue
+        if intro and not intro_done:
+            wrapped = _is_prose(line, page_width) or (len(text) > 60 and not text.rstrip().endswith(":"))
+            if wrapped and len(intro) < 4:
+                intro.insert(0, text)   # the introducing sentence, wrapped over lines
+                intro_done = text.rstrip().endswith(".")   # it starts on this line
+                if not intro_done:
+                    continue
+            intro_done = True
+        if title is None and len(text) <= 100 and is_title_candidate(text) and not _is_prose(line, page_width) \
+                and not text.rstrip().endswith((".", ":", ",", ";")) and not text[:1].islower():
             title = text
-        elif title is None and text.rstrip().endswith(":"):
-            break  # "... is as follows (in millions):" introduces the table; what is above is prose
+            continue
+        if intro or _is_prose(line, page_width) or text.rstrip().endswith("."):
+            scanned_past = True   # prose: a heading further up belongs to something else
+    if title is None and intro:
+        title = intro_caption(" ".join(intro))
     if title and unit is None:
         unit = find_unit_text(title)
     return title, unit
@@ -351,7 +415,7 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
                         values[k] = s.text
             rows.append((_FOOTNOTE_RE.sub("", label), values))
             indents.append(indent)
-        title, unit = _title_and_unit(lines, top, records)
+        title, unit = _title_and_unit(lines, top, records, page_width)
         if out and not any(headers) and len(out[-1].headers) == len(headers):
             # The rest of a table interrupted by a long label: same columns as the one above.
             headers, title, unit = out[-1].headers, out[-1].title, unit or out[-1].unit_text

@@ -130,8 +130,10 @@ def classify_table(title: str | None, row_labels: Sequence[str], section: str | 
     # An income statement repeats "Net income attributable to ..." under Basic and Diluted EPS, so
     # it is kept when it shows what a segment table never does (pre-tax income, share counts).
     income_markers = sum(bool(_INCOME_MARKER_RE.search(lbl or "")) for lbl in row_labels)
+    # An equity roll-forward repeats its line items too, between "Balance at ..." rows.
     if by_title is None and _repeated_line_items(row_labels) >= 2 and scores["balance_sheet"] < 3.0 \
-            and scores["cash_flow"] < 3.0 and not (income_markers >= 2 and scores["income_statement"] >= 3.0):
+            and scores["cash_flow"] < 3.0 and scores["equity"] < _THRESHOLD["equity"] \
+            and not (income_markers >= 2 and scores["income_statement"] >= 3.0):
         return "segment_note"
     in_statements = section is None or bool(_IN_STATEMENTS_RE.match(section.strip()))
     best_kind, best = max(scores.items(), key=lambda kv: kv[1])
@@ -198,3 +200,25 @@ def find_statement(rows: Sequence[TableRow], statement_type: str, period: str | 
     best = max(candidates, key=lambda t: (bool(_IN_STATEMENTS_RE.match((t[0].section or "").strip())), len(t),
                                           -t[0].page_number))
     return sorted(best, key=lambda r: r.row_index)
+
+
+_PAGE_HEADING_RE = re.compile(r"^(?:consolidated\s+|combined\s+)?(?:balance\s+sheets?|statements?\s+of\s+[a-z' ’,()-]+"
+                              r"|statements?\s+of\s+(?:consolidated\s+)?[a-z' ’,()-]+)(?:\s*\(continued\))?$", re.I)
+
+
+def page_statement_heading(page_text: str, max_lines: int = 10) -> str | None:
+    """The statement a page is headed with ("THE COCA-COLA COMPANY AND SUBSIDIARIES / CONSOLIDATED BALANCE
+    SHEETS" -> "CONSOLIDATED BALANCE SHEETS"): a line of its own among the first ones that names a primary
+    statement, or None. Tables on the page without a title of their own take it."""
+    for line in (page_text or "").splitlines()[:max_lines]:
+        line = re.sub(r"\s+", " ", line).strip()
+        if 8 <= len(line) <= 90 and _PAGE_HEADING_RE.match(line) and \
+                _title_type(line) in ("income_statement", "balance_sheet", "cash_flow", "equity"):
+            return line
+    return None
+
+
+def statement_search(page_texts: Sequence[str], statement_type: str) -> list[int]:
+    """1-based pages headed with ``statement_type`` (where a missing statement was looked for)."""
+    return [i for i, text in enumerate(page_texts, start=1)
+            if (h := page_statement_heading(text)) is not None and _title_type(h) == statement_type]

@@ -287,10 +287,14 @@ def _heading_text(h: str) -> str:
     return clean_text(h).rstrip(":").strip()
 
 
-def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[TableRow]:
+def to_table_rows(raw: RawTable, filing_id: str, table_number: int,
+                  inherited_headings: list[tuple[str, float | None, bool]] | None = None) -> list[TableRow]:
     """One TableRow per record row of ``raw``. Rows without any value (group labels such as
     "Net sales:" or a segment name) are not records: they become the ``row_path`` of the rows below
-    them. Units are per row (and per cell where a cell differs); the table's caption is the default."""
+    them. Units are per row (and per cell where a cell differs); the table's caption is the default.
+
+    ``inherited_headings``: the group headings still open at the end of the table this one continues
+    (a statement broken over a page); the headings open at the end are left in ``raw.extra["open_headings"]``."""
     from finrag_pipeline.core.ingest.statements import classify_table  # statements imports nothing from here
 
     table_id = f"{filing_id}:p{raw.page_number}:t{table_number}"
@@ -303,9 +307,21 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
     statement_type = classify_table(title, [label for label, values in raw.rows if any(clean_text(v) for v in values)],
                                     raw.section)
     stack = _HeadingStack()
+    stack.items = list(inherited_headings or [])
     out: list[TableRow] = []
     last_was_heading = False
-    for (label, values), indent in zip(raw.rows, indents, strict=False):
+    flat_groups = _flat_group_headings(raw.rows, indents)
+    flat: tuple[str, float] | None = None   # a heading printed at its rows' own indent ("Revenue" over segments)
+    # A table without group headings whose short title names what its rows measure ("Backlog", "Operating
+    # income by segment") keeps the title as their group: "Commercial Airplanes" alone reads as revenue.
+    # Only a title read off the table's own lines (not a fallback from the page, section or table before),
+    # that does not read like a header row ("Unrealized Unrealized Total", "In millions ...").
+    words = (title or "").lower().split()
+    root = [title] if title and statement_type not in ("income_statement", "balance_sheet", "cash_flow", "equity") \
+        and len(words) <= 6 and len(set(words)) == len(words) and not find_unit_text(title) \
+        and "title" not in raw.extra.get("context", {}) \
+        and not any(not any(clean_text(v) for v in vals) and clean_text(lbl) for lbl, vals in raw.rows) else []
+    for k, ((label, values), indent) in enumerate(zip(raw.rows, indents, strict=False)):
         label = clean_text(label)
         if not any(clean_text(v) for v in values):
             if label and last_was_heading and label[:1].islower() and stack.items:
@@ -314,9 +330,13 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
             if label:
                 stack.push(label, indent)
                 last_was_heading = True
+                flat = (_heading_text(label), indent) if k in flat_groups and indent is not None else None
             continue
         last_was_heading = False
         path = stack.path_for(label, indent)
+        if flat is not None and indent is not None and indent >= flat[1] - 1 and flat[0] not in path:
+            path = [*path[:-1], flat[0], path[-1]]
+        path = [*root, *path]
         units = [cell_unit(v, h) for h, v in zip(headers, values, strict=False)]
         valued_units = [u for u, v in zip(units, values, strict=False) if clean_text(v) and parse_number(v) is not None]
         unit = row_unit(" ".join(path), valued_units, table_unit, share_unit)
@@ -331,4 +351,32 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int) -> list[Tabl
             headers=[""] + headers, cells=cells, row_path=path, statement_type=statement_type,
         ))
         stack.after_row(label)
+        if flat is not None and _TOTAL_RE.match(label):
+            flat = None   # "Total" closes the flat group
+    raw.extra["open_headings"] = list(stack.items)
+    return out
+
+
+def _flat_group_headings(rows: list[tuple[str, list[str]]], indents: list[float | None]) -> set[int]:
+    """Indexes of headings printed at the same indent as the rows they group (Microsoft's "Revenue" /
+    "Operating Income" over the same segment names): a heading followed, at its own indent, by records
+    that a "Total" row closes before the next heading."""
+    out: set[int] = set()
+    for i, ((label, values), indent) in enumerate(zip(rows, indents, strict=False)):
+        if indent is None or any(clean_text(v) for v in values) or not clean_text(label):
+            continue
+        records_at_level = 0
+        for (lbl, vals), ind in zip(rows[i + 1:], indents[i + 1:], strict=False):
+            if ind is None:
+                break
+            if not any(clean_text(v) for v in vals):
+                break   # the next heading
+            if _TOTAL_RE.match(clean_text(lbl)):
+                if records_at_level:
+                    out.add(i)
+                break
+            if ind < indent - 1:
+                break
+            if abs(ind - indent) <= 1:
+                records_at_level += 1
     return out

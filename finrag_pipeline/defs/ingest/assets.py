@@ -89,6 +89,12 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
                    meta.source_path, stage="parse")
         context.log.warning(f"{fid}: {note}")
 
+    if meta.review_reasons:   # the review queue: registered and ingested, a person should look at it
+        context.log_event(dg.AssetObservation(asset_key="pages", partition=fid, metadata={
+            "review_queue": dg.MetadataValue.text("; ".join(meta.review_reasons)),
+            "field_sources": dg.MetadataValue.json(meta.field_sources),
+            "field_confidence": dg.MetadataValue.json(meta.field_confidence)}))
+        context.log.warning(f"{fid} is in the review queue: {'; '.join(meta.review_reasons)}")
     timings = {k: round(v, 2) for k, v in parsed.timings.items()}
     n_sections = len({p.section for p in parsed.pages if p.section})
     yield dg.MaterializeResult(asset_key="pages", metadata={

@@ -9,8 +9,9 @@ from collections import Counter
 import dagster as dg
 import pandas as pd
 
-from finrag_pipeline.core.catalog import load_filing
+from finrag_pipeline.core.catalog import load_filing, reject_filing
 from finrag_pipeline.core.ingest.inspect import PRIMARY_STATEMENTS
+from finrag_pipeline.core.ingest.statements import statement_search
 from finrag_pipeline.core.ingest.tables import currency_unit_violations
 from finrag_pipeline.core.quality import ValidationOutcome, validate
 from finrag_pipeline.core.records import load_table_rows
@@ -34,6 +35,25 @@ def _result(outcome: ValidationOutcome, **metadata) -> dg.AssetCheckResult:
         "expectations": dg.MetadataValue.md(outcome.summary_markdown()), **metadata}))
 
 
+def _quarantine_if_failed(context: dg.AssetCheckExecutionContext, finrag: FinragResource,
+                          result: dg.AssetCheckResult) -> dg.AssetCheckResult:
+    """A blocking data check that fails quarantines its filing (status check_failed, with the reason): out
+    of the active catalog and remembered under its retry key, so later ingests of other files neither
+    re-run it nor fail because of it; new bytes, a new sidecar or a new parser version retry it."""
+    if result.passed:
+        return result
+    fid = context.partition_key
+    wh = finrag.partition_warehouse(fid)
+    meta = load_filing(wh, fid)
+    failed = ", ".join(f"{k}={getattr(v, 'value', v)}" for k, v in (result.metadata or {}).items()
+                       if k != "expectations")
+    reason = f"blocking check {context.check_specs[0].name} failed ({failed[:300]})"
+    reject_filing(wh, finrag.paths, meta, "check_failed", reason, stage=f"check:{context.check_specs[0].name}")
+    context.log.error(f"{fid} quarantined: {reason}")
+    return dg.AssetCheckResult(passed=False, metadata={**(result.metadata or {}),
+                                                        "quarantined": dg.MetadataValue.text(reason)})
+
+
 @dg.asset_check(partitions_def=filings_partitions, asset="pages", blocking=True, description="Text PDFs and HTML filings yield non-empty pages "
                 "(at least 90%), and every page number lies within the document.")
 def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResource) -> dg.AssetCheckResult:
@@ -46,7 +66,7 @@ def pages_have_text(context: dg.AssetCheckExecutionContext, finrag: FinragResour
         ("ExpectColumnValuesToBeBetween", {"column": "page_number", "min_value": 1, "max_value": max(meta.n_pages, 1)}),
         ("ExpectColumnValuesToBeUnique", {"column": "page_number"}),
     ], name="pages")
-    return _result(outcome, pages=len(df))
+    return _quarantine_if_failed(context, finrag, _result(outcome, pages=len(df)))
 
 
 @dg.asset_check(partitions_def=filings_partitions, asset="table_rows", blocking=False, description="Every table row has a label and column "
@@ -78,12 +98,19 @@ def table_row_units_are_consistent(context: dg.AssetCheckExecutionContext,
     rows = load_table_rows(finrag.partition_warehouse(fid), fid)
     bad = currency_unit_violations(rows)
     tagged = {r.statement_type for r in rows}
-    missing = [s for s in PRIMARY_STATEMENTS if s not in tagged]
+    missing = [s for s in (*PRIMARY_STATEMENTS, "equity") if s not in tagged]
+    searched = ""
+    if missing:   # where a missing statement was looked for: the table pages, and any page headed as one
+        texts = finrag.partition_warehouse(fid).query_df(
+            "SELECT text FROM core.pages WHERE filing_id = ? ORDER BY page_number", [fid])["text"].tolist()
+        searched = "; ".join(f"{kind}: titles and line items of {len({r.page_number for r in rows})} table pages, "
+                             f"pages headed as one {statement_search(texts, kind) or 'none'}" for kind in missing)
     examples = [f"p{r.page_number} {' > '.join(r.row_path)}: {r.unit}" for r in bad[:10]]
     return dg.AssetCheckResult(passed=not bad, metadata=_per_filing({
         "rows": len(rows), "rows_with_currency_on_percent_or_per_share": len(bad),
         "examples": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in examples) or "none"),
         "statements_missing": ", ".join(missing) or "none",
+        "statements_searched": searched or "-",
         "units": dg.MetadataValue.json(dict(Counter(r.unit or "none" for r in rows)))}))
 
 
@@ -99,7 +126,7 @@ def facts_have_units_and_periods(context: dg.AssetCheckExecutionContext,
     outcome = validate(df, [
         ("ExpectColumnValuesToNotBeNull", {"column": c}) for c in ("concept", "unit", "period_end", "value")
     ], name="facts")
-    return _result(outcome, facts=len(df))
+    return _quarantine_if_failed(context, finrag, _result(outcome, facts=len(df)))
 
 
 @dg.asset_check(partitions_def=filings_partitions, asset="chunks", blocking=True, description="Chunk ids are unique; every table-row chunk "
@@ -118,9 +145,10 @@ def chunks_are_well_formed(context: dg.AssetCheckExecutionContext, finrag: Finra
         ("ExpectColumnValuesToBeBetween", {"column": "n_chars", "min_value": 1}),
     ], name="chunks")
     orphan_rows = int(rows["parent_id"].isna().sum())
-    return dg.AssetCheckResult(passed=outcome.success and orphan_rows == 0, metadata=_per_filing({
-        "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "chunks": len(df),
-        "table_row_chunks_without_parent": orphan_rows}))
+    return _quarantine_if_failed(context, finrag, dg.AssetCheckResult(
+        passed=outcome.success and orphan_rows == 0, metadata=_per_filing({
+            "expectations": dg.MetadataValue.md(outcome.summary_markdown()), "chunks": len(df),
+            "table_row_chunks_without_parent": orphan_rows})))
 
 
 def _index_count_check(asset: str, count_fn_name: str):
