@@ -169,8 +169,10 @@ def flipped_questions(a: pd.DataFrame, b: pd.DataFrame, metric: str, keys: list[
     delta = paired["candidate_value"] - paired["baseline_value"]
     if metric in LOWER_IS_BETTER:
         delta = -delta
-    out = paired[np.abs(delta) > 1e-9].assign(delta=delta)
-    out = out.assign(change=np.where(out["delta"] < 0, "regressed", "improved"))
+    changed = (np.abs(delta) > 1e-9).to_numpy()
+    # plain arrays: a Series assigned to an empty frame would bring its own index (rows of NaN)
+    out = paired[changed].assign(delta=delta.to_numpy()[changed])
+    out = out.assign(change=np.where(out["delta"].to_numpy() < 0, "regressed", "improved"))
     if "question" not in out.columns:
         out = out.assign(question=None)
     for c in ("filing_id", "scope", "qa_id"):
