@@ -486,3 +486,8 @@ def system_config_hash(name: str, spec: SystemSpec, k: int, call_k: int) -> str:
     from finrag_pipeline.core.evaluation.runner import config_hash
 
     return config_hash({"system": name, "k": k, "call_k": call_k, **spec.fingerprint()})
+
+
+if __name__ == "__main__":   # the contract as docs/SYSTEMS.md shows it
+    for part, schema in contract_json_schema().items():
+        print(f"{part}:\n```json\n{json.dumps(schema, indent=2)}\n```")
