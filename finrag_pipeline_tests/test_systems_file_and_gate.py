@@ -265,3 +265,33 @@ def test_cli_systems_list_and_eval_system_through_dagster(home, tmp_path, monkey
     assert correctness["config_name"] == "analysts@5" and correctness["mean"] == 1.0
     unknown = runner.invoke(main, ["--home", str(home["path"]), "eval", "--system", "nope"])
     assert unknown.exit_code != 0 and "unknown system 'nope'; valid: analysts" in unknown.output
+
+
+def test_outside_systems_sit_in_the_leaderboard_marts_and_the_report(home, session, gated, tmp_path):
+    from _synthetic_warehouse import run_dbt_build
+
+    from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics
+    from finrag_pipeline.core.evaluation.runner import StatsConfig
+    from finrag_pipeline.core.reporting.report import build_report
+
+    path = _reference_file(tmp_path, home["items"], home["pages"])
+    _evaluate(session, home["fids"], "analysts_file",
+              SystemsConfig.model_validate({"systems": {"analysts_file": {"kind": "file", "path": str(path)}}}))
+    wh = session.warehouse
+    build_eval_statistics(wh, StatsConfig(n_boot=200, n_perm=200))
+    boot = wh.query_df("SELECT DISTINCT config_name FROM eval.leaderboard WHERE kind = 'retrieval'")
+    assert {"bm25_sys@5", "bm25_half@5"} <= set(boot["config_name"])   # bootstrap intervals, as any config
+    built = run_dbt_build(wh.path, tmp_path / "dbt")
+    assert built.returncode == 0, built.stdout[-3000:]
+    board = wh.query_df("SELECT config_name, system_kind, hit_page_mean, mrr_page_mean, n_questions, "
+                        "mrr_page_boot_ci_low FROM marts.mart_retriever_leaderboard WHERE scope = 'filing'")
+    kinds = dict(zip(board["config_name"], board["system_kind"], strict=True))
+    assert kinds["bm25_sys@5"] == "python" and kinds["analysts_file@5"] == "file"
+    by_name = board.set_index("config_name")
+    assert by_name.loc["bm25_half@5", "mrr_page_mean"] < by_name.loc["bm25_sys@5", "mrr_page_mean"]
+    assert by_name.loc["bm25_sys@5", "mrr_page_boot_ci_low"] is not None
+    answers = wh.query_df("SELECT model, system_kind, correctness_mean FROM marts.mart_answer_quality "
+                          "WHERE model = 'analysts_file'").iloc[0]
+    assert answers["system_kind"] == "file" and answers["correctness_mean"] == 1.0
+    html = build_report(wh.path, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "bm25_half@5" in html and "analysts_file" in html
