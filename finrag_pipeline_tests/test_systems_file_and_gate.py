@@ -277,6 +277,8 @@ def test_outside_systems_sit_in_the_leaderboard_marts_and_the_report(home, sessi
     path = _reference_file(tmp_path, home["items"], home["pages"])
     _evaluate(session, home["fids"], "analysts_file",
               SystemsConfig.model_validate({"systems": {"analysts_file": {"kind": "file", "path": str(path)}}}))
+    for fid in home["fids"]:   # a built-in configuration beside them
+        session.evaluate_retrieval(fid, EvalMatrix.load().narrow(**MATRIX))
     wh = session.warehouse
     build_eval_statistics(wh, StatsConfig(n_boot=200, n_perm=200))
     boot = wh.query_df("SELECT DISTINCT config_name FROM eval.leaderboard WHERE kind = 'retrieval'")
@@ -295,3 +297,18 @@ def test_outside_systems_sit_in_the_leaderboard_marts_and_the_report(home, sessi
     assert answers["system_kind"] == "file" and answers["correctness_mean"] == 1.0
     html = build_report(wh.path, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "bm25_half@5" in html and "analysts_file" in html
+    assert "bm25_sys (outside system: python)" in html   # the leaderboard says what it is
+    # the web explorer's leaderboard (over the analysts' snapshot) names them too
+    from starlette.testclient import TestClient
+
+    from finrag_pipeline.core.warehouse import publish_snapshot
+    from finrag_pipeline.web.app import create_app
+
+    publish_snapshot(wh, session.paths.warehouse_snapshot)
+    app = create_app(str(home["path"]))
+    app.state.explorer.refresh()
+    with TestClient(app) as client:
+        page = client.get("/leaderboard", params={"scope": "filing"})
+    assert page.status_code == 200
+    assert ">bm25_half@5</a> <span class=\"muted system-kind\">outside system: python</span>" in page.text
+    assert ">bm25@5</a>" in page.text and ">bm25@5</a> <span class=\"muted system-kind\">" not in page.text
