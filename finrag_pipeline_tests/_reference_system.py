@@ -2,7 +2,8 @@
 free port) that wraps one built-in retriever and the calculator answerer behind the systems contract
 (docs/SYSTEMS.md), with fault injection per question; and a Python-callable system over BM25.
 
-Faults (``ReferenceServer.faults[qa_id]``): ``slow`` (replies after ``slow_seconds``), ``500`` (every
+Faults (``ReferenceServer.faults[qa_id]``): ``slow`` (replies after ``slow_seconds``), ``delay`` (after
+0.5 s), ``500`` (every
 attempt), ``flaky`` (500 on the first attempt, then a normal reply), ``invalid_json`` (a 200 whose body is
 not JSON), ``empty`` (a reply with an empty answer), ``not_in_corpus`` (every context moved to a page the
 filing does not have).
@@ -71,6 +72,8 @@ class ReferenceServer:
         self.slow_seconds = slow_seconds
         self.faults: dict[str, str] = {}
         self.requests: Counter[str] = Counter()   # qa_id -> requests received
+        self.in_flight = 0
+        self.max_in_flight = 0                     # the most requests served at once (the adapter's limit)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/rag"
         app = Starlette(routes=[Route("/rag", self.rag, methods=["POST"])])
@@ -79,12 +82,22 @@ class ReferenceServer:
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
     async def rag(self, request: Request):
+        self.in_flight += 1   # one event loop: no lock needed
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._reply(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _reply(self, request: Request):
         body = await request.json()
         qa_id = body.get("qa_id") or ""
         self.requests[qa_id] += 1
         fault = self.faults.get(qa_id)
         if fault == "slow":
             await asyncio.sleep(self.slow_seconds)
+        if fault == "delay":   # within the timeout: holds a slot of the adapter's concurrency
+            await asyncio.sleep(0.5)
         if fault == "500" or (fault == "flaky" and self.requests[qa_id] == 1):
             return PlainTextResponse("injected failure", status_code=500)
         if fault == "invalid_json":

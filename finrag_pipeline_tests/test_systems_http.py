@@ -130,11 +130,13 @@ def test_every_injected_fault_is_a_recorded_state_and_no_row_is_missing(home, ma
                                        "q-macro-risk": "flaky"})):
         server.faults = dict(faults)
         server.requests.clear()
+        server.max_in_flight = 0
         systems = SystemsConfig.model_validate({"systems": {name: _http(server.url)}})
         session.evaluate_system(fid, name, matrix, systems=systems)
         expected[name] = faults
         if name == "faulty_a":   # retried twice per scope: 3 attempts each; a timeout is not retried
             assert server.requests["q-net-income"] == 2 * 3 and server.requests["q-net-sales"] == 2
+
         else:
             # a 500 on its very first request, retried and answered; the second scope answered at once
             assert server.requests["q-macro-risk"] == 2 + 1
@@ -204,3 +206,16 @@ def test_missing_secret_is_a_configuration_error_before_any_request(home, matrix
     with pytest.raises(ConfigError, match="FINRAG_TEST_TOKEN"):
         home["session"].evaluate_system(home["fid"], "secret", matrix, systems=systems)
     assert sum(server.requests.values()) == 0
+
+
+def test_concurrency_limit_holds(home, matrix, server):
+    """Six delayed requests (3 questions x 2 scopes): with concurrency 2 exactly two are served at once."""
+    server.faults = {i.qa_id: "delay" for i in home["items"]}
+    server.max_in_flight = 0
+    try:
+        systems = SystemsConfig.model_validate({"systems": {"limited": _http(server.url, concurrency=2)}})
+        _runs, _retrieval, answers = home["session"].evaluate_system(home["fid"], "limited", matrix, systems=systems)
+    finally:
+        server.faults = {}
+    assert server.max_in_flight == 2
+    assert all(a["latency_ms"] >= 500 for a in answers)   # the latency measured per call

@@ -71,7 +71,7 @@ def run_system_eval(qa_items: Sequence[QAItem], name: str, spec: SystemSpec, map
         calls = spec.call_many([SystemRequest(question=i.question, filing_id=filing_id, scope=scope, qa_id=i.qa_id,
                                               k=call_k) for i in items])
         finished = _now()
-        mapped = [_map(call, mapper, filters) for call in calls]
+        mapped = [_map(call, mapper, filters, call_k) for call in calls]
         if scope in matrix.retrieval.scopes:
             for k in ks:
                 cfg = RetrievalConfig(retriever=name, k=k)
@@ -116,10 +116,11 @@ def run_system_eval(qa_items: Sequence[QAItem], name: str, spec: SystemSpec, map
     return run_rows, retrieval_rows, answer_rows
 
 
-def _map(call: SystemCall, mapper: ContextMapper, filters: Any) -> tuple[list, dict[str, Any]]:
+def _map(call: SystemCall, mapper: ContextMapper, filters: Any, k: int) -> tuple[list, dict[str, Any]]:
+    """The call's first ``k`` contexts as ranked hits (asked for k: more would only pad the page ranking)."""
     if call.state in NO_RESPONSE_STATES:
         return [], mapping_summary([])
-    hits, placements = mapper.hits(call.contexts, filters)
+    hits, placements = mapper.hits(call.contexts[:k], filters)
     return ordered_hits(hits), mapping_summary(placements)
 
 
