@@ -184,6 +184,7 @@ def _gate(home, *args):
 
 def test_gate_flags_the_degraded_system_and_passes_an_identical_one(home, session, gated):
     degraded = _gate(home, "--baseline", "bm25_sys@5", "--candidate", "bm25_half@5", "--metric", "mrr_page")
+    print(degraded.output)   # the figures docs/SYSTEMS.md quotes (pytest -s)
     assert degraded.exit_code == 1, degraded.output
     assert "FAIL" in degraded.output and "regressed" in degraded.output
     # the flipped questions are listed with their ids and values
@@ -312,3 +313,10 @@ def test_outside_systems_sit_in_the_leaderboard_marts_and_the_report(home, sessi
     assert page.status_code == 200
     assert ">bm25_half@5</a> <span class=\"muted system-kind\">outside system: python</span>" in page.text
     assert ">bm25@5</a>" in page.text and ">bm25@5</a> <span class=\"muted system-kind\">" not in page.text
+
+
+@pytest.mark.parametrize("metric", ["hit_page", "all_evidence_hit", "ndcg_page"])
+def test_gate_flags_the_degraded_system_on_the_page_metrics(home, gated, metric):
+    degraded = _gate(home, "--baseline", "bm25_sys@5", "--candidate", "bm25_half@5", "--metric", metric)
+    print(degraded.output)
+    assert degraded.exit_code == 1, degraded.output
