@@ -141,7 +141,7 @@ def compare_sides(base: pd.DataFrame, cand: pd.DataFrame, metric: str, *, baseli
     paired = _paired_frame(a, b, metric, keys)
     if failed:
         verdict = (f"the candidate is significantly worse by more than {max_drop:g} (interval entirely below "
-                   f"{-max_drop:g}, p < {alpha:g})")
+                   f"{0.0 - max_drop:g}, p < {alpha:g})")
     elif res["mean_diff"] * sign < 0 and significant:
         verdict = f"significantly worse, but the interval reaches the tolerated drop of {max_drop:g}"
     elif res["mean_diff"] * sign < 0:
