@@ -216,3 +216,12 @@ def test_file_system_problems(tmp_path: Path):
     before = spec.fingerprint()["sha256"]
     path.write_text('{"qa_id": "q1", "answer": "2"}\n')
     assert FileSystem(path=str(path)).fingerprint()["sha256"] != before   # new answers, new configuration
+
+
+def test_a_system_may_not_take_a_built_in_name():
+    from finrag_pipeline.core.evaluation.system_eval import check_system_name
+
+    for name in ("bm25", "hybrid_rrf", "calculator", "sanity_echo"):
+        with pytest.raises(ConfigError, match=f"system '{name}' has the name of a built-in"):
+            check_system_name(name)
+    check_system_name("my_rag")

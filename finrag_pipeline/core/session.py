@@ -266,7 +266,7 @@ class FinragSession:
         the filing, score its contexts and answers like a built-in configuration's, and write the rows
         idempotently -> (eval.runs rows, retrieval rows, answer rows)."""
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge
-        from finrag_pipeline.core.evaluation.system_eval import run_system_eval
+        from finrag_pipeline.core.evaluation.system_eval import check_system_name, run_system_eval
         from finrag_pipeline.core.evaluation.systems import SystemsConfig
         from finrag_pipeline.core.records import load_qa_items
 
@@ -274,6 +274,7 @@ class FinragSession:
         with self.configured():
             matrix = matrix or EvalMatrix.load()
             spec = (systems or SystemsConfig.load()).get(name)
+            check_system_name(name)
             spec.check_ready()
             runs, retrieval_rows, answer_rows = run_system_eval(
                 load_qa_items(self.warehouse, filing_id), name, spec, self.context_mapper(), matrix, filing_id,

@@ -15,6 +15,7 @@ A call that failed is a row, never a gap: a retrieval row with status ``error`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +44,28 @@ from finrag_pipeline.core.models import QAItem, stable_id
 NO_RESPONSE_STATES = frozenset({"timeout", "http_error", "connection_error", "malformed_response",
                                 "missing_answer", "backend_error"})
 CONTEXTS_NOT_IN_CORPUS = "contexts_not_in_corpus"
+
+
+def built_in_names() -> set[str]:
+    """Names a system may not take: its rows would merge with a built-in configuration's in the views and
+    marts (retriever = the system name; answer model = the system name). retrievers.yaml, the registered
+    answerers and models.yaml."""
+    from finrag_pipeline.core.evaluation.answerer_registry import answerer_names
+    from finrag_pipeline.core.evaluation.runner import _retrievers_yaml_specs
+    from finrag_pipeline.core.llm.registry import load_model_registry
+
+    names = set(_retrievers_yaml_specs()) | set(answerer_names())
+    with contextlib.suppress(OSError, ValueError):   # no models.yaml: no model names to collide with
+        names |= set(load_model_registry().models)
+    return names
+
+
+def check_system_name(name: str) -> None:
+    from finrag_pipeline.core.config import ConfigError
+
+    if name in built_in_names():
+        raise ConfigError(f"system {name!r} has the name of a built-in retriever, answerer or model; rename it in "
+                          "systems.yaml (its rows would merge with that configuration's)")
 
 
 def system_call_k(spec: SystemSpec, matrix: EvalMatrix) -> int:
@@ -147,7 +170,9 @@ def _run_row(run_id: str, kind: str, config_name: str, chash: str, name: str, sp
              filing_id: str, corpus_state: str, n_filings: int | None, n: int, counts: dict[str, int],
              dagster_run_id: str | None, version: str, started: Any, finished: Any, *, k: int, call_k: int
              ) -> dict[str, Any]:
-    failed = sum(v for s, v in counts.items() if s in NO_RESPONSE_STATES or s in FAILURE_STATES)
+    # a retrieval run failed where no contexts came back; an answer run where the answer failed
+    failing = NO_RESPONSE_STATES if kind == "retrieval" else FAILURE_STATES
+    failed = sum(v for s, v in counts.items() if s in failing)
     return {
         "run_id": run_id, "kind": kind, "config_name": config_name, "config_hash": chash,
         "config": json.dumps({"system": name, "system_kind": spec.kind, "k": k, "call_k": call_k, "scope": scope,
