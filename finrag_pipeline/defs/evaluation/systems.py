@@ -52,6 +52,9 @@ def system_eval(context: dg.AssetExecutionContext, config: SystemEvalConfig, fin
     with session.configured():
         systems = SystemsConfig.load()
     names = list(config.systems) or list(systems.systems)
+    if not names:
+        raise dg.Failure(description="no outside system in systems.yaml: add one (docs/SYSTEMS.md), or name one "
+                                     "in the run config's `systems`")
     for name in names:
         systems.get(name)   # an unknown name fails before any call, naming the valid ones
     matrix = session.eval_matrix(top_k=config.top_k, scopes=config.scopes)
