@@ -6,6 +6,9 @@
     finrag search "question"         ranked hits with page, type, snippet and stage timings
     finrag ask "question"            an answer with evidence, citations, state and timings
     finrag eval                      run (or re-run) the evaluation matrix, print the table
+    finrag eval --system NAME        evaluate an outside RAG system of systems.yaml the same way
+    finrag systems list              the outside systems and regression gates of systems.yaml
+    finrag gate --baseline A --candidate B --metric M [--max-drop D]   exit 1 on a significant regression
     finrag sql "SELECT ..."          query the analysts' snapshot (or --live warehouse)
     finrag inspect FILE [--json]     parse one filing without registering it; show what was read
     finrag company-map refresh       rebuild the SEC company map (edgartools offline, or EDGAR online)
@@ -409,20 +412,26 @@ def facts(ctx, filing_id, items, years, as_json) -> None:
 @click.option("--filing", "filings", multiple=True, callback=lambda c, p, v: _valid_filing_ids(c, p, v),
               help="Filing id(s); default every filing.")
 @click.option("--answers", is_flag=True, help="Also run answer evaluation.")
+@click.option("--system", "systems", multiple=True,
+              help="Evaluate outside RAG system(s) of systems.yaml instead of the built-in matrix (finrag systems list).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, as_json) -> None:
+def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_json) -> None:
     """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table.
 
     Each filing is one run of the code location's evaluate_filing job (tagged finrag/trigger=cli), so
     Dagster records the materializations and automation refreshes the marts after it. A chunking
-    variant's missing (filing, variant) partitions are first built by the build_chunking_variants job."""
+    variant's missing (filing, variant) partitions are first built by the build_chunking_variants job.
+    With --system, each filing is one run of the evaluate_system job instead (asset system_eval)."""
     import pandas as pd
 
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import aggregate
     from finrag_pipeline.defs.local_runs import evaluate_filings
 
+    if systems:
+        _eval_systems(ctx, systems, ks, scopes, filings, as_json)
+        return
     paths, instance, defs = _dagster(ctx)
     session = _session(ctx)
     narrowed = {k: list(v) for k, v in (("retrievers", configs), ("top_k", ks), ("scopes", scopes),
@@ -455,6 +464,123 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, as_json) -> 
     wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
     _emit(table.to_dict("records"), as_json,
           wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
+
+
+def _eval_systems(ctx: click.Context, names, ks, scopes, filings, as_json: bool) -> None:
+    """`finrag eval --system NAME`: the evaluate_system job per filing, then the systems' means with intervals."""
+    import pandas as pd
+
+    from finrag_pipeline.core.catalog import active_filings
+    from finrag_pipeline.core.evaluation.runner import aggregate
+    from finrag_pipeline.core.evaluation.systems import SystemsConfig
+    from finrag_pipeline.defs.local_runs import execute_job, first_error
+    from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
+
+    paths, instance, defs = _dagster(ctx)
+    session = _session(ctx)
+    with session.configured():
+        config = SystemsConfig.load()
+    for name in names:
+        config.get(name).check_ready()   # unknown name, missing secret or file: before any run
+    session.eval_matrix(top_k=list(ks), scopes=list(scopes))   # invalid values fail here
+    active = active_filings(session.warehouse)
+    unknown = [f for f in filings if f not in active]
+    if unknown:
+        raise click.ClickException(f"not in the catalog: {', '.join(unknown)}")
+    targets = list(filings) or active
+    if not targets:
+        raise click.ClickException("no filings to evaluate: run `finrag demo` or `finrag ingest` first")
+    known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
+    instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, [f for f in targets if f not in known])
+    run_config = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
+                  "ops": {"system_eval": {"config": {"systems": list(names), "top_k": list(ks),
+                                                     "scopes": list(scopes)}}}}
+    run_ids, failed = [], {}
+    for fid in targets:
+        result = execute_job(defs, "evaluate_system", instance, trigger="cli", partition_key=fid,
+                             run_config=run_config)
+        run_ids.append(result.run_id)
+        if not result.success:
+            failed[fid] = first_error(result)
+    if failed:
+        raise click.ClickException("; ".join(f"{fid}: {why}" for fid, why in failed.items()))
+    marks = ", ".join("?" * len(run_ids))
+    retrieval = session.warehouse.query_df(
+        f"SELECT r.* FROM eval.retrieval_results r JOIN eval.runs u USING (run_id) WHERE u.dagster_run_id IN ({marks})",
+        run_ids)
+    answers = session.warehouse.query_df(
+        f"SELECT a.* FROM eval.answer_results a JOIN eval.runs u USING (run_id) WHERE u.dagster_run_id IN ({marks})",
+        run_ids)
+    if not len(retrieval) and not len(answers):
+        raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
+    table = pd.concat([
+        aggregate(retrieval, by=["scope", "config_name"], metrics=["hit_page", "recall_page", "all_evidence_hit"]),
+        aggregate(answers, by=["config_name"], metrics=["correctness", "citation_precision", "latency_ms",
+                                                        "cost_usd"]).assign(scope="answers")], ignore_index=True)
+    states = answers.groupby(["config_name", "response_state"]).size().rename("n").reset_index()
+    text = table[["scope", "config_name", "metric", "mean", "ci_low", "ci_high", "n_scored", "n_total"]].round(3)
+    _emit({"metrics": table.to_dict("records"), "response_states": states.to_dict("records")}, as_json,
+          text.to_markdown(index=False) + "\n\nresponse states:\n" + states.to_markdown(index=False)
+          + "\n\n(95% bootstrap intervals; compare with `finrag gate --baseline ... --candidate ...`)")
+
+
+@main.group("systems")
+def systems_group() -> None:
+    """Outside RAG systems under test (assets_config/systems.yaml)."""
+
+
+@systems_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def systems_list(ctx, as_json) -> None:
+    """Every system of systems.yaml with its kind and where it answers, and the regression gates."""
+    import pandas as pd
+
+    from finrag_pipeline.core.evaluation.systems import SystemsConfig
+
+    session = _session(ctx)
+    with session.configured():
+        config = SystemsConfig.load()
+    rows = [{"name": name, "kind": spec.kind,
+             "endpoint": getattr(spec, "url", None) or getattr(spec, "target", None) or getattr(spec, "path", None),
+             "k": spec.k, "description": spec.description} for name, spec in config.systems.items()]
+    gates = [g.model_dump() for g in config.gates]
+    text = (pd.DataFrame(rows).to_markdown(index=False) if rows
+            else "no systems in systems.yaml (docs/SYSTEMS.md shows how to add one)")
+    if gates:
+        text += "\n\ngates:\n" + pd.DataFrame(gates).to_markdown(index=False)
+    _emit({"systems": rows, "gates": gates}, as_json, text)
+
+
+class _GateInputError(click.ClickException):
+    exit_code = 2   # 1 is reserved for "the candidate regressed"
+
+
+@main.command()
+@click.option("--baseline", required=True, help="A configuration name (e.g. hybrid_rrf@5) or a run id of eval.runs.")
+@click.option("--candidate", required=True, help="A configuration name (e.g. my_rag@5) or a run id.")
+@click.option("--metric", default="hit_page", show_default=True, help="Any retrieval or answer metric.")
+@click.option("--max-drop", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
+              help="The drop tolerated: fail only when the whole interval lies below -max-drop.")
+@click.option("--scope", type=click.Choice(["filing", "corpus"]), default=None, help="Default: both, paired per scope.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def gate(ctx, baseline, candidate, metric, max_drop, scope, as_json) -> None:
+    """Paired comparison of the candidate with the baseline on the same questions. Exit 1 when the candidate
+    is significantly worse by more than --max-drop (interval and sign-flip test), 2 when a side has no
+    results, 0 otherwise. Prints the questions that flipped."""
+    from finrag_pipeline.core.evaluation.gate import GateInputError, run_gate
+
+    session = _session(ctx)
+    stats = session.eval_matrix().stats
+    try:
+        result = run_gate(session.warehouse, baseline, candidate, metric, max_drop=max_drop, scope=scope,
+                          confidence=stats.confidence, n_boot=stats.n_boot, n_perm=stats.n_perm, seed=stats.seed)
+    except GateInputError as exc:
+        raise _GateInputError(str(exc)) from exc
+    _emit(result.as_dict(), as_json, result.text())
+    if result.failed:
+        ctx.exit(1)
 
 
 def _build_variants(ctx: click.Context, variants, filing_ids, defs=None, instance=None, *,

@@ -9,6 +9,7 @@ from finrag_pipeline.defs.automation.schedules import edgar_poller, nightly_reev
 from finrag_pipeline.defs.automation.sensors import AUTOMATION_SENSORS, QUARANTINE_ASSET, inbox_sensor
 from finrag_pipeline.defs.catalog_metadata import with_catalog_metadata
 from finrag_pipeline.defs.evaluation import assets as evaluation_assets
+from finrag_pipeline.defs.evaluation import systems as system_assets
 from finrag_pipeline.defs.executors import deployment_executor
 from finrag_pipeline.defs.index import assets as index_assets
 from finrag_pipeline.defs.index.variants import VARIANT_ASSETS, variants_job
@@ -30,15 +31,17 @@ quarantine_spec = dg.AssetSpec(
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.BetaWarning)
     ALL_ASSETS = dg.with_source_code_references(dg.map_asset_specs(with_catalog_metadata, [
-        *dg.load_assets_from_modules([ingest_assets, index_assets, qa_assets, evaluation_assets, marts_assets]),
+        *dg.load_assets_from_modules([ingest_assets, index_assets, qa_assets, evaluation_assets, system_assets,
+                                      marts_assets]),
         *VARIANT_ASSETS,  # filing x chunking; none when ingest.yaml has no variant besides the default
         quarantine_spec,
     ]))
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,
-    asset_checks=dg.load_asset_checks_from_modules([ingest_checks]),
-    jobs=[ingest_filing_job, evaluate_filing_job, corpus_job, marts_job, *([variants_job] if variants_job else [])],
+    asset_checks=dg.load_asset_checks_from_modules([ingest_checks, system_assets]),
+    jobs=[ingest_filing_job, evaluate_filing_job, corpus_job, marts_job, system_assets.evaluate_system_job,
+          *([variants_job] if variants_job else [])],
     sensors=[inbox_sensor, *AUTOMATION_SENSORS, edgar_poller],
     schedules=[nightly_reevaluation],
     # Local: one process per run (a step subprocess per asset re-imports torch and the code location, seconds

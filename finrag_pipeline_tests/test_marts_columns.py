@@ -17,7 +17,7 @@ from finrag_pipeline.defs.marts.columns import column_schema, describe_column
                         "per question"),
     ("latency_p95_ms", "95th percentile latency in milliseconds"),
     ("scope", "filing = the filing alone; corpus = the whole corpus"),
-    ("is_error", "the answer failed (backend_error, invalid_output)"),
+    ("is_error", "the answer failed (backend_error, connection_error, empty_answer, http_error, invalid_output"),
 ])
 def test_descriptions_follow_the_naming_rules(name, expected):
     assert describe_column(name).startswith(expected)

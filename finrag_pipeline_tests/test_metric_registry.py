@@ -11,7 +11,11 @@ import pytest
 
 from finrag_pipeline.core.evaluation import answer_metrics, leaderboard, metrics, runner
 from finrag_pipeline.core.evaluation import metric_registry as reg
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.evaluation.response_states import (
+    FAILURE_STATES,
+    STORED_FAILURE_STATES,
+    SYSTEM_FAILURE_STATES,
+)
 from finrag_pipeline.core.evaluation.results_views import ANSWER_SCORED, ensure_views, view_sql
 from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
 from finrag_pipeline.core.paths import REPO_ROOT
@@ -83,7 +87,7 @@ def test_every_reader_uses_the_registry_lists():
 
 def test_response_states_and_keys_are_defined_once():
     assert report.RETRIEVAL_KEYS == list(leaderboard.RETRIEVAL_KEYS) == list(reg.RETRIEVAL_KEYS)
-    assert {"backend_error", "invalid_output", "error"} == STORED_FAILURE_STATES
+    assert {"backend_error", "invalid_output", "error", *SYSTEM_FAILURE_STATES} == STORED_FAILURE_STATES
     assert FAILURE_STATES < STORED_FAILURE_STATES
     # The failure states are scored in the warehouse view (core/evaluation/results_views.py); no dbt
     # model or macro lists them again.

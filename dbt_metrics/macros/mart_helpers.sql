@@ -28,14 +28,15 @@
     {% for m in retrieval_metrics() -%}{{ m.name }}, {% endfor %}
     latency_ms, corpus_state, n_filings_in_corpus, evaluated_at, resolution, resolution_correct, resolved_filings,
     chance_pool_size, chance_evidence_chunks, chance_evidence_page_chunks,
-    {% for m in chance_metrics() -%}{{ m }}_chance{% if not loop.last %}, {% endif %}{% endfor %}
+    {% for m in chance_metrics() -%}{{ m }}_chance, {% endfor %}
+    system_kind, system_state, n_contexts, n_contexts_unmapped, mapping_confidence
 {%- endmacro %}
 
 {% macro scored_answer_columns() -%}
     run_id, filing_id, config_name, config_hash, model, prompt_type, temperature, top_p, retriever, k, qa_id,
     question_type, response_state, is_error, answerable, is_sanity,
     {% for m in answer_metrics() -%}{{ m.name }}, {% endfor %}
-    prompt_tokens, completion_tokens, latency_ms, cost_usd, error, evaluated_at
+    prompt_tokens, completion_tokens, latency_ms, cost_usd, error, evaluated_at, system_kind
 {%- endmacro %}
 
 {#- The body of every "metrics by <dimension>" mart over a `latest` CTE: one row per configuration x

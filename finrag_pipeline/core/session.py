@@ -261,6 +261,44 @@ class FinragSession:
         self._replace_runs(runs, "eval.answer_results", rows)
         return runs, rows
 
+    def context_mapper(self) -> Any:
+        """Places an outside system's contexts in this corpus (core/evaluation/context_mapping.py): the chunk
+        store, each filing's page count and BM25 for text-only contexts."""
+        from finrag_pipeline.core.evaluation.context_mapping import ContextMapper
+
+        counts = self.warehouse.query_df("SELECT filing_id, max(page_number) AS n FROM core.pages GROUP BY ALL")
+        page_counts = {str(r.filing_id): int(r.n) for r in counts.itertuples()}
+        bm25 = self.retriever("bm25")
+        return ContextMapper(self.resources.get("chunk_store"), page_counts,
+                             lambda query, k, filters: bm25.search(query, k, filters))
+
+    def evaluate_system(self, filing_id: str, name: str, matrix: Any = None, *, systems: Any = None,
+                        dagster_run_id: str | None = None) -> tuple[list[dict], list[dict], list[dict]]:
+        """Ask outside system ``name`` (systems.yaml, or ``systems``: a SystemsConfig) every accepted question of
+        the filing, score its contexts and answers like a built-in configuration's, and write the rows
+        idempotently -> (eval.runs rows, retrieval rows, answer rows)."""
+        from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge
+        from finrag_pipeline.core.evaluation.system_eval import check_system_name, run_system_eval
+        from finrag_pipeline.core.evaluation.systems import SystemsConfig
+        from finrag_pipeline.core.records import load_qa_items
+
+        state = self.corpus_state()
+        with self.configured():
+            matrix = matrix or EvalMatrix.load()
+            spec = (systems or SystemsConfig.load()).get(name)
+            check_system_name(name)
+            spec.check_ready()
+            runs, retrieval_rows, answer_rows = run_system_eval(
+                load_qa_items(self.warehouse, filing_id), name, spec, self.context_mapper(), matrix, filing_id,
+                state.corpus_state, n_filings_in_corpus=state.n_filings, judge=build_judge(matrix),
+                chance_pool=self.chance_pool, dagster_run_id=dagster_run_id)
+        run_ids = sorted({r["run_id"] for r in runs})
+        writer = self.result_writer or self.warehouse
+        writer.replace_rows("eval.retrieval_results", retrieval_rows, where={"run_id": run_ids})
+        writer.replace_rows("eval.answer_results", answer_rows, where={"run_id": run_ids})
+        writer.replace_rows("eval.runs", runs, where={"run_id": run_ids})
+        return runs, retrieval_rows, answer_rows
+
     def answerer_factory(self, cfg: Any) -> Any:
         """The runner's answerer factory with this session's warehouse (the calculator reads its facts);
         answerers are kept per config and corpus state, so the fact layer is loaded once per corpus and

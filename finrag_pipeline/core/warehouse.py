@@ -103,7 +103,12 @@ TABLE_DDL: dict[str, str] = {
         latency_ms DOUBLE, status VARCHAR, error VARCHAR, notes VARCHAR, corpus_state VARCHAR,
         n_filings_in_corpus INTEGER, evaluated_at TIMESTAMP,
         resolution VARCHAR, resolution_correct DOUBLE, resolved_filings VARCHAR,
-        {", ".join(f"{c} {t}" for c, t in CHANCE_INPUT_COLUMNS)}, {", ".join(f"{c} DOUBLE" for c in CHANCE_COLUMNS)}""",
+        {", ".join(f"{c} {t}" for c, t in CHANCE_INPUT_COLUMNS)}, {", ".join(f"{c} DOUBLE" for c in CHANCE_COLUMNS)},
+        system_kind VARCHAR, system_state VARCHAR, n_contexts INTEGER, n_contexts_unmapped INTEGER,
+        mapping_confidence DOUBLE""",
+    # system_*: an outside system under test (core/evaluation/system_eval.py): its kind (http | python | file;
+    # NULL = a built-in retriever), the state of its call, how many contexts it returned, how many of them
+    # could not be placed in the corpus, and the mean confidence of the placements.
     # chance_*, <metric>_chance: what a random draw of k leaves of the scope's candidate pool scores on this
     # question (core/retrieval/sanity.py); NULL = not recorded (older rows) or not computable.
     # resolution: how a configuration's company/period resolution compares with the question's filing
@@ -118,7 +123,7 @@ TABLE_DDL: dict[str, str] = {
         {ddl_columns(ANSWER_METRIC_SPECS)},
         judge_reasons VARCHAR, notes VARCHAR, prompt_tokens INTEGER,
         completion_tokens INTEGER, latency_ms DOUBLE, cost_usd DOUBLE, error VARCHAR,
-        evaluated_at TIMESTAMP""",
+        evaluated_at TIMESTAMP, system_kind VARCHAR""",
     # Derived snapshots (core/evaluation/leaderboard.py), fully replaced on every build. LONG: one row
     # per configuration x metric; kind 'retrieval' (scope, retriever, k, chunking set) or 'answer'
     # (model, prompt_type, temperature, top_p, retriever, k set; scope NULL). Bootstrap CIs.

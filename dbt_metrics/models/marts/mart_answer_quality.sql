@@ -43,7 +43,8 @@ select
     quantile_cont(a.latency_ms, 0.95) as latency_p95_ms,
     avg(a.prompt_tokens) as prompt_tokens_mean,
     avg(a.completion_tokens) as completion_tokens_mean,
-    sum(a.cost_usd) as cost_usd_total
+    sum(a.cost_usd) as cost_usd_total,
+    max(a.system_kind) as system_kind   -- an outside system under test (systems.yaml); NULL: a built-in answerer
 from latest a
 left join state_dist d
   on d.model is not distinct from a.model

@@ -35,7 +35,10 @@ agg as (
         quantile_cont(latency_ms, 0.5) as latency_p50_ms,
         quantile_cont(latency_ms, 0.95) as latency_p95_ms,
         max(n_filings_in_corpus) as n_filings_in_corpus,
-        max(evaluated_at) as last_evaluated_at
+        max(evaluated_at) as last_evaluated_at,
+        -- outside systems under test (systems.yaml): their kind, and how many of their contexts were not in the corpus
+        max(system_kind) as system_kind,
+        sum(n_contexts_unmapped) as n_contexts_unmapped
     from latest
     group by config_name, retriever, k, chunking, scope
 ),

@@ -4,8 +4,13 @@ dbt staging model (through the generated macro ``answer_failure_states()``) read
 from __future__ import annotations
 
 ANSWERED = "answered"
+# An outside system under test (core/evaluation/systems.py) failed to deliver an answer: no reply in time,
+# an HTTP error status, no connection, a body that is not the contract's JSON, an empty answer, or (a file
+# of answers) no line for the question. Each is its own state so a report can say which; all score 0.
+SYSTEM_FAILURE_STATES = frozenset({"timeout", "http_error", "connection_error", "malformed_response",
+                                   "empty_answer", "missing_answer"})
 # The answerer failed: the answer scores 0 on every metric that applies (rates excepted).
-FAILURE_STATES = frozenset({"backend_error", "invalid_output"})
+FAILURE_STATES = frozenset({"backend_error", "invalid_output"}) | SYSTEM_FAILURE_STATES
 NON_ANSWER_STATES = frozenset({"abstained", "insufficient_context", "no_evidence"})
 RESPONSE_STATES = frozenset({ANSWERED}) | FAILURE_STATES | NON_ANSWER_STATES
 # States a stored row may carry that count as a failure when results are read: the failures, plus the

@@ -62,7 +62,9 @@ RETRIEVAL_COLUMNS = (
     "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
     *RETRIEVAL_METRICS, "latency_ms", "status", "error", "notes", "corpus_state", "n_filings_in_corpus",
     "evaluated_at", "resolution", "resolution_correct", "resolved_filings",
-    *(c for c, _ in CHANCE_INPUT_COLUMNS), *CHANCE_COLUMNS)
+    *(c for c, _ in CHANCE_INPUT_COLUMNS), *CHANCE_COLUMNS,
+    # outside systems only (core/evaluation/system_eval.py); NULL for the built-in retrievers
+    "system_kind", "system_state", "n_contexts", "n_contexts_unmapped", "mapping_confidence")
 RUN_COLUMNS = ("run_id", "kind", "config_name", "config_hash", "config", "filing_id", "scope", "code_version",
                "corpus_state", "n_filings_in_corpus", "n_questions", "status", "message", "dagster_run_id",
                "started_at", "finished_at")
@@ -71,7 +73,7 @@ ANSWER_COLUMNS = (
     "retriever", "k", "qa_id", "question_type", "answer", "citations", "answerable", "is_sanity", "response_state",
     *ANSWER_METRICS,
     "judge_reasons", "notes", "prompt_tokens", "completion_tokens", "latency_ms", "cost_usd", "error",
-    "evaluated_at")
+    "evaluated_at", "system_kind")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -564,7 +564,7 @@ def leaderboard_table(board: pd.DataFrame) -> str:
     top = ranked.groupby(["scope", "k"], sort=True).head(LEADERBOARD_ROWS)
     view = pd.DataFrame({
         "scope": top["scope"], "rank": top["rank_in_scope_k"].astype(int), "config": top["config_name"],
-        "retriever": top["retriever"], "k": top["k"], "chunking": top["chunking"].fillna("default"),
+        "retriever": _system_labels(top), "k": top["k"], "chunking": top["chunking"].fillna("default"),
         "questions": top["n_questions"], "coverage": top["coverage"].map(lambda v: f"{v:.1%}"),
         **{name: [_fmt_ci(r, m) for _, r in top.iterrows()] for name, m in [
             ("hit@k chunk", "hit_chunk"), ("MRR chunk", "mrr_chunk"), ("nDCG chunk", "ndcg_chunk"),
@@ -585,6 +585,13 @@ def leaderboard_table(board: pd.DataFrame) -> str:
                      "metrics compare them. In a chance column: some question has no recorded chance level "
                      "(mart_chance_levels.chance_note says why).")
     return _table_block(view, "leaderboard", caption, notes)
+
+
+def _system_labels(rows: pd.DataFrame) -> list[str]:
+    """The retriever, or for an outside system under test (systems.yaml) its name and kind."""
+    kinds = rows["system_kind"] if "system_kind" in rows else [None] * len(rows)
+    return [f"{name} (outside system: {kind})" if isinstance(kind, str) and kind else name
+            for name, kind in zip(rows["retriever"], kinds, strict=True)]
 
 
 def _fmt_chance(row: pd.Series, metric: str) -> str:

@@ -97,7 +97,13 @@ COLUMNS = {
     "cost_usd_total": "LLM cost of all answers in USD", "share": "share of the answers in this response state",
     "response_state_distribution": "share of answers per response state",
     "latency_p50_ms": "median latency in milliseconds", "latency_p95_ms": "95th percentile latency in milliseconds",
-    "last_evaluated_at": "newest evaluation behind the row", "first_run_at": "first run behind the point",
+    "last_evaluated_at": "newest evaluation behind the row",
+    # outside systems under test (assets_config/systems.yaml, docs/SYSTEMS.md)
+    "system_kind": "kind of an outside system under test: http, python or file (NULL: a built-in configuration)",
+    "system_state": "state of the outside system's call: ok, abstained, a failure state, or contexts_not_in_corpus",
+    "n_contexts": "contexts the outside system returned",
+    "n_contexts_unmapped": "contexts of the outside system not found in the corpus (counted, never evidence)",
+    "mapping_confidence": "mean confidence of placing the outside system's contexts in the corpus (unmapped = 0)", "first_run_at": "first run behind the point",
     "last_run_at": "last run behind the point",
     # ranks and comparisons
     "rank_in_scope_k": "rank within scope and k by nDCG (chunk, else page)",
