@@ -410,6 +410,20 @@ def test_query_fast_path_gives_the_same_vectors(embedder, backend, tmp_path):
         assert torch.get_num_threads() == threads  # the query thread setting is restored afterwards
 
 
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_indexing_batches_give_the_same_vectors_in_input_order(embedder, backend, tmp_path):
+    """Batches larger than the query fast path: the ONNX batch path sorts texts by length and must put
+    every row back in its place; either backend gives encode_st's vectors."""
+    batcher = SentenceTransformerEmbedder(batch_backend=backend, onnx_cache_dir=tmp_path / "onnx", batch_size=4)
+    texts = [*QUERY_TEXTS, *reversed(TEXTS), "Net income was $99,803 million.", "x"]
+    assert len(texts) > batcher.direct_batch
+    reference = embedder.encode_st(texts)
+    got = batcher.encode(texts)
+    assert got.dtype == np.float32 and got.shape == reference.shape
+    assert (got * reference).sum(axis=1).min() > 0.9999
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
 def test_onnx_export_is_cached_and_failures_fall_back_to_torch(embedder, tmp_path):
     first = SentenceTransformerEmbedder(onnx_cache_dir=tmp_path / "onnx")
     first.encode(["export me"])
