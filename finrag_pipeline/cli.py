@@ -62,10 +62,13 @@ class _Group(click.Group):
         from pydantic import ValidationError
 
         from finrag_pipeline.core.config import ConfigError
+        from finrag_pipeline.core.llm.local_model import LocalLLMUnavailable
 
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except LocalLLMUnavailable as exc:  # e.g. the LLM reranker without the local LLM installed
             raise click.ClickException(str(exc)) from exc
         except ValidationError as exc:
             raise click.ClickException(f"invalid configuration: {exc}") from exc
@@ -298,6 +301,8 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
     The calculator also prints its formula and every input with its page and table row."""
     from finrag_pipeline.core.evaluation.runner import AnswerConfig
 
+    if model not in ("calculator", "extractive"):
+        _require_local_llm(model)
     session = _session(ctx)
     result = session.retriever(retriever).retrieve(question, k, _filters(filing))
     answerer = session.answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
@@ -317,6 +322,19 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
             + _answer_timings(answer.details) + "\n\nevidence:\n"
             + "\n".join(f"  {h.rank}. {h.filing_id} p.{h.page_start} {_snippet(h.text, 100)}" for h in result.hits))
     _emit(data, as_json, text)
+
+
+def _require_local_llm(model: str) -> None:
+    """One line naming the install command when ``model`` is a local LLM that is not installed."""
+    from finrag_pipeline.core.config import ConfigError
+    from finrag_pipeline.core.llm.registry import load_model_registry
+
+    try:
+        reason = load_model_registry().unavailable_reason(model)
+    except (ConfigError, KeyError):
+        return  # not a model name (an answerer registered under another name): the factory decides
+    if reason:
+        raise click.ClickException(reason)
 
 
 def _calculation_lines(details: dict) -> str:
@@ -746,6 +764,8 @@ def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
         client = LLMClient.from_registry(model, cache_dir=paths.llm_cache_dir)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
+    if reason := client.unavailable_reason():
+        raise click.ClickException(reason)
     pages, chunks = load_pages(wh, filing_id), load_chunks(wh, filing_id)
     if not chunks:
         raise click.ClickException(f"{filing_id} has no chunks yet (finrag ingest it first)")

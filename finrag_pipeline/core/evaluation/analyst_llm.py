@@ -244,7 +244,7 @@ class StructuredPromptAnswerer:
         base = {"prompt_tokens": int(resp.prompt_tokens or 0), "completion_tokens": int(resp.completion_tokens or 0),
                 "latency_ms": _ms(t0)}
         if resp.state != "ok":
-            state = "backend_error" if resp.state in ("timeout", "backend_error") else "invalid_output"
+            state = "backend_error" if resp.state in ("timeout", "backend_error", "unavailable") else "invalid_output"
             return AnswerResult(resp.text or "", [], state, error=resp.error or resp.state, **base)
         out = tools.result(resp.parsed_json, resp.text, base)
         out.details["calculator"] = {k: calc.details[k] for k in ("formula", "figure", "inputs")}
