@@ -301,8 +301,7 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
     The calculator also prints its formula and every input with its page and table row."""
     from finrag_pipeline.core.evaluation.runner import AnswerConfig
 
-    if model not in ("calculator", "extractive"):
-        _require_local_llm(model)
+    _require_local_llm(model)  # a local LLM that is not installed: one line, before any retrieval
     session = _session(ctx)
     result = session.retriever(retriever).retrieve(question, k, _filters(filing))
     answerer = session.answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
@@ -760,12 +759,12 @@ def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
     paths = _paths(ctx.obj["home"])
     wh = Warehouse(paths.warehouse)
     try:
-        meta = load_filing(wh, filing_id)
         client = LLMClient.from_registry(model, cache_dir=paths.llm_cache_dir)
+        if reason := client.unavailable_reason():  # before anything is read: one line, the install command
+            raise click.ClickException(reason)
+        meta = load_filing(wh, filing_id)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
-    if reason := client.unavailable_reason():
-        raise click.ClickException(reason)
     pages, chunks = load_pages(wh, filing_id), load_chunks(wh, filing_id)
     if not chunks:
         raise click.ClickException(f"{filing_id} has no chunks yet (finrag ingest it first)")

