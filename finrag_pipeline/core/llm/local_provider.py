@@ -103,7 +103,10 @@ class _CffiBackend:
             raise LocalLLMUnavailable(str(exc), install_hint()) from exc
 
     def chat(self, messages, kwargs: dict[str, Any], deadline: float | None) -> tuple[str, int, int, str]:
-        tokens = self.llm.tokenize(self.llm.chat_prompt(messages))
+        return self.complete_text(self.llm.chat_prompt(messages), kwargs, deadline)
+
+    def complete_text(self, prompt: str, kwargs: dict[str, Any], deadline: float | None) -> tuple[str, int, int, str]:
+        tokens = self.llm.tokenize(prompt)
         text = "".join(self.llm.generate(
             tokens, max_tokens=kwargs["max_tokens"], temperature=kwargs["temperature"], top_p=kwargs["top_p"],
             seed=kwargs.get("seed"), json_mode="response_format" in kwargs, stop=kwargs.get("stop"),
@@ -133,14 +136,20 @@ class _LlamaCppPythonBackend:
                          verbose=False)
 
     def chat(self, messages, kwargs: dict[str, Any], deadline: float | None) -> tuple[str, int, int, str]:
+        return self._drain(self.llm.create_chat_completion(messages=messages, stream=True, **kwargs), deadline)
+
+    def complete_text(self, prompt: str, kwargs: dict[str, Any], deadline: float | None) -> tuple[str, int, int, str]:
+        kwargs = {k: v for k, v in kwargs.items() if k != "response_format"}
+        return self._drain(self.llm.create_completion(prompt, stream=True, **kwargs), deadline)
+
+    def _drain(self, stream, deadline: float | None) -> tuple[str, int, int, str]:
         llm = self.llm
         pieces: list[str] = []
         n_completion = 0
         finish = "stop"
-        stream = llm.create_chat_completion(messages=messages, stream=True, **kwargs)
         for chunk in stream:
             choice = chunk["choices"][0]
-            piece = choice.get("delta", {}).get("content") or ""
+            piece = choice.get("text") or choice.get("delta", {}).get("content") or ""
             if piece:
                 pieces.append(piece)
                 n_completion += 1
@@ -208,8 +217,14 @@ def run_chat(model: str, messages: list[dict[str, Any]], optional_params: dict[s
     backend = load_llama(_model_name(model))
     kwargs = _generation_kwargs(optional_params)
     deadline = time.monotonic() + timeout_s if timeout_s else None
+    tools = optional_params.get("tools")
     with _LOCK:
         try:
+            if tools:  # function calling in Qwen2.5's own format (llama.cpp's template helper has no tools)
+                from finrag_pipeline.core.llm.qwen_tools import render_tool_prompt
+
+                kwargs.pop("response_format", None)
+                return backend.complete_text(render_tool_prompt(messages, tools), kwargs, deadline)
             return backend.chat(messages, kwargs, deadline)
         except TimeoutError as exc:
             raise TimeoutError(f"local model {model} exceeded {timeout_s}s") from exc
@@ -238,8 +253,17 @@ def _make_handler():
                                                       _timeout_seconds(timeout))
             except TimeoutError as exc:
                 raise litellm.Timeout(message=str(exc), model=model, llm_provider=PROVIDER) from exc
-            model_response.choices[0].message.content = text
-            model_response.choices[0].finish_reason = "length" if finish == "length" else "stop"
+            tool_calls = []
+            if (optional_params or {}).get("tools") and (optional_params or {}).get("tool_choice") != "none":
+                from finrag_pipeline.core.llm.qwen_tools import parse_tool_calls
+
+                text, tool_calls = parse_tool_calls(text)
+            if tool_calls:
+                model_response.choices[0].message = litellm.Message(content=text or None, tool_calls=tool_calls)
+                model_response.choices[0].finish_reason = "tool_calls"
+            else:
+                model_response.choices[0].message.content = text
+                model_response.choices[0].finish_reason = "length" if finish == "length" else "stop"
             model_response.model = f"{PROVIDER}/{_model_name(model)}"
             model_response.usage = litellm.Usage(prompt_tokens=p_tok, completion_tokens=c_tok,
                                                  total_tokens=p_tok + c_tok)
