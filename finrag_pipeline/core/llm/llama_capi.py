@@ -50,17 +50,24 @@ class RuntimeMissing(ImportError):
     """The prebuilt llama.cpp library is not installed (or cannot load on this machine)."""
 
 
+def find_library() -> str | None:
+    """Path of the wheel's compiled llama.cpp extension, or None (found without importing anything:
+    ``find_spec`` of a top-level package does not run its ``__init__``)."""
+    spec = importlib.util.find_spec("llama")
+    dirs = list(spec.submodule_search_locations or []) if spec else []
+    found = sorted(p for d in dirs for p in glob.glob(os.path.join(d, f"{_EXT_NAME}.*.so")))
+    return found[0] if found else None
+
+
 def load_capi() -> tuple[Any, Any]:
     """(lib, ffi) of llama.cpp's C API from the llama-cpp-cffi wheel, loaded once per process."""
     global _CAPI
     with _LOCK:
         if _CAPI is None:
-            spec = importlib.util.find_spec("llama")
-            dirs = list(spec.submodule_search_locations or []) if spec else []
-            found = [p for d in dirs for p in glob.glob(os.path.join(d, f"{_EXT_NAME}.*.so"))]
-            if not found:
+            path = find_library()
+            if path is None:
                 raise RuntimeMissing(f"the prebuilt llama.cpp library ({WHEEL}) is not installed")
-            ext_spec = importlib.util.spec_from_file_location(_EXT_NAME, found[0])
+            ext_spec = importlib.util.spec_from_file_location(_EXT_NAME, path)
             module = importlib.util.module_from_spec(ext_spec)
             try:
                 ext_spec.loader.exec_module(module)

@@ -56,8 +56,11 @@ def configured_runtime() -> str:
 
 
 def _runtime_installed(runtime: str) -> bool:
-    module = {"llama-cpp-cffi": "llama", "llama-cpp-python": "llama_cpp"}[runtime]
-    return importlib.util.find_spec(module) is not None
+    if runtime == "llama-cpp-cffi":
+        from finrag_pipeline.core.llm.llama_capi import find_library
+
+        return find_library() is not None  # its compiled library, not just any package named "llama"
+    return importlib.util.find_spec("llama_cpp") is not None
 
 
 def resolve_runtime(runtime: str | None = None) -> str:
