@@ -1,7 +1,8 @@
-"""The tool-using LLM answerer (`analyst_tools`) with a local model, on a demo home's questions.
+"""The analyst LLM answerers with a local model, on a demo home's questions: `analyst_tools` (function
+calling) or `analyst_structured` (the calculator's lookups as a fact sheet in one prompt).
 
     nice -n 10 python benchmarks/local_llm_analyst.py --home COPY_OF_DEMO_HOME --set financebench \
-        --model local/qwen2.5-1.5b [--limit N] [--out results.jsonl]
+        --model local/qwen2.5-1.5b [--answerer tools|structured] [--limit N] [--out results.jsonl]
     nice -n 10 python benchmarks/local_llm_analyst.py --home COPY_OF_DEMO_HOME --set generated --limit 15
 
 For each question of the set (qa.items.source; `generated` is sampled with --seed), bm25 top --k
@@ -22,7 +23,7 @@ import os
 import random
 import time
 
-from finrag_pipeline.core.evaluation.analyst_llm import ToolCallingAnswerer
+from finrag_pipeline.core.evaluation.analyst_llm import StructuredPromptAnswerer, ToolCallingAnswerer
 from finrag_pipeline.core.evaluation.answer_metrics import score_answer
 from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
 from finrag_pipeline.core.evaluation.runner import answer_key, cited_texts
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--home", required=True)
     ap.add_argument("--set", dest="qset", default="financebench")
     ap.add_argument("--model", default="local/qwen2.5-1.5b")
+    ap.add_argument("--answerer", choices=("tools", "structured"), default="tools")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--seed", type=int, default=13)
@@ -51,8 +53,14 @@ def main() -> None:
     if args.limit and len(items) > args.limit:
         items = sorted(random.Random(args.seed).sample(items, args.limit), key=lambda i: i.qa_id)
     calculator = CalculatorAnswerer(warehouse=wh)
-    llm = ToolCallingAnswerer(args.model, calculator, temperature=0.0, max_tokens=args.max_tokens,
-                              timeout=args.timeout)
+    if args.answerer == "tools":
+        llm = ToolCallingAnswerer(args.model, calculator, temperature=0.0, max_tokens=args.max_tokens,
+                                  timeout=args.timeout)
+    else:
+        from finrag_pipeline.core.llm.client import LLMClient
+
+        llm = StructuredPromptAnswerer(LLMClient(args.model, timeout_s=args.timeout, max_retries=0, use_cache=False,
+                                                 temperature=0.0), calculator, max_tokens=args.max_tokens)
     retriever = session.retriever("bm25")
     out = open(args.out, "w") if args.out else None  # noqa: SIM115 - closed at the end
     scores: dict[str, list[float]] = collections.defaultdict(list)
@@ -85,7 +93,7 @@ def main() -> None:
             out.write(line + "\n")
             out.flush()
     summary = {
-        "set": args.qset, "model": args.model, "n": len(items), "answerable": len(scores["llm_tools"]),
+        "set": args.qset, "model": args.model, "answerer": args.answerer, "n": len(items), "answerable": len(scores["llm_tools"]),
         "correctness": {n: round(sum(v) / len(v), 3) if v else None for n, v in scores.items()},
         "states": {n: dict(c) for n, c in states.items()},
         "llm_seconds_per_question": round(sum(seconds) / len(seconds), 1) if seconds else None,
