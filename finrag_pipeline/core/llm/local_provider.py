@@ -208,7 +208,8 @@ def _generation_kwargs(optional_params: dict[str, Any]) -> dict[str, Any]:
     if optional_params.get("seed") is not None:
         kwargs["seed"] = int(optional_params["seed"])
     if optional_params.get("stop"):
-        kwargs["stop"] = optional_params["stop"]
+        stop = optional_params["stop"]
+        kwargs["stop"] = [stop] if isinstance(stop, str) else list(stop)  # OpenAI allows one string or a list
     return kwargs
 
 
