@@ -70,7 +70,9 @@ def resolve_runtime(runtime: str | None = None) -> str:
     if runtime == "auto":
         runtime = "llama-cpp-python" if _runtime_installed("llama-cpp-python") else "llama-cpp-cffi"
     if not _runtime_installed(runtime):
-        raise LocalLLMUnavailable(f"the local LLM runtime ({runtime}) is not installed", install_hint())
+        also = (" (pip extra local-llm-compiled; or local_runtime: llama-cpp-cffi, the prebuilt one)"
+                if runtime == "llama-cpp-python" else "")
+        raise LocalLLMUnavailable(f"the local LLM runtime ({runtime}) is not installed{also}", install_hint())
     return runtime
 
 
