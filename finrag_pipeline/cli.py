@@ -310,12 +310,14 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
     answer = answerer.answer(question, result.hits)
     answer_ms = (time.perf_counter() - t0) * 1000
     data = {"question": question, "answer": answer.text, "response_state": answer.response_state,
-            "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
+            "error": answer.error, "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
             "details": answer.details,
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
-    text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\ncitations: {cites or '-'}\n"
+    text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\n"
+            + (f"error: {answer.error}\n" if answer.error else "")  # why a backend_error, e.g. a timeout
+            + f"citations: {cites or '-'}\n"
             + _calculation_lines(answer.details)
             + f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.1f} ms"
             + _answer_timings(answer.details) + "\n\nevidence:\n"
