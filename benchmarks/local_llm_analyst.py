@@ -64,6 +64,7 @@ def main() -> None:
     retriever = session.retriever("bm25")
     out = open(args.out, "w") if args.out else None  # noqa: SIM115 - closed at the end
     scores: dict[str, list[float]] = collections.defaultdict(list)
+    not_scored: collections.Counter = collections.Counter()
     states: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     seconds, tokens = [], []
     for item in items:
@@ -78,8 +79,10 @@ def main() -> None:
             metrics, _ = score_answer(answer=result.text, response_state=result.response_state,
                                       citations=result.citations, cited_texts=cited_texts(result, hits), key=key)
             states[name][result.response_state] += 1
-            if key.answerable:
-                scores[name].append(float(metrics["correctness"] or 0.0))
+            if key.answerable and metrics["correctness"] is not None:
+                scores[name].append(float(metrics["correctness"]))
+            elif key.answerable:
+                not_scored[name] += 1  # NULL: not computable (reason in the notes); left out of the mean
             record[name] = {"answer": result.text[:300], "state": result.response_state,
                             "correctness": metrics["correctness"], "seconds": round(dt, 1),
                             "error": (result.error or "")[:200],
@@ -93,8 +96,9 @@ def main() -> None:
             out.write(line + "\n")
             out.flush()
     summary = {
-        "set": args.qset, "model": args.model, "answerer": args.answerer, "n": len(items), "answerable": len(scores["llm_tools"]),
+        "set": args.qset, "model": args.model, "answerer": args.answerer, "n": len(items), "answerable": len(scores["llm_tools"]) + not_scored["llm_tools"],
         "correctness": {n: round(sum(v) / len(v), 3) if v else None for n, v in scores.items()},
+        "correctness_n": {n: len(v) for n, v in scores.items()}, "correctness_null": dict(not_scored),
         "states": {n: dict(c) for n, c in states.items()},
         "llm_seconds_per_question": round(sum(seconds) / len(seconds), 1) if seconds else None,
         "llm_tokens_per_question": [round(sum(t[i] for t in tokens) / len(tokens)) for i in (0, 1)] if tokens else None,
