@@ -796,7 +796,7 @@ def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
             click.echo(f"  [{i.question_type}] {i.question} -> {i.reference_answer} (p.{i.evidence[0][0].page})")
     if calls and failed == calls:
         raise click.ClickException(f"every call to {model} failed (see the log above): check the model name, "
-                                   "its API key or the local-llm extra")
+                                   "its API key or `make install-local-llm`")
 
 
 @qa.command("export")
