@@ -29,8 +29,10 @@ def _one_line_with_command(text: str | None) -> None:
 
 
 @pytest.fixture(params=["no_runtime", "no_weights"])
-def unavailable(request, monkeypatch):
-    """The local LLM made unavailable one way or the other, with every per-process cache cleared."""
+def unavailable(request, monkeypatch, tmp_path):
+    """The local LLM made unavailable one way or the other, with every per-process cache cleared (and a
+    FINRAG_HOME without an assembled model: one left by another test would need no part wheels)."""
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home-without-model"))
     monkeypatch.setattr(client_module, "_UNAVAILABLE", {})
     monkeypatch.setattr(local_provider, "_MODELS", {})
     monkeypatch.delenv("FINRAG_LOCAL_RUNTIME", raising=False)
@@ -57,12 +59,30 @@ def test_client_state_unavailable_without_a_backend_call(unavailable, tmp_path):
         assert "no-such-part-module-1" in resp.error and "part package" in resp.error
 
 
-def test_available_model_has_no_reason(monkeypatch):
+def test_available_model_has_no_reason(monkeypatch, tmp_path):
     """The check is not a blanket refusal: with a runtime and the parts present it says nothing."""
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(local_provider, "_runtime_installed", lambda runtime: True)
     monkeypatch.setattr(local_model, "part_paths", lambda spec: [])
     assert local_provider.unavailable_reason("qwen2.5-0.5b") is None
     assert LLMClient("openai/gpt-4o-mini").unavailable_reason() is None  # hosted: never checked
+
+
+def test_assembled_model_needs_no_part_wheels(monkeypatch, tmp_path):
+    """Without its part packages a model is unavailable, unless its verified GGUF is already assembled."""
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(local_provider, "_runtime_installed", lambda runtime: True)
+    spec = GGUFSpec("tiny", "no_such_part_module_", 1, 4, "a" * 64, "local-llm", "tiny.gguf")
+    monkeypatch.setitem(local_model.LOCAL_MODELS, "tiny", spec)
+    monkeypatch.setitem(local_provider.LOCAL_MODELS, "tiny", spec)
+    reason = local_provider.unavailable_reason("tiny")
+    assert "no-such-part-module-1" in reason
+    _one_line_with_command(reason)
+    models = tmp_path / "home" / "models"
+    models.mkdir(parents=True)
+    (models / "tiny.gguf").write_bytes(b"GGUF")         # the spec's size: 4 bytes
+    (models / "tiny.sha256").write_text("a" * 64 + "\n")  # the marker ensure_local_model writes
+    assert local_provider.unavailable_reason("tiny") is None
 
 
 def test_llm_answerer_records_backend_error_with_the_line(unavailable):

