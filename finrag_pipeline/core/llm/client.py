@@ -1,8 +1,9 @@
 """One way to call any LLM: litellm underneath, a disk cache, retries, and a state instead of exceptions.
 
 ``LLMClient(model).complete(messages)`` returns an :class:`LLMResponse` whose ``state`` says what
-happened ("ok", "timeout", "invalid_output", "empty", "backend_error"); model misbehaviour and
-backend failures never raise, so a QA or evaluation asset can count them instead of dying.
+happened ("ok", "timeout", "invalid_output", "empty", "backend_error", "unavailable": a local model
+whose runtime or weights are not installed, with the install command in ``error``); model
+misbehaviour and backend failures never raise, so a QA or evaluation asset can count them instead of dying.
 Every model answer is cached under ``FINRAG_HOME/cache/llm`` keyed by sha256(model, messages,
 params): a re-run with the same inputs makes no model call and costs nothing.
 """
@@ -21,7 +22,7 @@ from finrag_pipeline.core.llm.json_extract import JsonExtraction, extract_json_c
 from finrag_pipeline.core.llm.registry import ModelRegistry, ModelSpec, load_model_registry
 from finrag_pipeline.core.paths import FinragPaths
 
-ResponseState = Literal["ok", "timeout", "invalid_output", "empty", "backend_error"]
+ResponseState = Literal["ok", "timeout", "invalid_output", "empty", "backend_error", "unavailable"]
 CACHE_FORMAT = 1
 
 
@@ -129,8 +130,15 @@ class LLMClient:
                                 latency_ms=0.0, cached=True, attempts=0)
         return self._call_with_retries(messages, call_params, json, key)
 
+    def unavailable_reason(self) -> str | None:
+        """For a local model: why it cannot run here (one line naming the install command), else None.
+        Checked once per process; hosted models are never checked (their errors come per call)."""
+        return local_unavailable_reason(self.model)
+
     # -- internals --------------------------------------------------------------------------------
     def _call_with_retries(self, messages, call_params, want_json: bool, key: str) -> LLMResponse:
+        if reason := self.unavailable_reason():
+            return LLMResponse("", None, "unavailable", error=reason)
         litellm = import_litellm()
         transient = _transient_errors(litellm)
         last_state: ResponseState = "backend_error"
@@ -150,6 +158,9 @@ class LLMClient:
                 last_state, last_error = "backend_error", f"{type(exc).__name__}: {exc}"[:500]
                 continue
             except Exception as exc:  # noqa: BLE001 - auth, bad request, unknown provider: not retried
+                if (local := _local_unavailable(exc)) is not None:
+                    return LLMResponse("", None, "unavailable", error=str(local), latency_ms=_ms_since(started),
+                                       attempts=attempt + 1)
                 return LLMResponse("", None, "backend_error", error=f"{type(exc).__name__}: {exc}"[:500],
                                    latency_ms=_ms_since(started), attempts=attempt + 1)
             text = (resp.choices[0].message.content or "") if resp.choices else ""
@@ -205,6 +216,33 @@ class LLMClient:
         tmp.write_text(_json.dumps({"format": CACHE_FORMAT, "model": self.model, **payload}), "utf-8")
         os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
 
+
+
+_UNAVAILABLE: dict[str, str | None] = {}
+
+
+def local_unavailable_reason(model: str) -> str | None:
+    """For a litellm model string "local/<name>": why it cannot run here (one line naming the install
+    command), or None; None for every other provider. Checked once per process and model."""
+    if not model.startswith("local/"):
+        return None
+    if model not in _UNAVAILABLE:
+        from finrag_pipeline.core.llm.local_provider import unavailable_reason
+
+        _UNAVAILABLE[model] = unavailable_reason(model.split("/", 1)[1])
+    return _UNAVAILABLE[model]
+
+
+def _local_unavailable(exc: BaseException):
+    """The LocalLLMUnavailable behind ``exc`` (litellm may wrap a custom provider's exception), or None."""
+    from finrag_pipeline.core.llm.local_model import LocalLLMUnavailable
+
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, LocalLLMUnavailable):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 def _ms_since(start: float) -> float:

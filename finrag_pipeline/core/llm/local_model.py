@@ -43,6 +43,24 @@ class LocalModelError(RuntimeError):
     """The local model cannot be assembled: missing parts or a checksum mismatch."""
 
 
+INSTALL_COMMAND = "make install-local-llm"
+INSTALL_COMMANDS = {"local-llm": INSTALL_COMMAND, "local-llm-large": "make install-local-llm-large"}
+
+
+def install_hint(spec: GGUFSpec | None = None) -> str:
+    """The command that installs the local LLM (the runtime and the 0.5B model; the 1.5B has its own)."""
+    return INSTALL_COMMANDS.get(spec.extra, INSTALL_COMMAND) if spec else INSTALL_COMMAND
+
+
+class LocalLLMUnavailable(RuntimeError):
+    """The offline LLM cannot run here: no runtime or no weights. ``str()`` is one line that names
+    the install command, for a response state's error, a CLI message or a Dagster failure."""
+
+    def __init__(self, reason: str, command: str = INSTALL_COMMAND) -> None:
+        self.reason, self.command = reason, command
+        super().__init__(f"local LLM unavailable: {reason}; install it with `{command}`")
+
+
 def part_paths(spec: GGUFSpec) -> list[Path]:
     """Paths of the installed part files, in order; raises with the pip command when any is missing."""
     paths, missing = [], []
@@ -74,6 +92,13 @@ def _is_valid(path: Path, spec: GGUFSpec) -> bool:
         return False
     marker = path.with_suffix(".sha256")
     return marker.exists() and marker.read_text().strip() == spec.sha256
+
+
+def assembled_model(name: str, models_dir: str | os.PathLike | None = None) -> Path | None:
+    """The verified GGUF for ``name`` when it is already assembled (size and sha marker), else None."""
+    spec = LOCAL_MODELS[name]
+    target = (Path(models_dir) if models_dir else FinragPaths.from_env().models_dir) / spec.filename
+    return target if _is_valid(target, spec) else None
 
 
 def ensure_local_model(name: str = "qwen2.5-0.5b", models_dir: str | os.PathLike | None = None) -> Path:

@@ -7,7 +7,7 @@ A name in a config (``llm_model: local-0.5b``) resolves here to everything neede
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
@@ -35,7 +35,20 @@ class ModelSpec(BaseModel):
 
 class ModelRegistry(BaseModel):
     default: str = "local-0.5b"
+    # Which llama.cpp binding runs "local/<name>" models: auto = llama-cpp-python when importable
+    # (compiled at install), else the prebuilt llama-cpp-cffi wheel. FINRAG_LOCAL_RUNTIME overrides.
+    local_runtime: Literal["auto", "llama-cpp-cffi", "llama-cpp-python"] = "auto"
     models: dict[str, ModelSpec] = Field(default_factory=dict)
+
+    def unavailable_reason(self, name: str) -> str | None:
+        """For a local model (provider "local/..."): why it cannot run here, as one line naming the
+        install command; None for any other model, or when it can run."""
+        provider = self.get(name).provider
+        if not provider.startswith("local/"):
+            return None
+        from finrag_pipeline.core.llm.local_provider import unavailable_reason
+
+        return unavailable_reason(provider.split("/", 1)[1])
 
     def get(self, name: str) -> ModelSpec:
         """The spec for ``name``; an unknown name that looks like a litellm string is used as-is."""
@@ -50,4 +63,5 @@ def load_model_registry(path: str | Path | None = None) -> ModelRegistry:
     """Parse models.yaml (default ``assets_config/models.yaml``); each entry's key becomes its name."""
     raw = yaml.safe_load(Path(path or config_path("models.yaml")).read_text()) or {}
     models = {name: {**spec, "name": name} for name, spec in (raw.get("models") or {}).items()}
-    return ModelRegistry(default=raw.get("default", "local-0.5b"), models=models)
+    return ModelRegistry(default=raw.get("default", "local-0.5b"),
+                         local_runtime=raw.get("local_runtime", "auto"), models=models)

@@ -135,6 +135,9 @@ def generate_llm(meta: FilingMeta, pages: list[Page], chunks: list[Chunk], confi
                                                             qtype=qtype)}]
         resp = client.complete(messages, json=True)
         counts[f"call:{resp.state}"] += 1
+        if resp.state == "unavailable":  # a local model not installed: every further call fails alike
+            counts[f"unavailable: {resp.error}"] += 1
+            break
         if resp.cached:
             counts["cache_hit"] += 1
         if not resp.ok:
