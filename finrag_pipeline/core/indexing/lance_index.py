@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -40,6 +41,7 @@ from lancedb.table import AsyncTable
 
 from finrag_pipeline.core.indexing.embedder import Embedder
 from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_sha
+from finrag_pipeline.core.indexing.exact_scan import ExactScan, load_dense_search_config
 from finrag_pipeline.core.models import Chunk, SearchFilters
 
 TABLE_NAME = "chunks"
@@ -67,19 +69,11 @@ def sql_literal(value: str | int) -> str:
 
 
 def filters_to_sql(filters: SearchFilters | None) -> str | None:
-    """``SearchFilters`` as a Lance SQL predicate (None when unconstrained)."""
+    """``SearchFilters`` as a Lance SQL predicate (None when unconstrained), from ``SearchFilters.clauses``."""
     if filters is None:
         return None
-    clauses = []
-    for column, values in (("filing_id", filters.filing_ids), ("ticker", filters.tickers),
-                           ("chunk_type", filters.chunk_types), ("fiscal_year", filters.fiscal_years)):
-        if values is None:
-            continue
-        if not values:
-            clauses.append("FALSE")
-            continue
-        values = [int(v) for v in values] if column == "fiscal_year" else [str(v) for v in values]
-        clauses.append(f"{column} IN ({', '.join(sql_literal(v) for v in values)})")
+    clauses = [f"{column} IN ({', '.join(sql_literal(v) for v in values)})" if values else "FALSE"
+               for column, values in filters.clauses()]
     return " AND ".join(clauses) or None
 
 
@@ -100,6 +94,10 @@ def _is_commit_conflict(exc: Exception) -> bool:
 class LanceIndex:
     """Leaf chunks + vectors of one embedder in ``<path>/<table_name>.lance``.
 
+    ``exact_scan_max_rows``: searches of a table up to this size run as an exact scan of an in-memory
+    matrix (:class:`ExactScan`, reloaded when the table version changes); default from
+    assets_config/dense_search.yaml; None or 0: always LanceDB.
+
     ``ann_threshold``: rows from which an ANN index is built and kept current (None: never; default
     :data:`ANN_THRESHOLD` or ``FINRAG_LANCE_ANN_THRESHOLD``). ``ann_nprobes``: minimum IVF partitions
     probed per query (``ann_filtered_nprobes``, default 3x, with a prefilter). ``ann_max_unindexed``: unindexed rows tolerated before ``optimize()`` folds them
@@ -110,7 +108,7 @@ class LanceIndex:
                  cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0,
                  ann_threshold: int | None | str = "env", ann_nprobes: int = ANN_NPROBES,
                  ann_max_unindexed: int | None = None, ann_filtered_nprobes: int | None = None,
-                 storage_options: dict[str, str] | None = None):
+                 storage_options: dict[str, str] | None = None, exact_scan_max_rows: int | None | str = "config"):
         # ``path``: a folder, or an object-store URI (``s3://bucket/prefix/lancedb``, distributed mode) opened
         # with ``storage_options`` (endpoint, credentials: ObjectStoreConfig.lance_storage_options()).
         self.remote = "://" in str(path)
@@ -135,6 +133,12 @@ class LanceIndex:
         self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
         self._check_embedder()
         self.last_encoded = 0  # texts encoded by the last upsert (the rest came from the cache)
+        # Tables up to this many rows are searched exactly in memory (core/indexing/exact_scan.py).
+        self.exact_scan_max_rows = (load_dense_search_config().exact_scan_max_rows
+                                    if exact_scan_max_rows == "config" else exact_scan_max_rows)
+        self._scan: ExactScan | None = None
+        self._scan_skipped_version: int | None = None  # the version found too large for the scan
+        self._scan_lock = threading.Lock()
 
     def _check_embedder(self) -> None:
         vector_type = self.table.schema.field("vector").type
@@ -287,11 +291,47 @@ class LanceIndex:
         vector = self.embedder.encode([query])[0] if isinstance(query, str) else np.asarray(query, np.float32)
         select = _RESULT_COLUMNS if columns is None else list(dict.fromkeys(["chunk_id", *columns, "_distance"]))
         where = filters_to_sql(filters)
+        scan = None if exact else self.exact_scan()
+        if scan is not None:
+            return self._rows_of(scan.top_k(vector, k, filters), select)
         nprobes = self.ann_filtered_nprobes if where else self.ann_nprobes
         rows = self._vector_query(vector, k, where, select, None if exact else nprobes).to_pylist()
         results = [(r["chunk_id"], 1.0 - float(r.pop("_distance")), r) for r in rows]
         results.sort(key=lambda r: (-r[1], r[0]))
         return results
+
+    def exact_scan(self) -> ExactScan | None:
+        """The in-memory copy of the table at its current version, loaded on first use and after every
+        change; None when the scan is off or the table has more than ``exact_scan_max_rows`` rows."""
+        if not self.exact_scan_max_rows:
+            return None
+        version = self.table.version
+        scan = self._scan
+        if scan is not None and scan.version == version:
+            return scan
+        if self._scan_skipped_version == version:
+            return None
+        with self._scan_lock:
+            if self._scan is not None and self._scan.version == version:
+                return self._scan
+            self._scan = None  # drop the stale copy before reading the new one: never two in memory
+            if self.table.count_rows() > self.exact_scan_max_rows:
+                self._scan_skipped_version = version
+                return None
+            self._scan = ExactScan.load(self.table)
+            return self._scan
+
+    def _rows_of(self, ranked: list[tuple[str, float]], select: list[str]) -> list[tuple[str, float, dict[str, Any]]]:
+        """``search`` results for exact-scan hits: the ``select`` columns read by chunk id when more
+        than the id is asked for."""
+        wanted = [c for c in select if c not in ("chunk_id", "_distance")]
+        if not wanted or not ranked:
+            return [(cid, score, {"chunk_id": cid}) for cid, score in ranked]
+        ids = ", ".join(sql_literal(cid) for cid, _ in ranked)
+        table = (self.table.search().where(f"chunk_id IN ({ids})").select(["chunk_id", *wanted])
+                 .limit(len(ranked)).to_arrow())
+        by_id = {r["chunk_id"]: r for r in table.to_pylist()}
+        return [(cid, score, by_id[cid]) for cid, score in ranked if cid in by_id]
 
     def _vector_query(self, vector: np.ndarray, k: int, where: str | None, select: list[str],
                       nprobes: int | None) -> pa.Table:
