@@ -43,11 +43,13 @@ from finrag_pipeline.core.indexing.embedder import Embedder
 from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_sha
 from finrag_pipeline.core.indexing.exact_scan import ExactScan, load_dense_search_config
 from finrag_pipeline.core.models import Chunk, SearchFilters
+from finrag_pipeline.core.progress import task
 
 TABLE_NAME = "chunks"
 ANN_THRESHOLD = 10_000  # rows; FINRAG_LANCE_ANN_THRESHOLD overrides (0 or "off" disables the index)
 ANN_NPROBES = 20
 ANN_INDEX_PREFIX = "vector_ivf_flat_p"  # + partition count at training time
+PROGRESS_BATCH = 256  # texts encoded between two progress reports (~10 s on 2 cores)
 _STRING_COLUMNS = ("chunk_id", "filing_id", "ticker", "chunk_type", "section", "parent_id", "table_id")
 _INT_COLUMNS = ("fiscal_year", "page_start", "page_end", "position")
 _RESULT_COLUMNS = [*_STRING_COLUMNS, *_INT_COLUMNS, "text", "text_sha", "embedder", "_distance"]
@@ -163,7 +165,7 @@ class LanceIndex:
         if not leaves:
             self.delete_filing(filing_id)
             return 0
-        vectors = self._embed([c.text for c in leaves], show_progress)
+        vectors = self._embed([c.text for c in leaves], show_progress, filing_id)
         data = self._arrow_rows(leaves, vectors)
         self._retry(lambda: (
             self.table.merge_insert("chunk_id")
@@ -241,15 +243,26 @@ class LanceIndex:
             return "optimized"
         return "none"
 
-    def _embed(self, texts: list[str], show_progress: bool) -> np.ndarray:
-        def encode(batch: list[str]) -> np.ndarray:
-            return self.embedder.encode(batch, show_progress=show_progress)
+    def _embed(self, texts: list[str], show_progress: bool, label: str = "") -> np.ndarray:
+        with task(f"embed {label}".strip(), len(texts), "chunks") as work:
+            def encode(batch: list[str]) -> np.ndarray:
+                work.update(len(texts) - len(batch), "cached" if len(batch) < len(texts) else None)
+                # Longest first in slices of PROGRESS_BATCH: one report per slice, and the batches the
+                # model pads stay as even in length as one encode() call of everything would make them.
+                order = sorted(range(len(batch)), key=lambda i: -len(batch[i]))
+                out = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
+                for start in range(0, len(order), PROGRESS_BATCH):
+                    rows = order[start:start + PROGRESS_BATCH]
+                    out[rows] = self.embedder.encode([batch[i] for i in rows], show_progress=show_progress)
+                    work.advance(len(rows), "encoding")
+                return out
 
-        if self.cache is None:
-            self.last_encoded = len(texts)
-            return encode(texts)
-        vectors, self.last_encoded = self.cache.embed(self.embedder.name, texts, encode, self.embedder.dim)
-        return vectors
+            if self.cache is None:
+                self.last_encoded = len(texts)
+                return encode(texts)
+            vectors, self.last_encoded = self.cache.embed(self.embedder.name, texts, encode, self.embedder.dim)
+            work.update(len(texts))
+            return vectors
 
     def _arrow_rows(self, chunks: list[Chunk], vectors: np.ndarray) -> pa.Table:
         columns: dict[str, Any] = {c: [getattr(ch, c) for ch in chunks] for c in _STRING_COLUMNS}
