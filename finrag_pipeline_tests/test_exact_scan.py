@@ -133,6 +133,17 @@ def test_reupsert_refreshes_the_matrix(index, chunks_by_filing):
     assert len(index.exact_scan()) == len(before)
 
 
+def test_scan_threads_limit_blas_inside_the_scan_only():
+    from threadpoolctl import threadpool_info
+
+    from finrag_pipeline.core.indexing.exact_scan import blas_threads
+
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    with blas_threads(1):
+        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
+    assert [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"] == before
+
+
 def test_above_the_threshold_lancedb_answers(index):
     small = LanceIndex(index.path, index.embedder, cache=index.cache, ann_threshold=None, exact_scan_max_rows=100)
     assert small.exact_scan() is None
@@ -143,6 +154,7 @@ def test_above_the_threshold_lancedb_answers(index):
 
 def test_config_file_is_typed():
     assert load_dense_search_config().exact_scan_max_rows == 200_000
+    assert load_dense_search_config().scan_threads == 1
     assert load_dense_search_config({"exact_scan_max_rows": None}).exact_scan_max_rows is None
     with pytest.raises(ValueError):
         DenseSearchConfig(exact_scan_max_rows=-1)

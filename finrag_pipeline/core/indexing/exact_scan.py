@@ -11,6 +11,8 @@ same description ``filters_to_sql`` turns into SQL), so both paths select the sa
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from typing import Any
 
 import numpy as np
@@ -24,11 +26,25 @@ CONFIG_FILE = "dense_search.yaml"
 
 class DenseSearchConfig(BaseModel):
     """``exact_scan_max_rows``: tables up to this many rows are searched by an exact in-memory scan
-    (memory: rows x dim x 4 bytes, ~150 MB at 100k x 384); None or 0 turns the scan off."""
+    (memory: rows x dim x 4 bytes, ~150 MB at 100k x 384); None or 0 turns the scan off.
+    ``scan_threads``: BLAS threads for one scan (None: the BLAS library's default)."""
 
     model_config = ConfigDict(extra="forbid")
 
     exact_scan_max_rows: int | None = Field(200_000, ge=0)
+    scan_threads: int | None = Field(1, gt=0)
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def blas_threads(n: int | None) -> contextlib.AbstractContextManager:
+    """At most ``n`` BLAS threads inside the block (None: no limit); ~15 us per use."""
+    return contextlib.nullcontext() if n is None else _blas_controller().limit(limits=n, user_api="blas")
 
 
 def load_dense_search_config(overrides: dict[str, Any] | None = None) -> DenseSearchConfig:
@@ -45,8 +61,13 @@ FILTER_COLUMNS = tuple(column for _, column, _ in FILTER_FIELDS)
 class ExactScan:
     """Chunk ids, unit-normalised vectors and the filter columns of one table version."""
 
-    def __init__(self, version: int, chunk_ids: list[str], matrix: np.ndarray, columns: dict[str, list[Any]]):
+    def __init__(self, version: int, chunk_ids: list[str], matrix: np.ndarray, columns: dict[str, list[Any]],
+                 threads: int | None = None):
         self.version = version
+        # A matrix-vector product is memory-bound: a second thread adds little, and when the other core is
+        # busy (parallel evaluations, other runs) the call waits a whole scheduler slice for it (measured:
+        # 6.8k rows, 4.7 ms with one thread vs 30 ms with two on a loaded 2-core machine).
+        self.threads = threads
         self.chunk_ids = np.asarray(chunk_ids, dtype=object)
         self.matrix = matrix
         # Each filter column as integer codes plus its value -> code map: a mask is then np.isin on
@@ -60,7 +81,7 @@ class ExactScan:
             self._codes[column], self._vocab[column] = codes, vocab
 
     @classmethod
-    def load(cls, table: Any) -> ExactScan:
+    def load(cls, table: Any, threads: int | None = None) -> ExactScan:
         """Read ``table`` (a LanceDB table: chunk_id, vector and the filter columns) at its current version."""
         version = table.version
         data: pa.Table = table.search().select(["chunk_id", "vector", *FILTER_COLUMNS]).limit(None).to_arrow()
@@ -70,7 +91,7 @@ class ExactScan:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
         return cls(version, data["chunk_id"].to_pylist(), matrix,
-                   {c: data[c].to_pylist() for c in FILTER_COLUMNS})
+                   {c: data[c].to_pylist() for c in FILTER_COLUMNS}, threads)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -96,15 +117,16 @@ class ExactScan:
         if norm > 0:
             query = query / norm
         mask = self.mask(filters)
-        if mask is None:
-            rows = None
-            sims = self.matrix @ query
-        else:
-            rows = np.flatnonzero(mask)
-            if len(rows) == 0:
-                return []
-            # A narrow scope: multiply only its rows; a wide one: the full product is cheaper than the gather.
-            sims = self.matrix[rows] @ query if len(rows) < len(self) // 2 else (self.matrix @ query)[rows]
+        rows = None if mask is None else np.flatnonzero(mask)
+        if rows is not None and len(rows) == 0:
+            return []
+        with blas_threads(self.threads):
+            if rows is None:
+                sims = self.matrix @ query
+            elif len(rows) < len(self) // 2:  # a narrow scope: multiply only its rows
+                sims = self.matrix[rows] @ query
+            else:  # a wide one: the full product is cheaper than the gather
+                sims = (self.matrix @ query)[rows]
         if k < len(sims):
             kth = np.partition(sims, len(sims) - k)[len(sims) - k]
             candidates = np.flatnonzero(sims >= kth)  # every row tied with the k-th, so ties break by id

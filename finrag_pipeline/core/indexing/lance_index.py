@@ -136,8 +136,10 @@ class LanceIndex:
         self._check_embedder()
         self.last_encoded = 0  # texts encoded by the last upsert (the rest came from the cache)
         # Tables up to this many rows are searched exactly in memory (core/indexing/exact_scan.py).
-        self.exact_scan_max_rows = (load_dense_search_config().exact_scan_max_rows
+        dense_config = load_dense_search_config()
+        self.exact_scan_max_rows = (dense_config.exact_scan_max_rows
                                     if exact_scan_max_rows == "config" else exact_scan_max_rows)
+        self.scan_threads = dense_config.scan_threads
         self._scan: ExactScan | None = None
         self._scan_skipped_version: int | None = None  # the version found too large for the scan
         self._scan_lock = threading.Lock()
@@ -331,7 +333,7 @@ class LanceIndex:
             if self.table.count_rows() > self.exact_scan_max_rows:
                 self._scan_skipped_version = version
                 return None
-            self._scan = ExactScan.load(self.table)
+            self._scan = ExactScan.load(self.table, self.scan_threads)
             return self._scan
 
     def _rows_of(self, ranked: list[tuple[str, float]], select: list[str]) -> list[tuple[str, float, dict[str, Any]]]:
