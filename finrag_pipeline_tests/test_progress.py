@@ -162,3 +162,21 @@ def test_dagster_log_lines_are_throttled_and_end_with_the_total():
     assert "chunks/s" in lines[-1]
     event = ProgressEvent(1, "evaluate filings", 3, None, "filings", 0.0, "AAPL-2022-10K")
     assert format_event(event, now=1.5) == "evaluate filings: 3 filings, 2.0 filings/s, AAPL-2022-10K"
+
+
+def test_progress_lands_in_the_dagster_step_log():
+    import dagster as dg
+
+    from finrag_pipeline.defs.progress import logged_progress
+
+    @dg.asset
+    def counted(context) -> None:  # (no annotation: this module has postponed annotations)
+        with logged_progress(context, every_seconds=3600, every_fraction=0.5):
+            _run_tasks()
+
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize([counted], instance=instance)
+    assert result.success
+    messages = [r.user_message for r in instance.all_logs(result.run_id) if "embed TEST-2024-10K" in r.user_message]
+    assert [int(re.search(r": (?:done, )?(\d+)/50", m).group(1)) for m in messages] == [0, 25, 50, 50]
+    assert messages[-1].startswith("embed TEST-2024-10K: done, 50/50 chunks (100%)")
