@@ -92,6 +92,7 @@ def main(ctx: click.Context, home: str | None) -> None:
 
 def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool,
          external_sets: list[tuple[str, str]] | None = None, trigger: str = "cli") -> Any:
+    from finrag_pipeline.cli_progress import terminal_progress
     from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
 
     paths = _paths(ctx.obj["home"])
@@ -101,8 +102,9 @@ def _run(ctx: click.Context, inputs: list[str], evaluate: bool, marts: bool,
 
     instance = get_instance(paths)
     t0 = time.perf_counter()
-    report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=click.echo,
-                          external_sets=external_sets or (), trigger=trigger)
+    with terminal_progress() as echo:  # bars on a terminal; plain lines otherwise
+        report = run_pipeline(inputs, paths, instance, defs, evaluate=evaluate, build_marts=marts, progress=echo,
+                              external_sets=external_sets or (), trigger=trigger)
     report.seconds["total"] = time.perf_counter() - t0
     return paths, report
 
@@ -466,7 +468,10 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
     if variants:
         # what the evaluation will require (every filing: the corpus scope searches them all), built by Dagster
         _build_variants(ctx, variants, active if "corpus" in matrix.retrieval.scopes else targets, defs, instance)
-    results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
+    from finrag_pipeline.cli_progress import terminal_progress
+
+    with terminal_progress(enabled=not as_json):  # bars per filing and per configuration on a terminal
+        results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
     failed = {fid: r for fid, r in results.items() if not r.success}
     if failed:
         from finrag_pipeline.defs.local_runs import first_error

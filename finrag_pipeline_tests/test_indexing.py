@@ -321,8 +321,9 @@ def clustered_filing(filing_id: str, fiscal_year: int, n: int = 150) -> list[Chu
 
 @pytest.fixture
 def ann_index(tmp_path):
+    # exact_scan_max_rows=0: these tests are about LanceDB's ANN path, not the in-memory exact scan.
     index = LanceIndex(tmp_path / "ann", ClusteredEmbedder(), use_cache=False, ann_threshold=500,
-                       ann_nprobes=8, ann_max_unindexed=200)
+                       ann_nprobes=8, ann_max_unindexed=200, exact_scan_max_rows=0)
     for j, year in enumerate((2021, 2022, 2023, 2024)):
         index.upsert_filing(f"F{j}-{year}-10K", clustered_filing(f"F{j}-{year}-10K", year))
     return index

@@ -165,6 +165,24 @@ class SearchFilters:
     fiscal_years: tuple[int, ...] | None = None
     chunk_types: tuple[str, ...] | None = None
 
+    def clauses(self) -> list[tuple[str, tuple[str | int, ...]]]:
+        """``(chunk column, allowed values)`` per constrained field, values coerced to the column's type;
+        an empty tuple selects nothing. THE description of what a filter selects: the Lance SQL
+        (``lance_index.filters_to_sql``), the exact scan's numpy masks and ``filters_match`` derive from it."""
+        out = []
+        for field_name, column, kind in FILTER_FIELDS:
+            values = getattr(self, field_name)
+            if values is not None:
+                out.append((column, tuple(dict.fromkeys(kind(v) for v in values))))
+        return out
+
+
+# (SearchFilters field, chunk column, column type): a row matches when, for every constrained field,
+# its column value is one of the allowed values (a NULL column value matches nothing).
+FILTER_FIELDS: tuple[tuple[str, str, type], ...] = (
+    ("filing_ids", "filing_id", str), ("tickers", "ticker", str),
+    ("fiscal_years", "fiscal_year", int), ("chunk_types", "chunk_type", str))
+
 
 @dataclass
 class Hit:

@@ -22,6 +22,7 @@ from dagster._core.execution.execution_result import ExecutionResult
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
 from finrag_pipeline.core.paths import FinragPaths
+from finrag_pipeline.core.progress import task
 from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.executors import is_distributed_executor
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME, evaluated_variants
@@ -190,10 +191,15 @@ def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_
     assets = ["retrieval_eval", *(["answer_eval"] if answers else [])]
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
                   "ops": {a: {"config": dict(narrowed or {})} for a in assets}}
-    return {fid: execute_job(defs, "evaluate_filing", instance, trigger=trigger, partition_key=fid,
-                             asset_selection=[dg.AssetKey(a) for a in assets], run_config=run_config,
-                             tags={PID_TAG: process_token()})
-            for fid in fids}
+    results = {}
+    with task("evaluate filings", len(fids), "filings") as work:
+        for fid in fids:
+            work.update(work.done, fid)
+            results[fid] = execute_job(defs, "evaluate_filing", instance, trigger=trigger, partition_key=fid,
+                                       asset_selection=[dg.AssetKey(a) for a in assets], run_config=run_config,
+                                       tags={PID_TAG: process_token()})
+            work.advance()
+    return results
 
 
 def build_variant_partitions(defs: dg.Definitions, instance: dg.DagsterInstance, pairs: Iterable[tuple[str, str]],
@@ -327,12 +333,16 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
     to_ingest = [f for f in active if f in changed or f in unfinished]
 
     t0 = time.perf_counter()
+    work = task("ingest filings", len(to_ingest), "filings")  # the stages' own tasks: parse, embed
     for i, fid in enumerate(to_ingest, 1):
         progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
+        work.update(work.done, fid)
         result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
+        work.advance()
         if not result.success:
             report.failed[fid] = first_error(result)
             progress(f"  failed: {report.failed[fid]}")
+    work.close()
     for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
         report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
         progress(f"  failed: {fid} {report.failed[fid]}")
@@ -358,11 +368,15 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         t0 = time.perf_counter()
         ready = [f for f in active_filings(wh) if f not in report.failed]
         _build_variants_the_matrix_names(defs, instance, paths, wh, ready, report, progress, trigger)
+        work = task("evaluate filings", len(ready), "filings")
         for i, fid in enumerate(ready, 1):
             progress(f"[{i}/{len(ready)}] evaluate {fid}")
+            work.update(work.done, fid)
             result = _execute(defs, "evaluate_filing", instance, report, fid, logs, trigger)
+            work.advance()
             if not result.success:
                 report.failed[fid] = first_error(result)
+        work.close()
         report.seconds["evaluate"] = time.perf_counter() - t0
     if build_marts:
         t0 = time.perf_counter()
@@ -397,7 +411,10 @@ def run_marts_build(defs: dg.Definitions, instance: dg.DagsterInstance, paths: F
     report = report if report is not None else PipelineReport()
     logs = paths.logs_dir
     progress(f"building dbt marts, the analysts' snapshot and the report (dbt log: {logs / 'build_marts.log'})")
-    result = _execute(defs, "build_marts", instance, report, log_dir=logs, trigger=trigger)
+    with task("build marts", 1, "jobs") as work:  # one dbt job: a bar with its elapsed time
+        work.update(0, "bootstrap leaderboard, dbt build, snapshot, report")
+        result = _execute(defs, "build_marts", instance, report, log_dir=logs, trigger=trigger)
+        work.advance()
     if not result.success:
         report.failed["marts"] = first_error(result)
     return report

@@ -52,6 +52,7 @@ from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
 from finrag_pipeline.core.paths import REPO_ROOT
+from finrag_pipeline.core.progress import task
 
 Scope = Literal["filing", "corpus"]
 EVAL_MATRIX_FILE = "eval_matrix.yaml"
@@ -402,12 +403,14 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
     for cfg in configs:
         by_base.setdefault((cfg.retriever, cfg.chunking), []).append(cfg)
     chances = _ChanceCache(chance_pool, matrix.retrieval.top_k)
+    work = task(f"evaluate retrieval {filing_id}", len(by_base) * len(scopes) * len(qa_items), "searches")
     for (name, chunking), cfgs in by_base.items():
         chunk_level = chunking == evidence_chunking or chunking is None and evidence_chunking is None
         for sc in scopes:
             filters = scope_filters(sc, filing_id)
             started = _now()
-            searched = _search_all(qa_items, retriever_factory, name, chunking, max_k, filters)
+            searched = _search_all(qa_items, retriever_factory, name, chunking, max_k, filters,
+                                   on_done=functools.partial(work.advance, 1, f"{name} {sc}"))
             finished = _now()
             for cfg in cfgs:
                 run_id = stable_id("retrieval", cfg.config_hash, filing_id, sc, corpus_state)
@@ -433,6 +436,7 @@ def run_retrieval_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverF
                     "n_filings_in_corpus": n_filings_in_corpus, "n_questions": n, "status": status,
                     "message": json.dumps(counts), "dagster_run_id": dagster_run_id,
                     "started_at": started, "finished_at": finished})
+    work.close()
     return run_rows, result_rows
 
 
@@ -496,16 +500,21 @@ def _resolution_columns(info: Mapping[str, Any] | None, filing_id: str) -> dict[
 
 
 def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str, chunking: str | None,
-                k: int, filters: SearchFilters | None
+                k: int, filters: SearchFilters | None, on_done: Callable[[], None] | None = None
                 ) -> list[tuple[list[Hit], float | None, str | None, dict[str, Any] | None, list | None]]:
-    """(hits, latency ms, error, the retriever's info, its page ranking or None) per question."""
+    """(hits, latency ms, error, the retriever's info, its page ranking or None) per question;
+    ``on_done()`` after each question (progress)."""
     try:
         retriever = factory(name, chunking)
     except Exception as exc:  # noqa: BLE001 - a broken config is recorded, not fatal for the others
         err = f"building retriever {name!r}: {type(exc).__name__}: {exc}"[:1000]
+        for _ in qa_items if on_done else ():
+            on_done()
         return [([], None, err, None, None)] * len(qa_items)
     out = []
     for item in qa_items:
+        if on_done and out:
+            on_done()
         t0 = time.perf_counter()
         try:
             if hasattr(retriever, "retrieve"):
@@ -520,6 +529,8 @@ def _search_all(qa_items: Sequence[QAItem], factory: RetrieverFactory, name: str
         except Exception as exc:  # noqa: BLE001 - one failing query must not hide the others
             out.append(([], (time.perf_counter() - t0) * 1000.0, f"{type(exc).__name__}: {exc}"[:1000], None,
                         None))
+    if on_done and out:
+        on_done()
     return out
 
 
@@ -616,7 +627,9 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
     items = list(qa_items)[: a.max_questions] if a.max_questions else list(qa_items)
     searched = _search_all(items, retriever_factory, a.retriever, None, a.k, scope_filters(a.scope, filing_id))
     run_rows, rows = [], []
-    for cfg in matrix.answer_configs(retriever_specs):
+    configs = matrix.answer_configs(retriever_specs)
+    work = task(f"evaluate answers {filing_id}", len(configs) * len(items), "answers")
+    for cfg in configs:
         started = _now()
         run_id = stable_id("answers", cfg.config_hash, filing_id, a.scope, corpus_state,
                            judge.name if judge else "")
@@ -643,6 +656,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
                        question_type=item.question_type, answerable=bool(page_groups(item)),
                        is_sanity=cfg.is_sanity, evaluated_at=_now())
             rows.append({c: row.get(c) for c in ANSWER_COLUMNS})
+            work.advance(1, cfg.name)
         failures = sum(v for s, v in states.items() if s in FAILURE_STATES)
         run_rows.append({
             "run_id": run_id, "kind": "answers", "config_name": cfg.name, "config_hash": cfg.config_hash,
@@ -653,6 +667,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
             "status": "ok" if not failures else ("error" if failures == len(items) else "partial"),
             "message": json.dumps(states, sort_keys=True), "dagster_run_id": dagster_run_id,
             "started_at": started, "finished_at": _now()})
+    work.close()
     return run_rows, rows
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -40,12 +41,15 @@ from lancedb.table import AsyncTable
 
 from finrag_pipeline.core.indexing.embedder import Embedder
 from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache, text_sha
+from finrag_pipeline.core.indexing.exact_scan import ExactScan, load_dense_search_config
 from finrag_pipeline.core.models import Chunk, SearchFilters
+from finrag_pipeline.core.progress import task
 
 TABLE_NAME = "chunks"
 ANN_THRESHOLD = 10_000  # rows; FINRAG_LANCE_ANN_THRESHOLD overrides (0 or "off" disables the index)
 ANN_NPROBES = 20
 ANN_INDEX_PREFIX = "vector_ivf_flat_p"  # + partition count at training time
+PROGRESS_BATCH = 256  # texts encoded between two progress reports (~10 s on 2 cores)
 _STRING_COLUMNS = ("chunk_id", "filing_id", "ticker", "chunk_type", "section", "parent_id", "table_id")
 _INT_COLUMNS = ("fiscal_year", "page_start", "page_end", "position")
 _RESULT_COLUMNS = [*_STRING_COLUMNS, *_INT_COLUMNS, "text", "text_sha", "embedder", "_distance"]
@@ -67,19 +71,11 @@ def sql_literal(value: str | int) -> str:
 
 
 def filters_to_sql(filters: SearchFilters | None) -> str | None:
-    """``SearchFilters`` as a Lance SQL predicate (None when unconstrained)."""
+    """``SearchFilters`` as a Lance SQL predicate (None when unconstrained), from ``SearchFilters.clauses``."""
     if filters is None:
         return None
-    clauses = []
-    for column, values in (("filing_id", filters.filing_ids), ("ticker", filters.tickers),
-                           ("chunk_type", filters.chunk_types), ("fiscal_year", filters.fiscal_years)):
-        if values is None:
-            continue
-        if not values:
-            clauses.append("FALSE")
-            continue
-        values = [int(v) for v in values] if column == "fiscal_year" else [str(v) for v in values]
-        clauses.append(f"{column} IN ({', '.join(sql_literal(v) for v in values)})")
+    clauses = [f"{column} IN ({', '.join(sql_literal(v) for v in values)})" if values else "FALSE"
+               for column, values in filters.clauses()]
     return " AND ".join(clauses) or None
 
 
@@ -100,6 +96,10 @@ def _is_commit_conflict(exc: Exception) -> bool:
 class LanceIndex:
     """Leaf chunks + vectors of one embedder in ``<path>/<table_name>.lance``.
 
+    ``exact_scan_max_rows``: searches of a table up to this size run as an exact scan of an in-memory
+    matrix (:class:`ExactScan`, reloaded when the table version changes); default from
+    assets_config/dense_search.yaml; None or 0: always LanceDB.
+
     ``ann_threshold``: rows from which an ANN index is built and kept current (None: never; default
     :data:`ANN_THRESHOLD` or ``FINRAG_LANCE_ANN_THRESHOLD``). ``ann_nprobes``: minimum IVF partitions
     probed per query (``ann_filtered_nprobes``, default 3x, with a prefilter). ``ann_max_unindexed``: unindexed rows tolerated before ``optimize()`` folds them
@@ -110,7 +110,7 @@ class LanceIndex:
                  cache: EmbeddingCache | None = None, use_cache: bool = True, retry_seconds: float = 120.0,
                  ann_threshold: int | None | str = "env", ann_nprobes: int = ANN_NPROBES,
                  ann_max_unindexed: int | None = None, ann_filtered_nprobes: int | None = None,
-                 storage_options: dict[str, str] | None = None):
+                 storage_options: dict[str, str] | None = None, exact_scan_max_rows: int | None | str = "config"):
         # ``path``: a folder, or an object-store URI (``s3://bucket/prefix/lancedb``, distributed mode) opened
         # with ``storage_options`` (endpoint, credentials: ObjectStoreConfig.lance_storage_options()).
         self.remote = "://" in str(path)
@@ -135,6 +135,14 @@ class LanceIndex:
         self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
         self._check_embedder()
         self.last_encoded = 0  # texts encoded by the last upsert (the rest came from the cache)
+        # Tables up to this many rows are searched exactly in memory (core/indexing/exact_scan.py).
+        dense_config = load_dense_search_config()
+        self.exact_scan_max_rows = (dense_config.exact_scan_max_rows
+                                    if exact_scan_max_rows == "config" else exact_scan_max_rows)
+        self.scan_threads = dense_config.scan_threads
+        self._scan: ExactScan | None = None
+        self._scan_skipped_version: int | None = None  # the version found too large for the scan
+        self._scan_lock = threading.Lock()
 
     def _check_embedder(self) -> None:
         vector_type = self.table.schema.field("vector").type
@@ -159,7 +167,7 @@ class LanceIndex:
         if not leaves:
             self.delete_filing(filing_id)
             return 0
-        vectors = self._embed([c.text for c in leaves], show_progress)
+        vectors = self._embed([c.text for c in leaves], show_progress, filing_id)
         data = self._arrow_rows(leaves, vectors)
         self._retry(lambda: (
             self.table.merge_insert("chunk_id")
@@ -237,15 +245,26 @@ class LanceIndex:
             return "optimized"
         return "none"
 
-    def _embed(self, texts: list[str], show_progress: bool) -> np.ndarray:
-        def encode(batch: list[str]) -> np.ndarray:
-            return self.embedder.encode(batch, show_progress=show_progress)
+    def _embed(self, texts: list[str], show_progress: bool, label: str = "") -> np.ndarray:
+        with task(f"embed {label}".strip(), len(texts), "chunks") as work:
+            def encode(batch: list[str]) -> np.ndarray:
+                work.update(len(texts) - len(batch), "cached" if len(batch) < len(texts) else None)
+                # Longest first in slices of PROGRESS_BATCH: one report per slice, and the batches the
+                # model pads stay as even in length as one encode() call of everything would make them.
+                order = sorted(range(len(batch)), key=lambda i: -len(batch[i]))
+                out = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
+                for start in range(0, len(order), PROGRESS_BATCH):
+                    rows = order[start:start + PROGRESS_BATCH]
+                    out[rows] = self.embedder.encode([batch[i] for i in rows], show_progress=show_progress)
+                    work.advance(len(rows), "encoding")
+                return out
 
-        if self.cache is None:
-            self.last_encoded = len(texts)
-            return encode(texts)
-        vectors, self.last_encoded = self.cache.embed(self.embedder.name, texts, encode, self.embedder.dim)
-        return vectors
+            if self.cache is None:
+                self.last_encoded = len(texts)
+                return encode(texts)
+            vectors, self.last_encoded = self.cache.embed(self.embedder.name, texts, encode, self.embedder.dim)
+            work.update(len(texts))
+            return vectors
 
     def _arrow_rows(self, chunks: list[Chunk], vectors: np.ndarray) -> pa.Table:
         columns: dict[str, Any] = {c: [getattr(ch, c) for ch in chunks] for c in _STRING_COLUMNS}
@@ -287,11 +306,47 @@ class LanceIndex:
         vector = self.embedder.encode([query])[0] if isinstance(query, str) else np.asarray(query, np.float32)
         select = _RESULT_COLUMNS if columns is None else list(dict.fromkeys(["chunk_id", *columns, "_distance"]))
         where = filters_to_sql(filters)
+        scan = None if exact else self.exact_scan()
+        if scan is not None:
+            return self._rows_of(scan.top_k(vector, k, filters), select)
         nprobes = self.ann_filtered_nprobes if where else self.ann_nprobes
         rows = self._vector_query(vector, k, where, select, None if exact else nprobes).to_pylist()
         results = [(r["chunk_id"], 1.0 - float(r.pop("_distance")), r) for r in rows]
         results.sort(key=lambda r: (-r[1], r[0]))
         return results
+
+    def exact_scan(self) -> ExactScan | None:
+        """The in-memory copy of the table at its current version, loaded on first use and after every
+        change; None when the scan is off or the table has more than ``exact_scan_max_rows`` rows."""
+        if not self.exact_scan_max_rows:
+            return None
+        version = self.table.version
+        scan = self._scan
+        if scan is not None and scan.version == version:
+            return scan
+        if self._scan_skipped_version == version:
+            return None
+        with self._scan_lock:
+            if self._scan is not None and self._scan.version == version:
+                return self._scan
+            self._scan = None  # drop the stale copy before reading the new one: never two in memory
+            if self.table.count_rows() > self.exact_scan_max_rows:
+                self._scan_skipped_version = version
+                return None
+            self._scan = ExactScan.load(self.table, self.scan_threads)
+            return self._scan
+
+    def _rows_of(self, ranked: list[tuple[str, float]], select: list[str]) -> list[tuple[str, float, dict[str, Any]]]:
+        """``search`` results for exact-scan hits: the ``select`` columns read by chunk id when more
+        than the id is asked for."""
+        wanted = [c for c in select if c not in ("chunk_id", "_distance")]
+        if not wanted or not ranked:
+            return [(cid, score, {"chunk_id": cid}) for cid, score in ranked]
+        ids = ", ".join(sql_literal(cid) for cid, _ in ranked)
+        table = (self.table.search().where(f"chunk_id IN ({ids})").select(["chunk_id", *wanted])
+                 .limit(len(ranked)).to_arrow())
+        by_id = {r["chunk_id"]: r for r in table.to_pylist()}
+        return [(cid, score, by_id[cid]) for cid, score in ranked if cid in by_id]
 
     def _vector_query(self, vector: np.ndarray, k: int, where: str | None, select: list[str],
                       nprobes: int | None) -> pa.Table:

@@ -42,6 +42,7 @@ from finrag_pipeline.core.ingest.tables import (
 )
 from finrag_pipeline.core.ingest.text_quality import check_text_layer, textless_pages_note
 from finrag_pipeline.core.models import FilingMeta, Page, TableRow, XbrlFact
+from finrag_pipeline.core.progress import Task, task
 
 
 @dataclass
@@ -62,16 +63,23 @@ class ParsedFiling:
 
 
 class _Timer:
-    def __init__(self) -> None:
+    """Seconds per parse step; each step is also a progress step of ``work`` (core/progress.py)."""
+
+    def __init__(self, work: Task | None = None) -> None:
         self.timings: dict[str, float] = {}
+        self.work = work
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         t0 = time.perf_counter()
+        if self.work is not None:
+            self.work.update(self.work.done, name)
         try:
             yield
         finally:
             self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - t0, 4)
+            if self.work is not None:
+                self.work.advance()
 
 
 def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | None = None) -> ParsedFiling:
@@ -81,7 +89,7 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
     ``<file>.meta.yaml`` next to the file is used if present. Raises IngestError (status
     needs_ocr / corrupt / empty / unsupported / not_a_filing) for input that is not a usable filing.
     """
-    timer = _Timer()
+    timer = _Timer(task(f"parse {Path(path).name}", unit="steps"))
     path, meta, cover, page_texts, raw_tables, facts_fn = _read(path, sidecar, timer, with_tables=True)
     fid = meta.filing_id
     with timer.step("sections"):
@@ -100,6 +108,7 @@ def parse_filing(path: str | Path, *, sidecar: str | Path | Mapping[str, Any] | 
     with timer.step("xbrl_facts"):
         facts = facts_fn(fid)
     timer.timings["total"] = round(sum(timer.timings.values()), 4)
+    timer.work.close()
     return ParsedFiling(meta=meta, pages=pages, table_rows=table_rows, facts=facts,
                         timings=timer.timings, notes=notes, cover=cover)
 

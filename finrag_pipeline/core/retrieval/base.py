@@ -188,9 +188,8 @@ def filters_match(filters: SearchFilters | None, *, filing_id: str | None, ticke
     """Python-side check of a SearchFilters (used by stores and wrappers that add chunks)."""
     if filters is None:
         return True
-    checks = ((filters.filing_ids, filing_id), (filters.tickers, ticker),
-              (filters.fiscal_years, fiscal_year), (filters.chunk_types, chunk_type))
-    return all(allowed is None or value in allowed for allowed, value in checks)
+    row = {"filing_id": filing_id, "ticker": ticker, "fiscal_year": fiscal_year, "chunk_type": chunk_type}
+    return all(row[column] in allowed for column, allowed in filters.clauses())
 
 
 def filters_empty(filters: SearchFilters | None) -> bool:

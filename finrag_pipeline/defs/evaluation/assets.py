@@ -18,6 +18,7 @@ from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHAN
 from finrag_pipeline.defs.index.variants import VARIANT_INDEX_KEYS
 from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import evaluated_variants, filings_partitions, on_filing_dimension
+from finrag_pipeline.defs.progress import logged_progress
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource, session_from_resources
 
 GROUP = "evaluation"
@@ -92,7 +93,8 @@ def _evaluate(context: dg.AssetExecutionContext, config: EvalRunConfig, finrag: 
     evaluate = session.evaluate_retrieval if kind == "retrieval" else session.evaluate_answers
     t0 = time.perf_counter()
     try:
-        _run_rows, rows = evaluate(fid, config.matrix(session), dagster_run_id=context.run_id)
+        with logged_progress(context):  # searches / answers done, per configuration
+            _run_rows, rows = evaluate(fid, config.matrix(session), dagster_run_id=context.run_id)
     except VariantNotBuilt as exc:  # never built here: the variant assets' partitions are what is missing
         raise dg.Failure(description=str(exc), metadata={
             "missing": dg.MetadataValue.json({f"{f}|{v}": why for (f, v), why in exc.missing.items()})}) from exc

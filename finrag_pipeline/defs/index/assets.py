@@ -11,6 +11,7 @@ from finrag_pipeline.core.records import load_chunks
 from finrag_pipeline.core.variants import drop_filings_not_in
 from finrag_pipeline.defs.automation.conditions import CORPUS_CHANGED
 from finrag_pipeline.defs.partitions import CHUNKING_VARIANTS, filings_partitions
+from finrag_pipeline.defs.progress import logged_progress
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 GROUP = "index"
@@ -43,7 +44,8 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
     index = finrag.lance(embedder.get(finrag.config_dir))
-    n = index.upsert_filing(fid, leaves, show_progress=False)
+    with logged_progress(context):  # embedding: chunks/s in the step's log
+        n = index.upsert_filing(fid, leaves, show_progress=False)
     seconds = time.perf_counter() - t0
     return dg.MaterializeResult(metadata={
         "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),

@@ -22,6 +22,7 @@ from finrag_pipeline.core.records import load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
 from finrag_pipeline.defs.metadata import row_counts
 from finrag_pipeline.defs.partitions import filings_partitions
+from finrag_pipeline.defs.progress import logged_progress
 from finrag_pipeline.defs.resources import FinragResource
 
 GROUP = "ingest"
@@ -63,7 +64,8 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     wh = finrag.partition_warehouse(context.partition_key)  # distributed: ingest rows to the object store
     meta = load_filing(wh, context.partition_key)
     try:
-        parsed = parse_filing(finrag.local_filing(meta))
+        with logged_progress(context):
+            parsed = parse_filing(finrag.local_filing(meta))
     except ENVIRONMENT_ERRORS:
         raise
     except Exception as exc:  # every failure is a status: quarantined, not retried until something changes
