@@ -298,12 +298,31 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     # (matched by where they end: a sign the blanked emphasis exposes may move a start)
     by_end = {f.end: f for f in figs}
     every = {f.end: f for f in parse_figures(text)} | by_end
-    for operands, result in computations(text, list(every.values())):
+    shown = computations(text, list(every.values()))
+    # (figures only: the constants of "/ 2" and "x 100" name no input)
+    operand_numbers = {round(o.magnitude, 9) for operands, _ in shown for o in operands if o.end in by_end}
+    for n, (operands, result) in enumerate(shown):
         for o in operands:
             if o.end in by_end:
                 roles[id(by_end[o.end])] = (OPERAND, "an operand of the working shown")
-        if result is not None and result.end in by_end:
+        if result is None or result.end not in by_end:
+            continue
+        later = {round(o.magnitude, 9) for ops, _ in shown[n + 1:] for o in ops}
+        if round(result.magnitude, 9) in later:
+            # "(42,117 + 39,440) / 2 = 40,778.5; 394,328 / 40,778.5 = 9.67": a step, not the answer
+            roles[id(by_end[result.end])] = (OPERAND, "an intermediate result, an operand of later working")
+        else:
             roles.setdefault(id(by_end[result.end]), (ANSWER, "the result of the working shown"))
+    # the inputs named in words before or after working that ends in a result ("operating cash flow was
+    # $122,151 million and capex $10,708 million. 122,151 - 10,708 = 111,443"): the same numbers as its
+    # operands. Working without a result leaves them alone ("The average is 0.13%: (0.11% + 0.13% + 0.16%) / 3")
+    has_result = any(role == ANSWER for role, _ in roles.values())
+    for f in figs:
+        if has_result and id(f) not in roles and round(f.magnitude, 9) in operand_numbers:
+            roles[id(f)] = (OPERAND, "names an operand of the working shown")
+    # an answer marked as such ("**Answer:** $111,443 million" under a table of both years): the one
+    # figure of the marked line is the answer, the others are context (a marked list marks nothing)
+    marked_span = _marked_answer(text, [f for f in figs if roles.get(id(f), (ANSWER,))[0] != OPERAND])
     # figures of a working section ("Formula: ...", "Calculation: ...", "Sources: ...") are its inputs
     section = _WORKING_SECTION_RE.search(text) if working_sections else None
     section_start = section.start() if section else len(text)
@@ -337,6 +356,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
             role, why = CONTEXT, "a level, a change is asked"
         else:
             role, why = ANSWER, "competes for the asked slot"
+        if marked_span and role == ANSWER and not (marked_span[0] < f.end and f.start < marked_span[1]):
+            role, why = CONTEXT, "outside the line marked as the answer"
+            marked += 1
         claims.append(Claim(f, role, period, kind, label, why))
     if section and not any(c.role == ANSWER and c.figure.start < section_start for c in claims):
         # the working section holds the only answer: its figures are read as any others
@@ -344,6 +366,24 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     free = [c for c in claims if c.role != OPERAND]
     is_list = len(free) >= 2 and not marked and not _STATEMENT_RE.search(_without_figures(text, figs))
     return ClaimReading(claims, is_list)
+
+
+# "Answer: ...", "**Final answer:** ...", "The answer is ...", a heading "## Answer" over its line
+_ANSWER_MARK_RE = re.compile(r"(?:^|(?<=[\n|.;]))[\s#>*_-]*(?:the\s+)?(?:final\s+|short\s+)?answer[\s*_]*(?:[:\u2014=]|is\b|\n)",
+                             re.IGNORECASE)
+
+
+def _marked_answer(text: str, figs: Sequence[Figure]) -> tuple[int, int] | None:
+    """The span of the line an answer marks as its answer, when that line states exactly one figure."""
+    m = _ANSWER_MARK_RE.search(text)
+    if not m:
+        return None
+    start = m.end()
+    while start < len(text) and text[start] in " \t\n*_":
+        start += 1
+    end = min([i for i in (text.find("\n", start), text.find(". ", start)) if i >= 0], default=len(text))
+    inside = [f for f in figs if start < f.end and f.start < end]   # a figure's span may open on a blank
+    return (start, end) if len(inside) == 1 else None
 
 
 def _without_figures(text: str, figs: Sequence[Figure]) -> str:

@@ -12,6 +12,7 @@ may be quoted as context but never count as the answer.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -100,6 +101,7 @@ class ReferenceValue:
     signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
     rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
     points_equivalent: bool = False   # a margin's change "1.7%" may be stated as 1.7 percentage points
+    bare_in_unit: bool = False        # the question asks for this unit: a bare "3.0" is 3.0% ("as a percentage")
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -128,17 +130,21 @@ def _input_values(inputs: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
 # Matching one stated figure to one asked value
 
 
-def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
+def _stated_values(f: Figure, unit: str | None, *, bare_in_unit: bool = False) -> list[tuple[float, float]]:
     """(value, rounding) readings of figure ``f`` in the base unit ``unit``; [] when incompatible.
 
     "43.3%" and "0.433" both read 43.3 for a percent; a percent change is never percentage points
-    and the reverse; per-share amounts never match totals; a bare number means what it says (no scale)."""
+    and the reverse; per-share amounts never match totals; a bare number means what it says (no scale),
+    or, ``bare_in_unit``, the unit the question asks for ("3.0" to "... as a percentage" is 3.0%)."""
     if unit == "percent":
         if f.percent and not f.points:
             return [(f.value, f.half_ulp)]
+        out = []
+        if f.kind == "plain" and not f.explicit_scale and bare_in_unit:
+            out.append((f.value, f.half_ulp))
         if f.kind == "plain" and not f.explicit_scale and abs(f.value) < 1 and f.decimals >= 2:
-            return [(f.value * 100, f.half_ulp * 100)]  # a fraction: 0.433 = 43.3%
-        return []
+            out.append((f.value * 100, f.half_ulp * 100))  # a fraction: 0.433 = 43.3%
+        return out
     if unit == "percentage points":
         return [(f.value, f.half_ulp)] if f.points else []
     if unit == "ratio":
@@ -159,11 +165,17 @@ _INCREASE_WORDS = re.compile(r"\b(increas\w*|grew|grow\w*|rose|rise[sn]?|rising|
                              r"inflow|surplus)\b", re.IGNORECASE)
 
 
+_LEVEL_AFTER_CHANGE_RE = re.compile(r"\b(?:to|reach\w*)\s*(?:about\s+|approximately\s+|roughly\s+|~)?[\s*($]*$",
+                                    re.IGNORECASE)
+
+
 def _direction(answer_text: str, f: Figure) -> int:
     """+1 / -1 when the words just before the figure (same clause) say increase / decrease, else 0."""
     if f.start < 0:
         return 0
     before = re.split(r"[.;:\n]", answer_text[max(0, f.start - 60):f.start])[-1]
+    if _LEVEL_AFTER_CHANGE_RE.search(before):
+        return 0    # "fell to 0.87", "rose from 0.99 to 1.05": a level, whatever the change was
     ups = [m.start() for m in _INCREASE_WORDS.finditer(before)]
     downs = [m.start() for m in _DECREASE_WORDS.finditer(before)]
     if not ups and not downs:
@@ -171,17 +183,31 @@ def _direction(answer_text: str, f: Figure) -> int:
     return 1 if max(ups, default=-1) > max(downs, default=-1) else -1
 
 
+def _readings(f: Figure, ref: ReferenceValue) -> list[tuple[float, float]]:
+    return _stated_values(f, ref.unit, bare_in_unit=ref.bare_in_unit)
+
+
+def significant_figures(f: Figure) -> int:
+    """Digits shown from the first non-zero one: "$11 billion" 2, "$1.6 billion" 2, "$0.4 trillion" 1,
+    "394,328" 6, "0" 0."""
+    return len(f"{f.magnitude:.{f.decimals}f}".replace(".", "").lstrip("0"))
+
+
 def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool:
     """Does the stated figure ``f`` commit to the value ``ref`` (unit, scale, sign, tolerance)?
 
     allowed error = max(ref.tolerance x |value|, the answer's rounding capped at 0.5% of the value,
-    the reference's own rounding). Sign: a figure written negative ("(334)", "-$334") is negative;
+    the reference's own rounding); and, when the question asks for no precision, a figure stated at
+    lower precision with at least two significant figures matches when the reference rounds to it
+    ("$11 billion" and "approximately $11.1 billion" for $11,104 million; "$1.6 billion" for $1,577
+    million; not "$0.4 trillion" for $394,328 million: one significant figure). Sign: a figure written negative ("(334)", "-$334") is negative;
     a positive one worded as a decrease ("decreased by $2.1 billion") is too, and one worded as an
     increase stays positive. A figure with neither may state a negative reference only when the sign
     is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
     for a change (``signed``) the direction must be said."""
     direction = _direction(answer_text, f)
-    readings = _stated_values(f, ref.unit)
+    readings = _readings(f, ref)
+    coarse = ref.rounding == 0 and significant_figures(f) >= 2
     if ref.points_equivalent and f.points:
         readings = [(f.value, f.half_ulp)]
     for a, rounding in readings:
@@ -191,7 +217,7 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
             a = -a
         # an answer rounded as the question asks matches (ref.rounding), whatever the cap
         allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp,
-                      min(rounding, ref.rounding))
+                      min(rounding, ref.rounding), rounding if coarse else 0.0)
         if _close(a, ref.value, allowed):
             return True
     return False
@@ -201,7 +227,7 @@ def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
     """Same number at some scale, either sign: "394,328" or "$394,328 thousand" for 394,328 million
     (the figure as context, or at a wrong scale), "$365.8 billion" for 365,817 million."""
     v = abs(ref.value)
-    readings = [abs(a) for a, _ in _stated_values(f, ref.unit)] or [abs(f.value)]
+    readings = [abs(a) for a, _ in _readings(f, ref)] or [abs(f.value)]
     if any(_close(r, v, MAX_ROUNDING * v) for r in readings):
         return True
     for s in (1e3, 1e6, 1e9, 1e12, 1e-2, 1e2):
@@ -258,6 +284,20 @@ def _restatement(text: str) -> bool:
     return bool(a and b) and (a[-1].percent or a[-1].points) != (b[0].percent or b[0].points)
 
 
+def _subtraction(text: str, m: re.Match) -> bool:
+    """"122,151 - 10,708 ≈ 111,443": the numbers either side of a dash, the left one larger, or a result
+    after them in the same sentence ("= / ≈ / equals / gives"), are a subtraction; "10-20%" is a range."""
+    left = parse_figures(text[:m.start() + 1], keep_years=True)
+    right = parse_figures(text[m.end() - 1:], keep_years=True)
+    if not left or not right:
+        return False
+    rest = re.split(r"(?<!\d)\.(?!\d)|\n|;", text[m.end():], maxsplit=1)[0]
+    return abs(left[-1].value) > abs(right[0].value) or bool(_RESULT_MARK_RE.search(rest))
+
+
+_RESULT_MARK_RE = re.compile(r"[=\u2248\u2192]|\b(?:equals?|gives|yields)\b", re.IGNORECASE)
+
+
 def hedge_of(answer: str) -> str | None:
     """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None.
 
@@ -272,6 +312,8 @@ def hedge_of(answer: str) -> str | None:
         sentence = text[start:min(ends) if ends else len(text)]
         if " or " in m.group(0) and _restatement(m.group(0)):
             continue      # "8% or $28.5 billion": one change in two units, not two guesses
+        if m.re is _RANGE_RE and _subtraction(text, m):
+            continue      # "122,151 - 10,708": an operand minus a smaller one is working, not a range
         if not any_figure or parse_figures(sentence, keep_years=True):
             return m.group(0).strip()
     return None
@@ -366,7 +408,29 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         return chosen.pop(), "singles out one option"
     if len(named) == 1 and not chosen:
         return named[0], f"names only {named[0]}"
+    if not chosen:
+        lead = _lead(answer)
+        in_lead = [o for o in named if pats[o].search(lead)]
+        if len(in_lead) == 1 and ":" not in lead and not hedge_of(lead):
+            # "Fiscal 2020. The figures: fiscal 2019: ...; fiscal 2020: ...": the answer, then its support
+            return in_lead[0], f"opens with {in_lead[0]} alone, then the figures of every option"
     return None, f"names {len(named)} options without singling one out"
+
+
+_BOLD_LEAD_RE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__)(?P<b>[^*_\n]+?)(?:\*\*|__)")
+
+
+def _lead(answer: str) -> str:
+    """What an answer opens with as its own statement: a leading bold span ("**Fiscal 2025** ..."), else
+    its first sentence."""
+    m = _BOLD_LEAD_RE.match(answer or "")
+    if m:
+        return m.group("b")
+    text = re.sub(r"\*\*|__|`|^#+\s*", "", (answer or "").strip())
+    # a sentence ends at . ! ? before a blank ("Fiscal 2020. The figures ..."), not after a one-letter
+    # word or list number ("1. ", "U.S. ")
+    end = re.search(r"(?<!\b\w)[.!?](?=\s)|\n", text)
+    return text[:end.start()] if end else text
 
 
 DIRECTION_OPTIONS = ("higher", "lower")
@@ -473,8 +537,11 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     terms = [t for t in required_terms if str(t).strip()]
     if not refs and not answer_choice and not terms:
         return Verdict(None, False, "the item asks for no value or choice (narrative or unanswerable)")
+    asked = requested_units(question)
     if requested_scale is None:
-        requested_scale = requested_units(question).scale
+        requested_scale = asked.scale
+    if asked.unit == "percent":     # "3.0" to "... as a percentage" is 3.0%
+        refs = [dataclasses.replace(r, bare_in_unit=True) if r.unit == "percent" else r for r in refs]
     hedge = hedge_of(answer)
     if hedge:
         return Verdict(0.0, True, f"hedges: {hedge!r}")
@@ -553,7 +620,7 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
         competing = [c.figure for c in reading.claims if c.role != OPERAND]
     else:
         competing = reading.answers
-    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) or (r.points_equivalent and f.points)
+    of_kind = [f for f in stated_all if any(_readings(f, r) or (r.points_equivalent and f.points)
                                             for r in refs)]
     cands = [f for f in competing if f in of_kind or any(r.points_equivalent and f.points for r in refs)]
     if not cands:
