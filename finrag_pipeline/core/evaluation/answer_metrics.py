@@ -609,6 +609,35 @@ def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:
     return LEVEL
 
 
+def _swapped_labels(reading: Any, refs: Sequence[ReferenceValue], inputs: Sequence[Mapping[str, Any]],
+                    stated: Mapping[int, Sequence[Figure]], answer: str) -> str | None:
+    """Two or more asked values, each with its line item's label (the item's source figure of that value):
+    a figure stated under another value's label ("Total revenue was $64,089 million and net cash from
+    operations was $130,497 million", the two swapped) is that other value, wrong. None when no figure
+    is labelled against its value."""
+    from finrag_pipeline.core.qa.asked import content_words
+
+    if len(refs) < 2:
+        return None
+    labelled = [(str(i["label"]), v) for i in inputs or [] if i.get("label") and i.get("value") is not None
+                for v in reference_values([{**i, "unit": i.get("unit"), "text": i.get("text")}])]
+    labels = []
+    for r in refs:
+        named = [label for label, v in labelled if v.unit == r.unit and _close(v.value, r.value, r.half_ulp)]
+        labels.append(content_words(named[0]) if named else set())
+    if sum(bool(x) for x in labels) < 2:
+        return None
+    for i, figs in stated.items():
+        for f in figs:
+            claim = reading.claim_of(f)
+            said = content_words(claim.label) if claim else set()
+            own = said & labels[i]
+            others = [j for j, lab in enumerate(labels) if j != i and said & lab - labels[i]]
+            if others and not own:
+                return f"states {f.text} as {claim.label!r}: that is {refs[others[0]].text}'s line, not {refs[i].text}'s"
+    return None
+
+
 def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
                    inputs: Sequence[Mapping[str, Any]], requested_scale: float | None) -> Verdict:
     """Value items: read the answer as claims (answer_claims.read_claims); only the figures that
@@ -656,6 +685,9 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
         if wrong_scale:
             return Verdict(0.0, False, f"states {wrong_scale} at the wrong scale, unit or sign")
         return Verdict(0.0, False, f"does not state {[r.text for r in missing]}")
+    swapped = _swapped_labels(reading, refs, inputs, stated, answer)
+    if swapped:
+        return Verdict(0.0, False, swapped)
     if asked_years and not any(reading.claim_of(f).period for f in cands):
         # no figure names its period: the answer's years must not all be other years (attributed by sentence)
         named = years_in(answer)

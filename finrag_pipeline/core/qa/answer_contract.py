@@ -180,7 +180,11 @@ _DIRECTION_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b
 
 _NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain|describe|discuss|summari[sz]e)\b"
                              r"|\bwhat\s+(?:explains?|drove|drives|caused|causes|led\s+to|contributed|were\s+the\s+"
-                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b", re.IGNORECASE)
+                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b"
+                             # a second, narrative part: "Which segment lost the most, and why did ...?" (the
+                             # entity alone answers half of it: a judge decides)
+                             r"|(?:\band|,)\s+(?:why|how\s+(?:did|does|has|have|do)|what\s+(?:explains?|drove|caused|"
+                             r"led\s+to))\b", re.IGNORECASE)
 
 
 def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
