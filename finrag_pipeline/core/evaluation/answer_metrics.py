@@ -59,7 +59,7 @@ _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|dro
 _HEDGE_RE = re.compile(
     r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
     r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
-    r"|\bmay\s+(?:not\s+)?be\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
+    r"|\bmay\s+(?:not\s+)?be\b|\b(?:may|might)\s+(?:not\s+)?have\s+(?:been\s+)?\w+ed\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
     r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\s+\$?\d"
     # a bound instead of a value: "at least $1 billion"; "more than $365.8 billion in 2021" after a value is a comparison
     r"|(?:^|[:\-]\s*|\b(?:was|were|is|are|of|be|totall?ed|reached)\s+)(?:at\s+least|at\s+most|up\s+to|"
@@ -102,6 +102,7 @@ class ReferenceValue:
     rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
     points_equivalent: bool = False   # a margin's change "1.7%" may be stated as 1.7 percentage points
     bare_in_unit: bool = False        # the question asks for this unit: a bare "3.0" is 3.0% ("as a percentage")
+    levels_stated: bool = False       # a change whose reference states only its two levels ("from 24.6% to 21.6%")
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -118,7 +119,8 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
                                   0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False)),
-                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False))))
+                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False)),
+                                  levels_stated=bool(v.get("levels_stated", False))))
     return out
 
 
@@ -374,6 +376,8 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     if {str(o).lower() for o in options} == set(YES_NO):
         chosen, why = yes_no_of(answer)
+        if chosen is None:
+            chosen, why = _affirms_direction(answer, question) or (None, why)
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     pats = {o: _option_pattern(o) for o in options}
     answer = _YEAR_SPAN_RE.sub(" ", answer)
@@ -439,6 +443,24 @@ _YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s
                              r"information|figure|disclosure|mention)\b)", re.IGNORECASE)
 
 _NEGATION_RE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.IGNORECASE)
+
+
+_YES_NO_DIRECTION_Q_RE = re.compile(r"^\s*(?:did|has|have|was|were|is|are|does|do)\b", re.IGNORECASE)
+
+
+def _affirms_direction(answer: str, question: str) -> tuple[str, str] | None:
+    """A yes/no question about a direction ("Did Apple's net sales increase in fiscal 2022?") answered by a
+    statement of the direction, without "yes" or "no": the same direction says yes ("Net sales rose 7.8%
+    to $394.3 billion."), the opposite one no. None when the question or the answer states no single
+    direction."""
+    if not _YES_NO_DIRECTION_Q_RE.match(question or ""):
+        return None
+    asked, _ = direction_of(re.sub(r"^\s*\w+\s+", "", question), "")
+    said, _ = direction_of(answer, question)
+    if asked is None or said is None:
+        return None
+    return ("yes", f"states the asked direction ({said})") if said == asked else \
+        ("no", f"states the opposite direction ({said}, asked {asked})")
 
 
 def yes_no_of(answer: str) -> tuple[str | None, str]:
@@ -638,6 +660,29 @@ def _swapped_labels(reading: Any, refs: Sequence[ReferenceValue], inputs: Sequen
     return None
 
 
+_FROM_END_RE = re.compile(r"\bfrom\s*(?:about\s+|approximately\s+|~)?[\s*($]*$", re.IGNORECASE)
+_TO_END_RE = re.compile(r"^[^.;\n]*\bto\s*(?:about\s+|approximately\s+|~)?[\s*($]*$", re.IGNORECASE)
+
+
+def _levels_of_change(answer: str, figs: Sequence[Figure], refs: Sequence[ReferenceValue]) -> str | None:
+    """A change whose reference states only its two levels ("changed from 24.6% in FY2021 to 21.6% in
+    FY2022"), answered in the same words: "from A to B" with B - A the reference's change (points for
+    percentages). A reference that states the change itself ("decreased by $204 million") still needs it:
+    "From $1,373 million to $1,577 million" answers it only in part."""
+    figs = sorted(figs, key=lambda f: f.start)
+    for r in refs:
+        if not r.levels_stated:
+            continue
+        for a, b in zip(figs, figs[1:], strict=False):
+            if not (_FROM_END_RE.search(answer[max(0, a.start - 40):a.start]) and _TO_END_RE.search(answer[a.end:b.start])):
+                continue
+            unit = "percent" if r.points_equivalent or r.unit == "percentage points" else r.unit
+            ra, rb = _stated_values(a, unit), _stated_values(b, unit)
+            if ra and rb and _close(rb[0][0] - ra[0][0], r.value, max(r.half_ulp, ra[0][1] + rb[0][1])):
+                return f"states the two levels the reference states, {a.text} -> {b.text}: the change {r.text}"
+    return None
+
+
 def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
                    inputs: Sequence[Mapping[str, Any]], requested_scale: float | None) -> Verdict:
     """Value items: read the answer as claims (answer_claims.read_claims); only the figures that
@@ -653,6 +698,9 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
                                             for r in refs)]
     cands = [f for f in competing if f in of_kind or any(r.points_equivalent and f.points for r in refs)]
     if not cands:
+        levels = _levels_of_change(answer, [c.figure for c in reading.claims if c.role == CONTEXT], refs)
+        if levels:
+            return Verdict(1.0, False, levels)
         context = [c for c in reading.claims if c.role == CONTEXT and c.figure in of_kind]
         elsewhere = [c for c in context if c.period is not None and asked_years and c.period not in asked_years
                      and any(value_matches(c.figure, r, answer) for r in refs)]

@@ -278,6 +278,7 @@ def _change_of_levels(a: Figure, b: Figure, asked: RequestedUnits, facts: list[s
         value = {**value_from_figure(b), "value": diff / scale, "scale": scale, "text": f"{diff / scale:.{decimals}f}",
                  "signed": True}
     value = apply_requested_units(value, b, asked)
+    value["levels_stated"] = True     # an answer in the reference's own words (the two levels) is right too
     inputs = [{**value_from_figure(f), "role": "source"} for f in (a, b)]
     return Contract(values=[value], inputs=inputs, key_facts=facts,
                     reason=f"a change asked; the reference states the levels {a.text} -> {b.text}: change {value['text']}")
