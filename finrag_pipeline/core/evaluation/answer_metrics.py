@@ -218,7 +218,9 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
         if worded_decrease or unsigned_lookup:
             a = -a
         # an answer rounded as the question asks matches (ref.rounding), whatever the cap
-        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp,
+        # the precision a question asks for wins: "9.7" is not "9.67" to "round to two decimals"
+        own_rounding = 0.0 if ref.rounding else min(rounding, MAX_ROUNDING * abs(ref.value))
+        allowed = max(ref.tolerance * abs(ref.value), own_rounding, ref.half_ulp,
                       min(rounding, ref.rounding), rounding if coarse else 0.0)
         if _close(a, ref.value, allowed):
             return True
