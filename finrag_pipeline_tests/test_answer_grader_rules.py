@@ -271,3 +271,40 @@ AFFIRMED = [
 def test_a_direction_affirmed_without_yes(question, reference, answer, correct):
     d = decide(answer, question, reference)
     assert d.decided and d.correct is correct, d
+
+
+def test_coarse_rounding_is_capped_at_two_percent():
+    ref = [answer_value(-1234, "USD millions")]
+    assert am.correctness("-$1.23 billion", answer_values=ref).correct == 1.0
+    assert am.correctness("-$1.2 billion", answer_values=ref).correct == 0.0     # 2.8% off: another value
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Working written in LaTeX, parts of a stated total, inputs after "less"
+
+GM_Q = "What was Apple's gross margin percentage in fiscal 2022?"
+REV_Q = "What were Apple's total net sales in fiscal 2022?"
+WRITTEN = [
+    (CURRENT_Q, "0.88", "\\[ \\text{Current Ratio} = \\frac{\\text{Current Assets}}{\\text{Current Liabilities}} = "
+                        "\\frac{135,405}{153,982} \\approx 0.88 \\]\n\nSo the current ratio was about 0.88.", True),
+    (CURRENT_Q, "0.88", "\\[ \\frac{135,405}{153,982} \\approx 0.93 \\]", False),
+    (GM_Q, "43.3%", "\\[ \\frac{170{,}782}{394{,}328} \\times 100 \\approx 43.3\\% \\]", True),
+    (GM_Q, "43.3%", "\\[ \\frac{170{,}782}{394{,}328} \\times 100 \\approx 41.8\\% \\]", False),
+    (REV_Q, "$394,328 million", "Total net sales:\n- Products: $316,199 million\n- Services: $78,129 million\n"
+                                "- **Total: $394,328 million**", True),
+    (REV_Q, "$394,328 million", "- Products: $316,199 million\n- Services: $78,129 million", False),
+    (REV_Q, "$394,328 million", "- Products: $316,199 million\n- Services: $78,129 million\n- iPhone: $205,489 "
+                                "million", False),
+    (FCF_Q, "$111,443 million", "**Free cash flow: $111,443 million**\n\n| Item | Amount |\n|---|---|\n"
+                                "| Operating cash flow | $122,151 million |\n| Capex | ($10,708 million) |", True),
+    (FCF_Q, "$111,443 million", "Free cash flow was about $111.4 billion ($122.2 billion of operating cash flow "
+                                "less $10.7 billion of capex).", True),
+    (FCF_Q, "$111,443 million", "Free cash flow was about $122.2 billion ($111.4 billion of operating cash flow "
+                                "plus $10.7 billion of capex).", False),
+]
+
+
+@pytest.mark.parametrize("question,reference,answer,correct", WRITTEN, ids=[w[2][:50] for w in WRITTEN])
+def test_latex_totals_and_word_operators(question, reference, answer, correct):
+    d = decide(answer, question, reference)
+    assert d.decided and d.correct is correct, d

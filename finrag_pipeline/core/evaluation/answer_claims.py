@@ -73,7 +73,10 @@ class ClaimReading:
 _BRACKET_LABEL = r"(?:\((?:[^()\d]{0,30}|(?:FY\s?)?(?:19|20)\d\d)\)|\[(?:[^\[\]\d]{0,30})\])"
 _OPERATOR = (r"(?:[-\u2212\u2013+*/\u00d7\u00f7x]|minus|plus|less|times|divided\s+by|multiplied\s+by|over)")
 # a word operator may name the next term: "($170,782 million) divided by net sales ($394,328 million)"
-_OP_GAP_RE = re.compile(rf"^(?:[\s()\[\]$]|{_BRACKET_LABEL}|million|billion|thousand)*{_OPERATOR}"
+# "$122.2 billion of operating cash flow less $10.7 billion of capex": a label may stand before "less",
+# "minus", "plus" (not before "over" or "times": "$394.3 billion in 2022 over $365.8 billion" compares)
+_OP_GAP_RE = re.compile(rf"^(?:[\s()\[\]$]|{_BRACKET_LABEL}|million|billion|thousand)*"
+                        rf"(?:(?:[A-Za-z&'\-]+\s+){{1,4}}(?=(?:less|minus|plus)\b))?{_OPERATOR}"
                         rf"(?:[\s()\[\]$]|{_BRACKET_LABEL})*(?:(?<=[a-z] )(?:[A-Za-z&'\-]+\s+){{0,4}}[\s($]*)?$",
                         re.IGNORECASE)
 _RESULT_GAP_RE = re.compile(rf"^(?:[\s()\[\]$*]|{_BRACKET_LABEL}|million|billion|thousand)*"
@@ -81,6 +84,30 @@ _RESULT_GAP_RE = re.compile(rf"^(?:[\s()\[\]$*]|{_BRACKET_LABEL}|million|billion
                             r"results?\s+in)"
                             r"(?:[\s()\[\]$*]|approximately|about|roughly|~)*$", re.IGNORECASE)
 _MINUS_SIGNS = ("-", "\u2212", "\u2013")
+
+
+_LATEX_SUBS = [
+    (re.compile(r"\\(?:text|mathrm|textbf|mathbf|operatorname)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"[\1] / [\2]"),
+    (re.compile(r"\\(?:times|cdot)(?![a-z])"), "\u00d7"), (re.compile(r"\\div(?![a-z])"), "\u00f7"),
+    (re.compile(r"\\approx(?![a-z])"), "\u2248"), (re.compile(r"\\(?:left|right)(?=[()\[\]])"), ""),
+    (re.compile(r"\\([%$])"), r"\1"), (re.compile(r"\{,\}"), ","), (re.compile(r"(?<=\d)\\,(?=\d{3})"), ","),
+    (re.compile(r"\\[\[\]()]|\$\$"), " "),
+]
+
+
+def plain_latex(text: str) -> str:
+    """An answer's LaTeX read as the plain text it shows, as LLM answers write their working:
+    "\\[ \\frac{135,405}{153,982} \\approx 0.88 \\]" -> "(135,405) / (153,982) \u2248 0.88", "43.3\\%" -> "43.3%",
+    "\\text{Revenue}" -> "Revenue". Text without a backslash is returned as is."""
+    if "\\" not in (text or "") and "{,}" not in (text or ""):
+        return text or ""
+    for pattern, repl in _LATEX_SUBS:
+        for _ in range(3):       # nested \text inside \frac
+            text, n = pattern.subn(repl, text)
+            if not n:
+                break
+    return text
 
 
 def _plain(text: str) -> str:
@@ -363,6 +390,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     if section and not any(c.role == ANSWER and c.figure.start < section_start for c in claims):
         # the working section holds the only answer: its figures are read as any others
         return read_claims(text, figures, asked_years=asked_years, asked_kind=asked_kind, working_sections=False)
+    with_parts = _parts_of_a_stated_total(claims)
+    marked += with_parts is not claims
+    claims = with_parts
     free = [c for c in claims if c.role != OPERAND]
     is_list = len(free) >= 2 and not marked and not _STATEMENT_RE.search(_without_figures(text, figs))
     return ClaimReading(claims, is_list)
@@ -384,6 +414,37 @@ def _marked_answer(text: str, figs: Sequence[Figure]) -> tuple[int, int] | None:
     end = min([i for i in (text.find("\n", start), text.find(". ", start)) if i >= 0], default=len(text))
     inside = [f for f in figs if start < f.end and f.start < end]   # a figure's span may open on a blank
     return (start, end) if len(inside) == 1 else None
+
+
+def _parts_of_a_stated_total(claims: list[Claim]) -> list[Claim]:
+    """Figures that add up to another figure of the answer are its parts: "Products $316,199 million;
+    Services $78,129 million; Total $394,328 million", "free cash flow $111.4 billion ($122.2 billion
+    of operating cash flow less $10.7 billion of capex)". Two to four competing figures of one kind that
+    sum, with signs, to a fifth (within their rounding) become context; the total still competes.
+    The answer's own words decide, not the reference: a list of unrelated figures stays a list."""
+    answers = [c for c in claims if c.role == ANSWER]
+    if not 3 <= len(answers) <= 5:
+        return claims
+    for total in answers:
+        parts = [c for c in answers if c is not total and c.figure.kind == total.figure.kind]
+        if len(parts) != len(answers) - 1 or total.figure.kind in ("percent", "points"):
+            continue
+        slack = total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) + 1e-9 * abs(total.figure.value)
+        for signs in _signs(len(parts)):
+            if abs(sum(s * p.figure.value for s, p in zip(signs, parts, strict=True)) - total.figure.value) <= slack:
+                why = f"a part of the stated total {total.figure.text}"
+                ids = {id(p) for p in parts}
+                return [Claim(c.figure, CONTEXT, c.period, c.kind, c.label, why) if id(c) in ids else c
+                        for c in claims]
+    return claims
+
+
+def _signs(n: int) -> list[tuple[int, ...]]:
+    """Sign patterns of n parts, the first one positive: a total is a sum less some parts."""
+    out: list[tuple[int, ...]] = [(1,)]
+    for _ in range(n - 1):
+        out = [(*s, x) for s in out for x in (1, -1)]
+    return out
 
 
 def _without_figures(text: str, figs: Sequence[Figure]) -> str:

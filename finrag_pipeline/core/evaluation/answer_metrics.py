@@ -25,6 +25,7 @@ from finrag_pipeline.core.evaluation.answer_claims import (
     LEVEL,
     OPERAND,
     checked_computations,
+    plain_latex,
     read_claims,
 )
 from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
@@ -54,6 +55,10 @@ __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").
 MAX_ROUNDING = 0.005
+# A figure stated at lower precision ("$11 billion", "$1.6 billion") matches when the reference rounds to
+# it, it shows two significant figures or more, and it is within 2% of the reference ("$1.2 billion" is
+# 2.8% off $1,234 million: another value). docs/METRICS.md "Rounding".
+COARSE_ROUNDING = 0.02
 _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|drop\w*|negative|down|deficit|"
                              r"reduc\w*|outflow|contract\w*|shr[ai]nk\w*)\b", re.IGNORECASE)
 _HEDGE_RE = re.compile(
@@ -200,9 +205,10 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
 
     allowed error = max(ref.tolerance x |value|, the answer's rounding capped at 0.5% of the value,
     the reference's own rounding); and, when the question asks for no precision, a figure stated at
-    lower precision with at least two significant figures matches when the reference rounds to it
-    ("$11 billion" and "approximately $11.1 billion" for $11,104 million; "$1.6 billion" for $1,577
-    million; not "$0.4 trillion" for $394,328 million: one significant figure). Sign: a figure written negative ("(334)", "-$334") is negative;
+    lower precision with at least two significant figures matches when the reference rounds to it and
+    it is within COARSE_ROUNDING (2%) of it ("$11 billion" and "approximately $11.1 billion" for $11,104
+    million; "$1.6 billion" for $1,577 million; not "$0.4 trillion" for $394,328 million: one significant
+    figure; not "$1.2 billion" for $1,234 million: 2.8% off). Sign: a figure written negative ("(334)", "-$334") is negative;
     a positive one worded as a decrease ("decreased by $2.1 billion") is too, and one worded as an
     increase stays positive. A figure with neither may state a negative reference only when the sign
     is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
@@ -221,7 +227,7 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
         # the precision a question asks for wins: "9.7" is not "9.67" to "round to two decimals"
         own_rounding = 0.0 if ref.rounding else min(rounding, MAX_ROUNDING * abs(ref.value))
         allowed = max(ref.tolerance * abs(ref.value), own_rounding, ref.half_ulp,
-                      min(rounding, ref.rounding), rounding if coarse else 0.0)
+                      min(rounding, ref.rounding), min(rounding, COARSE_ROUNDING * abs(ref.value)) if coarse else 0.0)
         if _close(a, ref.value, allowed):
             return True
     return False
@@ -566,6 +572,7 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
         requested_scale = asked.scale
     if asked.unit == "percent":     # "3.0" to "... as a percentage" is 3.0%
         refs = [dataclasses.replace(r, bare_in_unit=True) if r.unit == "percent" else r for r in refs]
+    answer = plain_latex(answer)      # "\\frac{170,782}{394,328} \\times 100 \\approx 43.3\\%"
     hedge = hedge_of(answer)
     if hedge:
         return Verdict(0.0, True, f"hedges: {hedge!r}")
