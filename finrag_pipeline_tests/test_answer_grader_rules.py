@@ -37,6 +37,10 @@ CHOICE_LEAD = [
      0.0, True),
     (EXTREME, "Fiscal 2021 or fiscal 2022. The figures: fiscal 2021: $365,817 million; fiscal 2022: "
               "$394,328 million.", 0.0, True),
+    # an option alone before a comma leads too; a list of options does not
+    (HIGHER, "Fiscal 2022, at $394.3 billion compared to $365.8 billion in fiscal 2021.", 1.0, False),
+    (HIGHER, "Fiscal 2021, at $365.8 billion compared to $394.3 billion in fiscal 2022.", 0.0, False),
+    (EXTREME, "Fiscal 2020, fiscal 2021 and fiscal 2022 all had sales above $270 billion.", 0.0, True),
 ]
 
 
@@ -306,5 +310,52 @@ WRITTEN = [
 
 @pytest.mark.parametrize("question,reference,answer,correct", WRITTEN, ids=[w[2][:50] for w in WRITTEN])
 def test_latex_totals_and_word_operators(question, reference, answer, correct):
+    d = decide(answer, question, reference)
+    assert d.decided and d.correct is correct, d
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. Contracts from the reference alone (an imported set: question and reference, nothing else)
+
+EXT_Q = "In which fiscal year from 2020 to 2022 did Apple report its highest total net sales?"
+HIGHER_Q = "Was Apple's total net sales higher in fiscal 2022 or in fiscal 2021?"
+RISE_Q = "Did Boeing's revenue rise or fall in fiscal 2021 compared with fiscal 2020?"
+RISE_REF = "It rose (higher in fiscal 2021): $62,286 million in fiscal 2021 vs $58,158 million in fiscal 2020."
+BOTH_Q = "What were Nvidia's revenue and its CFO in fiscal 2025?"
+BOTH_REF = "Total revenue: $130,497 million; Net cash provided by operating activities: $64,089 million."
+FROM_REFERENCE = [
+    # a year asked: the year decides, whatever figure the reference adds
+    (EXT_Q, "Fiscal 2022, with $394,328 million.", "Fiscal 2022.", True),
+    (EXT_Q, "Fiscal 2022, with $394,328 million.", "| Fiscal year | Net sales |\n|---|---|\n| 2020 | $274,515M |\n"
+                                                  "| 2021 | $365,817M |\n| 2022 | $394,328M |\n\nThe highest was fiscal 2022.",
+     True),
+    (EXT_Q, "Fiscal 2022, with $394,328 million.", "Fiscal 2021.", False),
+    (EXT_Q, "Fiscal 2022, with $394,328 million.", "FY2020: $274.5B; FY2021: $365.8B; FY2022: $394.3B", False),
+    (HIGHER_Q, "Higher in fiscal 2022: $394,328 million in fiscal 2022 vs $365,817 million in fiscal 2021.",
+     "They were lower in fiscal 2021.", True),
+    (HIGHER_Q, "Higher in fiscal 2022: $394,328 million in fiscal 2022 vs $365,817 million in fiscal 2021.",
+     "Fiscal 2021.", False),
+    ("In which year did Apple report total net sales of $394,328 million?", "2022", "In fiscal 2022.", True),
+    ("In which year did Apple report total net sales of $394,328 million?", "2022", "In fiscal 2021.", False),
+    # a direction asked: the reference's lead decides
+    (RISE_Q, RISE_REF, "Higher.", True),
+    (RISE_Q, RISE_REF, "Higher. The figures: fiscal 2021: $62,286 million; fiscal 2020: $58,158 million.", True),
+    (RISE_Q, RISE_REF, "It fell.", False),
+    (RISE_Q, RISE_REF, "It rose or fell slightly.", False),
+    # two quantities asked, each under its label in the reference
+    (BOTH_Q, BOTH_REF, "Total revenue was $130,497 million and net cash provided by operating activities was "
+                       "$64,089 million.", True),
+    (BOTH_Q, BOTH_REF, "Total revenue was $64,089 million and net cash provided by operating activities was "
+                       "$130,497 million.", False),
+    (BOTH_Q, BOTH_REF, "Total revenue was $130,497 million.", False),
+    # a reference whose working is nested in brackets is still one figure
+    (CAPEX_PCT_Q, "3.0% (capital expenditures FY2021 = (11,085); sales FY2021 = 365,817).", "3.0", True),
+    (CAPEX_PCT_Q, "3.0% (capital expenditures FY2021 = (11,085); sales FY2021 = 365,817).", "0.030% in fiscal 2021.",
+     False),
+]
+
+
+@pytest.mark.parametrize("question,reference,answer,correct", FROM_REFERENCE, ids=[x[2][:50] for x in FROM_REFERENCE])
+def test_contracts_from_the_reference_alone(question, reference, answer, correct):
     d = decide(answer, question, reference)
     assert d.decided and d.correct is correct, d

@@ -426,9 +426,17 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         if len(in_lead) == 1 and ":" not in lead and not hedge_of(lead):
             # "Fiscal 2020. The figures: fiscal 2019: ...; fiscal 2020: ...": the answer, then its support
             return in_lead[0], f"opens with {in_lead[0]} alone, then the figures of every option"
+        m = _COMMA_LEAD_RE.match(re.sub(r"\*\*|__|`", "", answer))
+        if m and len(m.group("lead").split()) <= 6 and not re.search(r"\b(?:and|or)\b|[&/]", m.group("lead")):
+            in_lead = [o for o in named if pats[o].search(m.group("lead"))]
+            listed = any(pats[o].search(m.group("rest")[:16]) for o in named)
+            if len(in_lead) == 1 and not listed and not hedge_of(m.group("lead")):
+                # "Fiscal 2022, at $394.3 billion compared to $365.8 billion in fiscal 2021"
+                return in_lead[0], f"opens with {in_lead[0]} alone before a comma"
     return None, f"names {len(named)} options without singling one out"
 
 
+_COMMA_LEAD_RE = re.compile(r"^[\s#>*_-]*(?P<lead>[^,;:\n]{1,60}),\s*(?P<rest>.*)", re.DOTALL)
 _BOLD_LEAD_RE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__)(?P<b>[^*_\n]+?)(?:\*\*|__)")
 
 
