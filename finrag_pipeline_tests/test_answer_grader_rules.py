@@ -359,3 +359,33 @@ FROM_REFERENCE = [
 def test_contracts_from_the_reference_alone(question, reference, answer, correct):
     d = decide(answer, question, reference)
     assert d.decided and d.correct is correct, d
+
+
+DEBT_Q = "How much did PepsiCo raise in debt in FY2023?"
+DEBT_REF = "PepsiCo raised $2.5 billion in 2023 through issuance of 5.25% Senior Notes due 2033."
+LIABILITY_Q = "What was the largest liability in American Express's balance sheet in 2022?"
+OF_KIND = [
+    # an amount asked: a percentage or a per-share figure of the reference does not compete
+    (DEBT_Q, DEBT_REF, "About $2.5 billion, through 5.25% senior notes.", True),
+    (DEBT_Q, DEBT_REF, "It raised $3.0 billion.", False),
+    ("What was the amount of total dividends paid by Coca-Cola in FY2022?",
+     "Coca-Cola paid total dividends of $7,616 million in 2022, or $1.76 per share.", "$7.6 billion", True),
+    ("What was the amount of total dividends paid by Coca-Cola in FY2022?",
+     "Coca-Cola paid total dividends of $7,616 million in 2022, or $1.76 per share.", "$1.76 per share", False),
+    # a reference that is a name
+    (LIABILITY_Q, "Customer deposits", "Customer deposits, at $110.2 billion.", True),
+    (LIABILITY_Q, "Customer deposits", "Long-term debt was the largest liability.", False),
+]
+
+
+@pytest.mark.parametrize("question,reference,answer,correct", OF_KIND, ids=[x[2][:50] for x in OF_KIND])
+def test_reference_figures_of_the_asked_kind_and_names(question, reference, answer, correct):
+    d = decide(answer, question, reference)
+    assert d.decided and d.correct is correct, d
+
+
+def test_by_how_much_may_be_an_amount_or_a_percentage():
+    c = contract_from_text("By how much did Pfizer's total revenues change between 2021 and 2022?",
+                           "Pfizer's total revenues increased by $19.3 billion, or 23%, from $81.3 billion in 2021 "
+                           "to $100.3 billion in 2022.")
+    assert not c.derived and "competing" in c.reason

@@ -171,6 +171,7 @@ def question_options(question: str) -> list[str]:
 # a question whose answer is a name: "Which segment ...?", "Who ...?", "What region ...?"
 _WHICH_Q_RE = re.compile(r"\bwhich\b|^\s*who\b|\bwhat\s+(?:segment|company|region|product|business|country|"
                          r"division|unit|category|geograph\w*|subsidiary|brand)\b", re.IGNORECASE)
+_NAME_Q_RE = re.compile(r"^\s*(?:what|which|who)\b", re.IGNORECASE)
 _VERB_RE = re.compile(r"\b(?:is|was|were|are|has|had|have|did|does|do|increased|decreased|rose|fell|grew|declined|"
                       r"reported|recorded|it|its|the\s+company|yes|no|not)\b", re.IGNORECASE)
 _DIRECTION_WORDS = (r"(?:increas\w*|decreas\w*|higher|lower|improv\w*|deteriorat\w*|ris(?:e|en)|rose|f[ae]ll\w*|"
@@ -237,6 +238,12 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
         entity = lead.group("e").strip().rstrip(".")
         return Contract(required_terms=[entity], key_facts=[f for f in facts if f != entity],
                         reason=f"the reference names {entity!r} as its answer")
+    name = text.strip().rstrip(".")
+    if _NAME_Q_RE.match(question or "") and 0 < len(name.split()) <= 5 and not parse_figures(name, keep_years=True) \
+            and not _VERB_RE.search(name) and not _NOT_A_NAME_RE.match(name):
+        # "What was the largest liability ...?" -> "Customer deposits": the name is the answer
+        return Contract(required_terms=[name], key_facts=[f for f in facts if f != name],
+                        reason=f"the reference is the name {name!r}")
     asked = requested_units(question)
     years = {y for p in periods for y in years_in(p)} or years_in(question)
     figs = [f for f in parse_figures(text, scale=scale_of_text(text) or asked.scale or 1.0)
@@ -244,7 +251,9 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     if figs:
         kind = asked_kind(question, [])
         reading = read_claims(text, figs, asked_years=years, asked_kind=kind)
-        answers = [c for c in reading.claims if c.role == ANSWER]
+        stated = [c for c in reading.claims if c.role == ANSWER]
+        answers = _of_the_asked_kind(stated, question, asked)
+        narrowed = len(stated) > 1 and len(answers) == 1
         levels = [c for c in reading.claims if c.role == CONTEXT and c.kind == LEVEL]
         if kind == CHANGE and not answers and len(levels) == 2:
             return _change_of_levels(levels[0].figure, levels[1].figure, asked, facts)
@@ -254,7 +263,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
             return Contract(values=several, inputs=[{**v, "role": "source"} for v in several], key_facts=facts,
                             reason=f"the question asks for {len(several)} things; the reference states each under its "
                                    f"label ({[v['label'] for v in several]})")
-        if reading.is_list or len(answers) != 1:
+        if (reading.is_list and not narrowed) or len(answers) != 1:
             return Contract(key_facts=facts, reason=f"the reference states {len(answers)} figures competing for "
                                                       f"the answer ({[c.figure.text for c in answers][:4]})")
         f = answers[0].figure
@@ -286,6 +295,27 @@ _SEVERAL_Q_RE = re.compile(r"^\s*(?:what|how\s+much)\s+(?:were|was|are|is|did)\b
 
 
 _LABEL_VERBS = frozenset(["was", "were", "is", "are", "had", "has", "have", "tota", "amou", "reac", "stoo", "came"])
+
+
+# "how much" asks an amount; "by how much" may be answered as an amount or a percentage
+_AMOUNT_Q_RE = re.compile(r"(?<!by )\bhow\s+much\b|\bamount\b|\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
+
+
+def _of_the_asked_kind(claims: list[Any], question: str, asked: RequestedUnits) -> list[Any]:
+    """The competing figures of a reference that are of the kind the question asks for, when that
+    singles one out: an amount ("How much did PepsiCo raise in debt?": "$2.5 billion ... 5.25% Senior
+    Notes"; "total dividends": "$7,616 million, or $1.76 per share"), or a percentage (a margin, rate,
+    share: "21.4% ... $3,000 million"). Otherwise the figures as they are."""
+    if len(claims) < 2:
+        return claims
+    if asked.unit == "percent" or (asked.ratio_is_percent and not _AMOUNT_Q_RE.search(question or "")):
+        kept = [c for c in claims if c.figure.percent and not c.figure.points]
+    elif _AMOUNT_Q_RE.search(question or "") and "per share" not in (question or "").lower():
+        kept = [c for c in claims if (c.figure.currency or c.figure.explicit_scale) and not c.figure.percent
+                and not c.figure.points and not c.figure.per_share]
+    else:
+        return claims
+    return kept if len(kept) == 1 else claims
 
 
 def _several_asked(question: str, claims: Sequence[Any], period: str | None) -> list[dict[str, Any]] | None:
