@@ -75,6 +75,7 @@ WORKING = [
     (FCF_Q, "$111,443 million", "Operating cash flow was $122,151 million and capex was $10,708 million. Free cash "
                                 "flow = 122,151 - 10,708 \u2248 112,443.", False),
     (FCF_Q, "$111,443 million", "Operating cash flow was $122,151 million and capex was $10,708 million.", False),
+    (FCF_Q, "$111,443 million", "FCF = 122,151 - 10,708 = 111,443 in fiscal 2021.", False),   # another year's
     (CURRENT_Q, "0.88", "Current ratio = 135,405 / 153,982 = 0.879, so 0.88.", True),
     (CURRENT_Q, "0.88", "Current ratio = 135,405 / 153,982 = 0.879, so 0.87.", False),
 ]

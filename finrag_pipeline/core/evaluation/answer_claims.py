@@ -364,6 +364,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
         label = _label(before)
         if id(f) in roles:
             role, why = roles[id(f)]
+            if role == ANSWER and asked_years and period is not None and period not in asked_years:
+                # "122,151 - 10,708 = 111,443 in fiscal 2021": the result, for another year
+                role, why = CONTEXT, f"the result of the working, attributed to {period}, asked {sorted(asked_years)}"
         elif f.start >= section_start:
             role, why = OPERAND, f"an input in the working section ({section.group(0).strip()!r})"
         elif claims and _RESTATED_RE.match(before) and claims[-1].role == CONTEXT:
