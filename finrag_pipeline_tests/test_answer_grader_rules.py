@@ -288,6 +288,7 @@ def test_coarse_rounding_is_capped_at_two_percent():
 # 9. Working written in LaTeX, parts of a stated total, inputs after "less"
 
 GM_Q = "What was Apple's gross margin percentage in fiscal 2022?"
+AVG_Q = "What was Apple's average net PP&E over fiscal 2021 and fiscal 2022?"
 REV_Q = "What were Apple's total net sales in fiscal 2022?"
 WRITTEN = [
     (CURRENT_Q, "0.88", "\\[ \\text{Current Ratio} = \\frac{\\text{Current Assets}}{\\text{Current Liabilities}} = "
@@ -306,6 +307,9 @@ WRITTEN = [
                                 "less $10.7 billion of capex).", True),
     (FCF_Q, "$111,443 million", "Free cash flow was about $122.2 billion ($111.4 billion of operating cash flow "
                                 "plus $10.7 billion of capex).", False),
+    (AVG_Q, "$40,778.5 million", "Average net PP&E was $40,778.5 million (FY2022: $42,117 million; FY2021: "
+                                 "$39,440 million).", True),
+    (AVG_Q, "$40,778.5 million", "FY2022: $42,117 million; FY2021: $39,440 million.", False),
 ]
 
 

@@ -420,7 +420,7 @@ def _marked_answer(text: str, figs: Sequence[Figure]) -> tuple[int, int] | None:
 
 
 def _parts_of_a_stated_total(claims: list[Claim]) -> list[Claim]:
-    """Figures that add up to another figure of the answer are its parts: "Products $316,199 million;
+    """Figures that add up to (or average to) another figure of the answer are its parts: "Products $316,199 million;
     Services $78,129 million; Total $394,328 million", "free cash flow $111.4 billion ($122.2 billion
     of operating cash flow less $10.7 billion of capex)". Two to four competing figures of one kind that
     sum, with signs, to a fifth (within their rounding) become context; the total still competes.
@@ -433,6 +433,12 @@ def _parts_of_a_stated_total(claims: list[Claim]) -> list[Claim]:
         if len(parts) != len(answers) - 1 or total.figure.kind in ("percent", "points"):
             continue
         slack = total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) + 1e-9 * abs(total.figure.value)
+        mean = sum(p.figure.value for p in parts) / len(parts)
+        if abs(mean - total.figure.value) <= slack:
+            # "average net PP&E $40,778.5 million (FY2022 $42,117 million, FY2021 $39,440 million)"
+            why = f"averaged into the stated {total.figure.text}"
+            ids = {id(p) for p in parts}
+            return [Claim(c.figure, CONTEXT, c.period, c.kind, c.label, why) if id(c) in ids else c for c in claims]
         for signs in _signs(len(parts)):
             if abs(sum(s * p.figure.value for s, p in zip(signs, parts, strict=True)) - total.figure.value) <= slack:
                 why = f"a part of the stated total {total.figure.text}"
