@@ -434,7 +434,7 @@ def _parts_of_a_stated_total(claims: list[Claim]) -> list[Claim]:
             continue
         slack = total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) + 1e-9 * abs(total.figure.value)
         mean = sum(p.figure.value for p in parts) / len(parts)
-        if abs(mean - total.figure.value) <= slack:
+        if abs(mean - total.figure.value) <= total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) / len(parts):
             # "average net PP&E $40,778.5 million (FY2022 $42,117 million, FY2021 $39,440 million)"
             why = f"averaged into the stated {total.figure.text}"
             ids = {id(p) for p in parts}
