@@ -310,6 +310,8 @@ WRITTEN = [
     (AVG_Q, "$40,778.5 million", "Average net PP&E was $40,778.5 million (FY2022: $42,117 million; FY2021: "
                                  "$39,440 million).", True),
     (AVG_Q, "$40,778.5 million", "FY2022: $42,117 million; FY2021: $39,440 million.", False),
+    # a verbless list whose last figure is the sum of the others, unlabelled: still a list
+    (REV_Q, "$394,328 million", "$316,199 million; $78,129 million; $394,328 million", False),
 ]
 
 

@@ -393,7 +393,8 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     if section and not any(c.role == ANSWER and c.figure.start < section_start for c in claims):
         # the working section holds the only answer: its figures are read as any others
         return read_claims(text, figures, asked_years=asked_years, asked_kind=asked_kind, working_sections=False)
-    with_parts = _parts_of_a_stated_total(claims)
+    bare = not _STATEMENT_RE.search(_without_figures(text, figs))
+    with_parts = _parts_of_a_stated_total(claims, bare=bare)
     marked += with_parts is not claims
     claims = with_parts
     free = [c for c in claims if c.role != OPERAND]
@@ -419,16 +420,23 @@ def _marked_answer(text: str, figs: Sequence[Figure]) -> tuple[int, int] | None:
     return (start, end) if len(inside) == 1 else None
 
 
-def _parts_of_a_stated_total(claims: list[Claim]) -> list[Claim]:
+_TOTAL_LABEL_RE = re.compile(r"\b(?:total|sum|combined|overall|altogether|aggregate)\b", re.IGNORECASE)
+
+
+def _parts_of_a_stated_total(claims: list[Claim], *, bare: bool = False) -> list[Claim]:
     """Figures that add up to (or average to) another figure of the answer are its parts: "Products $316,199 million;
     Services $78,129 million; Total $394,328 million", "free cash flow $111.4 billion ($122.2 billion
     of operating cash flow less $10.7 billion of capex)". Two to four competing figures of one kind that
     sum, with signs, to a fifth (within their rounding) become context; the total still competes.
-    The answer's own words decide, not the reference: a list of unrelated figures stays a list."""
+    The answer's own words decide, not the reference: a list of unrelated figures stays a list, and in
+    a verbless list ("316,199; 78,129; 394,328") the total must be labelled one ("Total: ...") or lead
+    the answer."""
     answers = [c for c in claims if c.role == ANSWER]
     if not 3 <= len(answers) <= 5:
         return claims
     for total in answers:
+        if bare and total is not answers[0] and not _TOTAL_LABEL_RE.search(total.label):
+            continue
         parts = [c for c in answers if c is not total and c.figure.kind == total.figure.kind]
         if len(parts) != len(answers) - 1 or total.figure.kind in ("percent", "points"):
             continue
