@@ -17,6 +17,11 @@ working the answer shows. :func:`read_claims` gives every figure one role:
   billion", "from $365.8 billion");
 * ``answer`` - everything else: the figures that compete for the asked slot.
 
+Also working, or context (docs/METRICS.md "What else a careful grader reads past"): the intermediate
+result of working that a later step uses ("= 40,778.5; 394,328 / 40,778.5 = 9.67"), a figure naming an
+operand of working that ends in a result, the parts (or averaged inputs) of a stated total, and every
+figure outside a line marked as the answer ("**Answer:** $111,443 million" under a table).
+
 An answer that is a bare list ("FY2022: $394,328 million; FY2021: $365,817 million"), with no
 statement and no comparison marker, commits to none of its figures: :attr:`ClaimReading.is_list`, and
 every figure stays a candidate. This module parses nothing itself: figures come from core/numbers.py.
