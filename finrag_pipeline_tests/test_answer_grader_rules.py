@@ -396,3 +396,9 @@ def test_by_how_much_may_be_an_amount_or_a_percentage():
                            "Pfizer's total revenues increased by $19.3 billion, or 23%, from $81.3 billion in 2021 "
                            "to $100.3 billion in 2022.")
     assert not c.derived and "competing" in c.reason
+
+
+def test_a_threshold_question_is_not_a_direction():
+    q = "Did Apple's operating expenses exceed $50 billion in fiscal 2022?"
+    d = decide("Operating expenses rose to $51.3 billion.", q, "Yes. Operating expenses were $51,345 million.")
+    assert d.decided and d.correct is False and d.non_committal, d   # rising is not exceeding: no commitment

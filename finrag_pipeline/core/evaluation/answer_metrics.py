@@ -461,6 +461,8 @@ _YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s
 _NEGATION_RE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.IGNORECASE)
 
 
+_CHANGE_VERB_Q_RE = re.compile(r"\b(?:increas\w*|decreas\w*|grow\w*|grew|declin\w*|rise|rose|risen|fall|fell|fallen|"
+                               r"improv\w*|deteriorat\w*|shr[ai]nk\w*|drop\w*)\b", re.IGNORECASE)
 _YES_NO_DIRECTION_Q_RE = re.compile(r"^\s*(?:did|has|have|was|were|is|are|does|do)\b", re.IGNORECASE)
 
 
@@ -469,8 +471,8 @@ def _affirms_direction(answer: str, question: str) -> tuple[str, str] | None:
     statement of the direction, without "yes" or "no": the same direction says yes ("Net sales rose 7.8%
     to $394.3 billion."), the opposite one no. None when the question or the answer states no single
     direction."""
-    if not _YES_NO_DIRECTION_Q_RE.match(question or ""):
-        return None
+    if not _YES_NO_DIRECTION_Q_RE.match(question or "") or not _CHANGE_VERB_Q_RE.search(question or ""):
+        return None     # "Did opex exceed $50 billion?" asks a threshold, not a change
     asked, _ = direction_of(re.sub(r"^\s*\w+\s+", "", question), "")
     said, _ = direction_of(answer, question)
     if asked is None or said is None:
