@@ -402,3 +402,11 @@ def test_a_threshold_question_is_not_a_direction():
     q = "Did Apple's operating expenses exceed $50 billion in fiscal 2022?"
     d = decide("Operating expenses rose to $51.3 billion.", q, "Yes. Operating expenses were $51,345 million.")
     assert d.decided and d.correct is False and d.non_committal, d   # rising is not exceeding: no commitment
+
+
+def test_a_year_asked_with_a_second_part_is_no_year_choice():
+    from finrag_pipeline.core.qa.answer_contract import year_choice_contract
+
+    q = "Which year, 2021 or 2022, had the higher gross margin, and by how much?"
+    assert year_choice_contract(q, "2022, by 1.5 percentage points.") is None
+    assert year_choice_contract(EXT_Q, "Fiscal 2022, with $394,328 million.").choice == "FY2022"

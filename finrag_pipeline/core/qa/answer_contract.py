@@ -487,6 +487,7 @@ _TIMES_RE = re.compile(r"\d\s*(?:x|times)\b", re.IGNORECASE)
 # "In which fiscal year ...?", "What year ...?", "... higher in fiscal 2022 or in fiscal 2021?"
 _WHICH_YEAR_Q_RE = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+|calendar\s+)?(?:year|period)\b"
                               r"|(?:19|20)\d\d\b[^?.]{0,25}\bor\b[^?.]{0,25}\b(?:FY\s?)?(?:19|20)\d\d\b", re.IGNORECASE)
+_SECOND_PART_Q_RE = re.compile(r"(?:,|\band)\s+(?:by\s+)?(?:how|what|why|which)\b", re.IGNORECASE)
 _YEAR_RANGE_RE = re.compile(r"\b(?:from|between)\s+(?:fiscal\s+(?:year\s+)?|FY\s?)?((?:19|20)\d\d)\s+(?:to|and|through)\s+"
                             r"(?:fiscal\s+(?:year\s+)?|FY\s?)?((?:19|20)\d\d)\b", re.IGNORECASE)
 
@@ -499,8 +500,8 @@ def year_choice_contract(question: str, reference: str) -> Contract | None:
     question, or a reference that commits to no one year."""
     from finrag_pipeline.core.evaluation.answer_metrics import choice_of
 
-    if not _WHICH_YEAR_Q_RE.search(question or ""):
-        return None
+    if not _WHICH_YEAR_Q_RE.search(question or "") or _SECOND_PART_Q_RE.search(question or ""):
+        return None     # "Which year ..., and by how much?": the year is half the answer
     years = set(years_in(question))
     for m in _YEAR_RANGE_RE.finditer(question or ""):
         lo, hi = sorted((int(m.group(1)), int(m.group(2))))
