@@ -75,7 +75,7 @@ _NUM_RE = re.compile(
     r"(?P<sign2>[-\u2212])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<close>\))?"
     r"(?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mm|mn|[bmk])(?![a-z]))?"
-    r"(?:\s*(?P<pct>%\s*points?|%|percentage\s+points?|percent(?:age)?\b|per\s+cent\b|pp\b|bps\b|basis\s+points?))?"
+    r"(?:\s*(?P<pct>%\s*points?|%|percentage\s+points?|percent(?:age)?\b|per\s+cent\b|pp\b|bps\b|basis\s+points?|points?\b))?"
     r"(?P<ps>\s*(?:per\s+(?:diluted\s+|basic\s+)?share|/\s*share))?",
     re.IGNORECASE,
 )
@@ -111,8 +111,10 @@ class Figure:
     @property
     def is_year(self) -> bool:
         # the number as printed: a year stays a year where a text's declared scale applies to bare numbers
+        # "(2021)" after a figure is a year in brackets, not an accounting negative (which prints "(2,021)")
+        value = abs(self.value) if self.text.startswith("(") and self.text.endswith(")") else self.value
         return (not self.percent and not self.currency and not self.explicit_scale and self.decimals == 0
-                and 1900 <= self.value / self.scale <= 2100 and "," not in self.text)
+                and 1900 <= value / self.scale <= 2100 and "," not in self.text)
 
     @property
     def half_ulp(self) -> float:

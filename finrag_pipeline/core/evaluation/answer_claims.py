@@ -17,6 +17,11 @@ working the answer shows. :func:`read_claims` gives every figure one role:
   billion", "from $365.8 billion");
 * ``answer`` - everything else: the figures that compete for the asked slot.
 
+Also working, or context (docs/METRICS.md "What else a careful grader reads past"): the intermediate
+result of working that a later step uses ("= 40,778.5; 394,328 / 40,778.5 = 9.67"), a figure naming an
+operand of working that ends in a result, the parts (or averaged inputs) of a stated total, and every
+figure outside a line marked as the answer ("**Answer:** $111,443 million" under a table).
+
 An answer that is a bare list ("FY2022: $394,328 million; FY2021: $365,817 million"), with no
 statement and no comparison marker, commits to none of its figures: :attr:`ClaimReading.is_list`, and
 every figure stays a candidate. This module parses nothing itself: figures come from core/numbers.py.
@@ -73,7 +78,10 @@ class ClaimReading:
 _BRACKET_LABEL = r"(?:\((?:[^()\d]{0,30}|(?:FY\s?)?(?:19|20)\d\d)\)|\[(?:[^\[\]\d]{0,30})\])"
 _OPERATOR = (r"(?:[-\u2212\u2013+*/\u00d7\u00f7x]|minus|plus|less|times|divided\s+by|multiplied\s+by|over)")
 # a word operator may name the next term: "($170,782 million) divided by net sales ($394,328 million)"
-_OP_GAP_RE = re.compile(rf"^(?:[\s()\[\]$]|{_BRACKET_LABEL}|million|billion|thousand)*{_OPERATOR}"
+# "$122.2 billion of operating cash flow less $10.7 billion of capex": a label may stand before "less",
+# "minus", "plus" (not before "over" or "times": "$394.3 billion in 2022 over $365.8 billion" compares)
+_OP_GAP_RE = re.compile(rf"^(?:[\s()\[\]$]|{_BRACKET_LABEL}|million|billion|thousand)*"
+                        rf"(?:(?:[A-Za-z&'\-]+\s+){{1,4}}(?=(?:less|minus|plus)\b))?{_OPERATOR}"
                         rf"(?:[\s()\[\]$]|{_BRACKET_LABEL})*(?:(?<=[a-z] )(?:[A-Za-z&'\-]+\s+){{0,4}}[\s($]*)?$",
                         re.IGNORECASE)
 _RESULT_GAP_RE = re.compile(rf"^(?:[\s()\[\]$*]|{_BRACKET_LABEL}|million|billion|thousand)*"
@@ -81,6 +89,30 @@ _RESULT_GAP_RE = re.compile(rf"^(?:[\s()\[\]$*]|{_BRACKET_LABEL}|million|billion
                             r"results?\s+in)"
                             r"(?:[\s()\[\]$*]|approximately|about|roughly|~)*$", re.IGNORECASE)
 _MINUS_SIGNS = ("-", "\u2212", "\u2013")
+
+
+_LATEX_SUBS = [
+    (re.compile(r"\\(?:text|mathrm|textbf|mathbf|operatorname)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\d?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"[\1] / [\2]"),
+    (re.compile(r"\\(?:times|cdot)(?![a-z])"), "\u00d7"), (re.compile(r"\\div(?![a-z])"), "\u00f7"),
+    (re.compile(r"\\approx(?![a-z])"), "\u2248"), (re.compile(r"\\(?:left|right)(?=[()\[\]])"), ""),
+    (re.compile(r"\\([%$])"), r"\1"), (re.compile(r"\{,\}"), ","), (re.compile(r"(?<=\d)\\,(?=\d{3})"), ","),
+    (re.compile(r"\\[\[\]()]|\$\$"), " "),
+]
+
+
+def plain_latex(text: str) -> str:
+    """An answer's LaTeX read as the plain text it shows, as LLM answers write their working:
+    "\\[ \\frac{135,405}{153,982} \\approx 0.88 \\]" -> "(135,405) / (153,982) \u2248 0.88", "43.3\\%" -> "43.3%",
+    "\\text{Revenue}" -> "Revenue". Text without a backslash is returned as is."""
+    if "\\" not in (text or "") and "{,}" not in (text or ""):
+        return text or ""
+    for pattern, repl in _LATEX_SUBS:
+        for _ in range(3):       # nested \text inside \frac
+            text, n = pattern.subn(repl, text)
+            if not n:
+                break
+    return text
 
 
 def _plain(text: str) -> str:
@@ -298,12 +330,31 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
     # (matched by where they end: a sign the blanked emphasis exposes may move a start)
     by_end = {f.end: f for f in figs}
     every = {f.end: f for f in parse_figures(text)} | by_end
-    for operands, result in computations(text, list(every.values())):
+    shown = computations(text, list(every.values()))
+    # (figures only: the constants of "/ 2" and "x 100" name no input)
+    operand_numbers = {round(o.magnitude, 9) for operands, _ in shown for o in operands if o.end in by_end}
+    for n, (operands, result) in enumerate(shown):
         for o in operands:
             if o.end in by_end:
                 roles[id(by_end[o.end])] = (OPERAND, "an operand of the working shown")
-        if result is not None and result.end in by_end:
+        if result is None or result.end not in by_end:
+            continue
+        later = {round(o.magnitude, 9) for ops, _ in shown[n + 1:] for o in ops}
+        if round(result.magnitude, 9) in later:
+            # "(42,117 + 39,440) / 2 = 40,778.5; 394,328 / 40,778.5 = 9.67": a step, not the answer
+            roles[id(by_end[result.end])] = (OPERAND, "an intermediate result, an operand of later working")
+        else:
             roles.setdefault(id(by_end[result.end]), (ANSWER, "the result of the working shown"))
+    # the inputs named in words before or after working that ends in a result ("operating cash flow was
+    # $122,151 million and capex $10,708 million. 122,151 - 10,708 = 111,443"): the same numbers as its
+    # operands. Working without a result leaves them alone ("The average is 0.13%: (0.11% + 0.13% + 0.16%) / 3")
+    has_result = any(role == ANSWER for role, _ in roles.values())
+    for f in figs:
+        if has_result and id(f) not in roles and round(f.magnitude, 9) in operand_numbers:
+            roles[id(f)] = (OPERAND, "names an operand of the working shown")
+    # an answer marked as such ("**Answer:** $111,443 million" under a table of both years): the one
+    # figure of the marked line is the answer, the others are context (a marked list marks nothing)
+    marked_span = _marked_answer(text, [f for f in figs if roles.get(id(f), (ANSWER,))[0] != OPERAND])
     # figures of a working section ("Formula: ...", "Calculation: ...", "Sources: ...") are its inputs
     section = _WORKING_SECTION_RE.search(text) if working_sections else None
     section_start = section.start() if section else len(text)
@@ -318,6 +369,9 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
         label = _label(before)
         if id(f) in roles:
             role, why = roles[id(f)]
+            if role == ANSWER and asked_years and period is not None and period not in asked_years:
+                # "122,151 - 10,708 = 111,443 in fiscal 2021": the result, for another year
+                role, why = CONTEXT, f"the result of the working, attributed to {period}, asked {sorted(asked_years)}"
         elif f.start >= section_start:
             role, why = OPERAND, f"an input in the working section ({section.group(0).strip()!r})"
         elif claims and _RESTATED_RE.match(before) and claims[-1].role == CONTEXT:
@@ -337,13 +391,82 @@ def read_claims(text: str, figures: Sequence[Figure], *, asked_years: set[int] |
             role, why = CONTEXT, "a level, a change is asked"
         else:
             role, why = ANSWER, "competes for the asked slot"
+        if marked_span and role == ANSWER and not (marked_span[0] < f.end and f.start < marked_span[1]):
+            role, why = CONTEXT, "outside the line marked as the answer"
+            marked += 1
         claims.append(Claim(f, role, period, kind, label, why))
     if section and not any(c.role == ANSWER and c.figure.start < section_start for c in claims):
         # the working section holds the only answer: its figures are read as any others
         return read_claims(text, figures, asked_years=asked_years, asked_kind=asked_kind, working_sections=False)
+    bare = not _STATEMENT_RE.search(_without_figures(text, figs))
+    with_parts = _parts_of_a_stated_total(claims, bare=bare)
+    marked += with_parts is not claims
+    claims = with_parts
     free = [c for c in claims if c.role != OPERAND]
     is_list = len(free) >= 2 and not marked and not _STATEMENT_RE.search(_without_figures(text, figs))
     return ClaimReading(claims, is_list)
+
+
+# "Answer: ...", "**Final answer:** ...", "The answer is ...", a heading "## Answer" over its line
+_ANSWER_MARK_RE = re.compile(r"(?:^|(?<=[\n|.;]))[\s#>*_-]*(?:the\s+)?(?:final\s+|short\s+)?answer[\s*_]*(?:[:\u2014=]|is\b|\n)",
+                             re.IGNORECASE)
+
+
+def _marked_answer(text: str, figs: Sequence[Figure]) -> tuple[int, int] | None:
+    """The span of the line an answer marks as its answer, when that line states exactly one figure."""
+    m = _ANSWER_MARK_RE.search(text)
+    if not m:
+        return None
+    start = m.end()
+    while start < len(text) and text[start] in " \t\n*_":
+        start += 1
+    end = min([i for i in (text.find("\n", start), text.find(". ", start)) if i >= 0], default=len(text))
+    inside = [f for f in figs if start < f.end and f.start < end]   # a figure's span may open on a blank
+    return (start, end) if len(inside) == 1 else None
+
+
+_TOTAL_LABEL_RE = re.compile(r"\b(?:total|sum|combined|overall|altogether|aggregate)\b", re.IGNORECASE)
+
+
+def _parts_of_a_stated_total(claims: list[Claim], *, bare: bool = False) -> list[Claim]:
+    """Figures that add up to (or average to) another figure of the answer are its parts: "Products $316,199 million;
+    Services $78,129 million; Total $394,328 million", "free cash flow $111.4 billion ($122.2 billion
+    of operating cash flow less $10.7 billion of capex)". Two to four competing figures of one kind that
+    sum, with signs, to a fifth (within their rounding) become context; the total still competes.
+    The answer's own words decide, not the reference: a list of unrelated figures stays a list, and in
+    a verbless list ("316,199; 78,129; 394,328") the total must be labelled one ("Total: ...") or lead
+    the answer."""
+    answers = [c for c in claims if c.role == ANSWER]
+    if not 3 <= len(answers) <= 5:
+        return claims
+    for total in answers:
+        if bare and total is not answers[0] and not _TOTAL_LABEL_RE.search(total.label):
+            continue
+        parts = [c for c in answers if c is not total and c.figure.kind == total.figure.kind]
+        if len(parts) != len(answers) - 1 or total.figure.kind in ("percent", "points"):
+            continue
+        slack = total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) + 1e-9 * abs(total.figure.value)
+        mean = sum(p.figure.value for p in parts) / len(parts)
+        if abs(mean - total.figure.value) <= total.figure.half_ulp + sum(p.figure.half_ulp for p in parts) / len(parts):
+            # "average net PP&E $40,778.5 million (FY2022 $42,117 million, FY2021 $39,440 million)"
+            why = f"averaged into the stated {total.figure.text}"
+            ids = {id(p) for p in parts}
+            return [Claim(c.figure, CONTEXT, c.period, c.kind, c.label, why) if id(c) in ids else c for c in claims]
+        for signs in _signs(len(parts)):
+            if abs(sum(s * p.figure.value for s, p in zip(signs, parts, strict=True)) - total.figure.value) <= slack:
+                why = f"a part of the stated total {total.figure.text}"
+                ids = {id(p) for p in parts}
+                return [Claim(c.figure, CONTEXT, c.period, c.kind, c.label, why) if id(c) in ids else c
+                        for c in claims]
+    return claims
+
+
+def _signs(n: int) -> list[tuple[int, ...]]:
+    """Sign patterns of n parts, the first one positive: a total is a sum less some parts."""
+    out: list[tuple[int, ...]] = [(1,)]
+    for _ in range(n - 1):
+        out = [(*s, x) for s in out for x in (1, -1)]
+    return out
 
 
 def _without_figures(text: str, figs: Sequence[Figure]) -> str:

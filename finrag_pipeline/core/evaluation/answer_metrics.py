@@ -12,6 +12,7 @@ may be quoted as context but never count as the answer.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from finrag_pipeline.core.evaluation.answer_claims import (
     LEVEL,
     OPERAND,
     checked_computations,
+    plain_latex,
     read_claims,
 )
 from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
@@ -53,12 +55,16 @@ __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").
 MAX_ROUNDING = 0.005
+# A figure stated at lower precision ("$11 billion", "$1.6 billion") matches when the reference rounds to
+# it, it shows two significant figures or more, and it is within 2% of the reference ("$1.2 billion" is
+# 2.8% off $1,234 million: another value). docs/METRICS.md "Rounding".
+COARSE_ROUNDING = 0.02
 _DECREASE_WORDS = re.compile(r"\b(decreas\w*|declin\w*|los[st]\w*|lower|fell|drop\w*|negative|down|deficit|"
                              r"reduc\w*|outflow|contract\w*|shr[ai]nk\w*)\b", re.IGNORECASE)
 _HEDGE_RE = re.compile(
     r"\bbetween\s+\S*\d[^.;]{0,40}?\s+and\s+\S*\d"            # between 10 and 20
     r"|\beither\b|\d[\w%,.]*\s+or\s+\$?\d|\bsomewhere\b|\bpossibly\b|\bperhaps\b|\bmight\s+be\b"
-    r"|\bmay\s+(?:not\s+)?be\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
+    r"|\bmay\s+(?:not\s+)?be\b|\b(?:may|might)\s+(?:not\s+)?have\s+(?:been\s+)?\w+ed\b|\bcould\s+(?:not\s+)?be\b|\bnot\s+sure\b|\buncertain\b|\bunclear\b|\bhard\s+to\s+say\b"
     r"|\bcannot\s+(?:be\s+)?determined?\b|\bin\s+the\s+range\b|\brange\s+of\s+\$?\d"
     # a bound instead of a value: "at least $1 billion"; "more than $365.8 billion in 2021" after a value is a comparison
     r"|(?:^|[:\-]\s*|\b(?:was|were|is|are|of|be|totall?ed|reached)\s+)(?:at\s+least|at\s+most|up\s+to|"
@@ -100,6 +106,8 @@ class ReferenceValue:
     signed: bool = False       # a change: the answer must say its direction (sign or increase/decrease)
     rounding: float = 0.0      # rounding the question asks for ("two decimal places": 0.005), in base units
     points_equivalent: bool = False   # a margin's change "1.7%" may be stated as 1.7 percentage points
+    bare_in_unit: bool = False        # the question asks for this unit: a bare "3.0" is 3.0% ("as a percentage")
+    levels_stated: bool = False       # a change whose reference states only its two levels ("from 24.6% to 21.6%")
 
 
 def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
@@ -116,7 +124,8 @@ def reference_values(answer_values: Sequence[Mapping[str, Any]]) -> list[Referen
         out.append(ReferenceValue(float(v["value"]) * scale, base, v.get("period"),
                                   float(v.get("tolerance") or 0.0), text or str(v["value"]),
                                   0.5 * 10 ** (-decimals) * scale, bool(v.get("signed", False)),
-                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False))))
+                                  float(v.get("rounding") or 0.0) * scale, bool(v.get("points_equivalent", False)),
+                                  levels_stated=bool(v.get("levels_stated", False))))
     return out
 
 
@@ -128,17 +137,21 @@ def _input_values(inputs: Sequence[Mapping[str, Any]]) -> list[ReferenceValue]:
 # Matching one stated figure to one asked value
 
 
-def _stated_values(f: Figure, unit: str | None) -> list[tuple[float, float]]:
+def _stated_values(f: Figure, unit: str | None, *, bare_in_unit: bool = False) -> list[tuple[float, float]]:
     """(value, rounding) readings of figure ``f`` in the base unit ``unit``; [] when incompatible.
 
     "43.3%" and "0.433" both read 43.3 for a percent; a percent change is never percentage points
-    and the reverse; per-share amounts never match totals; a bare number means what it says (no scale)."""
+    and the reverse; per-share amounts never match totals; a bare number means what it says (no scale),
+    or, ``bare_in_unit``, the unit the question asks for ("3.0" to "... as a percentage" is 3.0%)."""
     if unit == "percent":
         if f.percent and not f.points:
             return [(f.value, f.half_ulp)]
+        out = []
+        if f.kind == "plain" and not f.explicit_scale and bare_in_unit:
+            out.append((f.value, f.half_ulp))
         if f.kind == "plain" and not f.explicit_scale and abs(f.value) < 1 and f.decimals >= 2:
-            return [(f.value * 100, f.half_ulp * 100)]  # a fraction: 0.433 = 43.3%
-        return []
+            out.append((f.value * 100, f.half_ulp * 100))  # a fraction: 0.433 = 43.3%
+        return out
     if unit == "percentage points":
         return [(f.value, f.half_ulp)] if f.points else []
     if unit == "ratio":
@@ -159,11 +172,17 @@ _INCREASE_WORDS = re.compile(r"\b(increas\w*|grew|grow\w*|rose|rise[sn]?|rising|
                              r"inflow|surplus)\b", re.IGNORECASE)
 
 
+_LEVEL_AFTER_CHANGE_RE = re.compile(r"\b(?:to|reach\w*)\s*(?:about\s+|approximately\s+|roughly\s+|~)?[\s*($]*$",
+                                    re.IGNORECASE)
+
+
 def _direction(answer_text: str, f: Figure) -> int:
     """+1 / -1 when the words just before the figure (same clause) say increase / decrease, else 0."""
     if f.start < 0:
         return 0
     before = re.split(r"[.;:\n]", answer_text[max(0, f.start - 60):f.start])[-1]
+    if _LEVEL_AFTER_CHANGE_RE.search(before):
+        return 0    # "fell to 0.87", "rose from 0.99 to 1.05": a level, whatever the change was
     ups = [m.start() for m in _INCREASE_WORDS.finditer(before)]
     downs = [m.start() for m in _DECREASE_WORDS.finditer(before)]
     if not ups and not downs:
@@ -171,17 +190,32 @@ def _direction(answer_text: str, f: Figure) -> int:
     return 1 if max(ups, default=-1) > max(downs, default=-1) else -1
 
 
+def _readings(f: Figure, ref: ReferenceValue) -> list[tuple[float, float]]:
+    return _stated_values(f, ref.unit, bare_in_unit=ref.bare_in_unit)
+
+
+def significant_figures(f: Figure) -> int:
+    """Digits shown from the first non-zero one: "$11 billion" 2, "$1.6 billion" 2, "$0.4 trillion" 1,
+    "394,328" 6, "0" 0."""
+    return len(f"{f.magnitude:.{f.decimals}f}".replace(".", "").lstrip("0"))
+
+
 def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool:
     """Does the stated figure ``f`` commit to the value ``ref`` (unit, scale, sign, tolerance)?
 
     allowed error = max(ref.tolerance x |value|, the answer's rounding capped at 0.5% of the value,
-    the reference's own rounding). Sign: a figure written negative ("(334)", "-$334") is negative;
+    the reference's own rounding); and, when the question asks for no precision, a figure stated at
+    lower precision with at least two significant figures matches when the reference rounds to it and
+    it is within COARSE_ROUNDING (2%) of it ("$11 billion" and "approximately $11.1 billion" for $11,104
+    million; "$1.6 billion" for $1,577 million; not "$0.4 trillion" for $394,328 million: one significant
+    figure; not "$1.2 billion" for $1,234 million: 2.8% off). Sign: a figure written negative ("(334)", "-$334") is negative;
     a positive one worded as a decrease ("decreased by $2.1 billion") is too, and one worded as an
     increase stays positive. A figure with neither may state a negative reference only when the sign
     is not asked (``signed`` false: a lookup such as "dividends paid $14,081 million" for (14,081));
     for a change (``signed``) the direction must be said."""
     direction = _direction(answer_text, f)
-    readings = _stated_values(f, ref.unit)
+    readings = _readings(f, ref)
+    coarse = ref.rounding == 0 and significant_figures(f) >= 2
     if ref.points_equivalent and f.points:
         readings = [(f.value, f.half_ulp)]
     for a, rounding in readings:
@@ -190,8 +224,10 @@ def value_matches(f: Figure, ref: ReferenceValue, answer_text: str = "") -> bool
         if worded_decrease or unsigned_lookup:
             a = -a
         # an answer rounded as the question asks matches (ref.rounding), whatever the cap
-        allowed = max(ref.tolerance * abs(ref.value), min(rounding, MAX_ROUNDING * abs(ref.value)), ref.half_ulp,
-                      min(rounding, ref.rounding))
+        # the precision a question asks for wins: "9.7" is not "9.67" to "round to two decimals"
+        own_rounding = 0.0 if ref.rounding else min(rounding, MAX_ROUNDING * abs(ref.value))
+        allowed = max(ref.tolerance * abs(ref.value), own_rounding, ref.half_ulp,
+                      min(rounding, ref.rounding), min(rounding, COARSE_ROUNDING * abs(ref.value)) if coarse else 0.0)
         if _close(a, ref.value, allowed):
             return True
     return False
@@ -201,7 +237,7 @@ def _loosely_equal(f: Figure, ref: ReferenceValue) -> bool:
     """Same number at some scale, either sign: "394,328" or "$394,328 thousand" for 394,328 million
     (the figure as context, or at a wrong scale), "$365.8 billion" for 365,817 million."""
     v = abs(ref.value)
-    readings = [abs(a) for a, _ in _stated_values(f, ref.unit)] or [abs(f.value)]
+    readings = [abs(a) for a, _ in _readings(f, ref)] or [abs(f.value)]
     if any(_close(r, v, MAX_ROUNDING * v) for r in readings):
         return True
     for s in (1e3, 1e6, 1e9, 1e12, 1e-2, 1e2):
@@ -258,6 +294,20 @@ def _restatement(text: str) -> bool:
     return bool(a and b) and (a[-1].percent or a[-1].points) != (b[0].percent or b[0].points)
 
 
+def _subtraction(text: str, m: re.Match) -> bool:
+    """"122,151 - 10,708 ≈ 111,443": the numbers either side of a dash, the left one larger, or a result
+    after them in the same sentence ("= / ≈ / equals / gives"), are a subtraction; "10-20%" is a range."""
+    left = parse_figures(text[:m.start() + 1], keep_years=True)
+    right = parse_figures(text[m.end() - 1:], keep_years=True)
+    if not left or not right:
+        return False
+    rest = re.split(r"(?<!\d)\.(?!\d)|\n|;", text[m.end():], maxsplit=1)[0]
+    return abs(left[-1].value) > abs(right[0].value) or bool(_RESULT_MARK_RE.search(rest))
+
+
+_RESULT_MARK_RE = re.compile(r"[=\u2248\u2192]|\b(?:equals?|gives|yields)\b", re.IGNORECASE)
+
+
 def hedge_of(answer: str) -> str | None:
     """The hedge in an answer ("between 10 and 20", "either", "10-20%", "possibly"), or None.
 
@@ -272,6 +322,8 @@ def hedge_of(answer: str) -> str | None:
         sentence = text[start:min(ends) if ends else len(text)]
         if " or " in m.group(0) and _restatement(m.group(0)):
             continue      # "8% or $28.5 billion": one change in two units, not two guesses
+        if m.re is _RANGE_RE and _subtraction(text, m):
+            continue      # "122,151 - 10,708": an operand minus a smaller one is working, not a range
         if not any_figure or parse_figures(sentence, keep_years=True):
             return m.group(0).strip()
     return None
@@ -332,6 +384,8 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     if {str(o).lower() for o in options} == set(YES_NO):
         chosen, why = yes_no_of(answer)
+        if chosen is None:
+            chosen, why = _affirms_direction(answer, question) or (None, why)
         return (next(o for o in options if str(o).lower() == chosen) if chosen else None), why
     pats = {o: _option_pattern(o) for o in options}
     answer = _YEAR_SPAN_RE.sub(" ", answer)
@@ -366,7 +420,37 @@ def choice_of(answer: str, options: Sequence[str], question: str = "") -> tuple[
         return chosen.pop(), "singles out one option"
     if len(named) == 1 and not chosen:
         return named[0], f"names only {named[0]}"
+    if not chosen:
+        lead = _lead(answer)
+        in_lead = [o for o in named if pats[o].search(lead)]
+        if len(in_lead) == 1 and ":" not in lead and not hedge_of(lead):
+            # "Fiscal 2020. The figures: fiscal 2019: ...; fiscal 2020: ...": the answer, then its support
+            return in_lead[0], f"opens with {in_lead[0]} alone, then the figures of every option"
+        m = _COMMA_LEAD_RE.match(re.sub(r"\*\*|__|`", "", answer))
+        if m and len(m.group("lead").split()) <= 6 and not re.search(r"\b(?:and|or)\b|[&/]", m.group("lead")):
+            in_lead = [o for o in named if pats[o].search(m.group("lead"))]
+            listed = any(pats[o].search(m.group("rest")[:16]) for o in named)
+            if len(in_lead) == 1 and not listed and not hedge_of(m.group("lead")):
+                # "Fiscal 2022, at $394.3 billion compared to $365.8 billion in fiscal 2021"
+                return in_lead[0], f"opens with {in_lead[0]} alone before a comma"
     return None, f"names {len(named)} options without singling one out"
+
+
+_COMMA_LEAD_RE = re.compile(r"^[\s#>*_-]*(?P<lead>[^,;:\n]{1,60}),\s*(?P<rest>.*)", re.DOTALL)
+_BOLD_LEAD_RE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__)(?P<b>[^*_\n]+?)(?:\*\*|__)")
+
+
+def _lead(answer: str) -> str:
+    """What an answer opens with as its own statement: a leading bold span ("**Fiscal 2025** ..."), else
+    its first sentence."""
+    m = _BOLD_LEAD_RE.match(answer or "")
+    if m:
+        return m.group("b")
+    text = re.sub(r"\*\*|__|`|^#+\s*", "", (answer or "").strip())
+    # a sentence ends at . ! ? before a blank ("Fiscal 2020. The figures ..."), not after a one-letter
+    # word or list number ("1. ", "U.S. ")
+    end = re.search(r"(?<!\b\w)[.!?](?=\s)|\n", text)
+    return text[:end.start()] if end else text
 
 
 DIRECTION_OPTIONS = ("higher", "lower")
@@ -375,6 +459,26 @@ _YES_NO_LEAD_RE = re.compile(r"^[\W_]*(?:(?:the\s+)?answer\s+is\s*:?\s*|answer\s
                              r"information|figure|disclosure|mention)\b)", re.IGNORECASE)
 
 _NEGATION_RE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.IGNORECASE)
+
+
+_CHANGE_VERB_Q_RE = re.compile(r"\b(?:increas\w*|decreas\w*|grow\w*|grew|declin\w*|rise|rose|risen|fall|fell|fallen|"
+                               r"improv\w*|deteriorat\w*|shr[ai]nk\w*|drop\w*)\b", re.IGNORECASE)
+_YES_NO_DIRECTION_Q_RE = re.compile(r"^\s*(?:did|has|have|was|were|is|are|does|do)\b", re.IGNORECASE)
+
+
+def _affirms_direction(answer: str, question: str) -> tuple[str, str] | None:
+    """A yes/no question about a direction ("Did Apple's net sales increase in fiscal 2022?") answered by a
+    statement of the direction, without "yes" or "no": the same direction says yes ("Net sales rose 7.8%
+    to $394.3 billion."), the opposite one no. None when the question or the answer states no single
+    direction."""
+    if not _YES_NO_DIRECTION_Q_RE.match(question or "") or not _CHANGE_VERB_Q_RE.search(question or ""):
+        return None     # "Did opex exceed $50 billion?" asks a threshold, not a change
+    asked, _ = direction_of(re.sub(r"^\s*\w+\s+", "", question), "")
+    said, _ = direction_of(answer, question)
+    if asked is None or said is None:
+        return None
+    return ("yes", f"states the asked direction ({said})") if said == asked else \
+        ("no", f"states the opposite direction ({said}, asked {asked})")
 
 
 def yes_no_of(answer: str) -> tuple[str | None, str]:
@@ -473,8 +577,12 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     terms = [t for t in required_terms if str(t).strip()]
     if not refs and not answer_choice and not terms:
         return Verdict(None, False, "the item asks for no value or choice (narrative or unanswerable)")
+    asked = requested_units(question)
     if requested_scale is None:
-        requested_scale = requested_units(question).scale
+        requested_scale = asked.scale
+    if asked.unit == "percent":     # "3.0" to "... as a percentage" is 3.0%
+        refs = [dataclasses.replace(r, bare_in_unit=True) if r.unit == "percent" else r for r in refs]
+    answer = plain_latex(answer)      # "\\frac{170,782}{394,328} \\times 100 \\approx 43.3\\%"
     hedge = hedge_of(answer)
     if hedge:
         return Verdict(0.0, True, f"hedges: {hedge!r}")
@@ -542,6 +650,58 @@ def asked_kind(question: str, refs: Sequence[ReferenceValue]) -> str | None:
     return LEVEL
 
 
+def _swapped_labels(reading: Any, refs: Sequence[ReferenceValue], inputs: Sequence[Mapping[str, Any]],
+                    stated: Mapping[int, Sequence[Figure]], answer: str) -> str | None:
+    """Two or more asked values, each with its line item's label (the item's source figure of that value):
+    a figure stated under another value's label ("Total revenue was $64,089 million and net cash from
+    operations was $130,497 million", the two swapped) is that other value, wrong. None when no figure
+    is labelled against its value."""
+    from finrag_pipeline.core.qa.asked import content_words
+
+    if len(refs) < 2:
+        return None
+    labelled = [(str(i["label"]), v) for i in inputs or [] if i.get("label") and i.get("value") is not None
+                for v in reference_values([{**i, "unit": i.get("unit"), "text": i.get("text")}])]
+    labels = []
+    for r in refs:
+        named = [label for label, v in labelled if v.unit == r.unit and _close(v.value, r.value, r.half_ulp)]
+        labels.append(content_words(named[0]) if named else set())
+    if sum(bool(x) for x in labels) < 2:
+        return None
+    for i, figs in stated.items():
+        for f in figs:
+            claim = reading.claim_of(f)
+            said = content_words(claim.label) if claim else set()
+            own = said & labels[i]
+            others = [j for j, lab in enumerate(labels) if j != i and said & lab - labels[i]]
+            if others and not own:
+                return f"states {f.text} as {claim.label!r}: that is {refs[others[0]].text}'s line, not {refs[i].text}'s"
+    return None
+
+
+_FROM_END_RE = re.compile(r"\bfrom\s*(?:about\s+|approximately\s+|~)?[\s*($]*$", re.IGNORECASE)
+_TO_END_RE = re.compile(r"^[^.;\n]*\bto\s*(?:about\s+|approximately\s+|~)?[\s*($]*$", re.IGNORECASE)
+
+
+def _levels_of_change(answer: str, figs: Sequence[Figure], refs: Sequence[ReferenceValue]) -> str | None:
+    """A change whose reference states only its two levels ("changed from 24.6% in FY2021 to 21.6% in
+    FY2022"), answered in the same words: "from A to B" with B - A the reference's change (points for
+    percentages). A reference that states the change itself ("decreased by $204 million") still needs it:
+    "From $1,373 million to $1,577 million" answers it only in part."""
+    figs = sorted(figs, key=lambda f: f.start)
+    for r in refs:
+        if not r.levels_stated:
+            continue
+        for a, b in zip(figs, figs[1:], strict=False):
+            if not (_FROM_END_RE.search(answer[max(0, a.start - 40):a.start]) and _TO_END_RE.search(answer[a.end:b.start])):
+                continue
+            unit = "percent" if r.points_equivalent or r.unit == "percentage points" else r.unit
+            ra, rb = _stated_values(a, unit), _stated_values(b, unit)
+            if ra and rb and _close(rb[0][0] - ra[0][0], r.value, max(r.half_ulp, ra[0][1] + rb[0][1])):
+                return f"states the two levels the reference states, {a.text} -> {b.text}: the change {r.text}"
+    return None
+
+
 def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
                    inputs: Sequence[Mapping[str, Any]], requested_scale: float | None) -> Verdict:
     """Value items: read the answer as claims (answer_claims.read_claims); only the figures that
@@ -553,10 +713,13 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
         competing = [c.figure for c in reading.claims if c.role != OPERAND]
     else:
         competing = reading.answers
-    of_kind = [f for f in stated_all if any(_stated_values(f, r.unit) or (r.points_equivalent and f.points)
+    of_kind = [f for f in stated_all if any(_readings(f, r) or (r.points_equivalent and f.points)
                                             for r in refs)]
     cands = [f for f in competing if f in of_kind or any(r.points_equivalent and f.points for r in refs)]
     if not cands:
+        levels = _levels_of_change(answer, [c.figure for c in reading.claims if c.role == CONTEXT], refs)
+        if levels:
+            return Verdict(1.0, False, levels)
         context = [c for c in reading.claims if c.role == CONTEXT and c.figure in of_kind]
         elsewhere = [c for c in context if c.period is not None and asked_years and c.period not in asked_years
                      and any(value_matches(c.figure, r, answer) for r in refs)]
@@ -589,6 +752,9 @@ def _value_verdict(answer: str, refs: Sequence[ReferenceValue], question: str,
         if wrong_scale:
             return Verdict(0.0, False, f"states {wrong_scale} at the wrong scale, unit or sign")
         return Verdict(0.0, False, f"does not state {[r.text for r in missing]}")
+    swapped = _swapped_labels(reading, refs, inputs, stated, answer)
+    if swapped:
+        return Verdict(0.0, False, swapped)
     if asked_years and not any(reading.claim_of(f).period for f in cands):
         # no figure names its period: the answer's years must not all be other years (attributed by sentence)
         named = years_in(answer)

@@ -79,7 +79,10 @@ def single_figure_answer(text: str) -> tuple[Figure, float] | None:
     so nothing is inferred from it)."""
     t = (text or "").strip().rstrip(".")
     approx = bool(_APPROX_RE.match(t))
-    core = _PARENS_RE.sub(" ", _APPROX_RE.sub("", t)).strip()
+    core = _APPROX_RE.sub("", t)
+    while _PARENS_RE.search(core):     # nested: "3.0% (capex = (11,085); sales = 365,817)"
+        core = _PARENS_RE.sub(" ", core)
+    core = core.strip()
     figs = parse_figures(core, keep_years=True)
     if len(figs) == 1 and _ONLY_FIGURE_RE.match(core):
         return figs[0], COMPUTED_TOLERANCE if approx else LOOKUP_TOLERANCE
@@ -168,6 +171,7 @@ def question_options(question: str) -> list[str]:
 # a question whose answer is a name: "Which segment ...?", "Who ...?", "What region ...?"
 _WHICH_Q_RE = re.compile(r"\bwhich\b|^\s*who\b|\bwhat\s+(?:segment|company|region|product|business|country|"
                          r"division|unit|category|geograph\w*|subsidiary|brand)\b", re.IGNORECASE)
+_NAME_Q_RE = re.compile(r"^\s*(?:what|which|who)\b", re.IGNORECASE)
 _VERB_RE = re.compile(r"\b(?:is|was|were|are|has|had|have|did|does|do|increased|decreased|rose|fell|grew|declined|"
                       r"reported|recorded|it|its|the\s+company|yes|no|not)\b", re.IGNORECASE)
 _DIRECTION_WORDS = (r"(?:increas\w*|decreas\w*|higher|lower|improv\w*|deteriorat\w*|ris(?:e|en)|rose|f[ae]ll\w*|"
@@ -178,9 +182,14 @@ _DIRECTION_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b
                              re.IGNORECASE)
 
 
+_BOTH_DIRECTIONS_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b", re.IGNORECASE)
 _NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain|describe|discuss|summari[sz]e)\b"
                              r"|\bwhat\s+(?:explains?|drove|drives|caused|causes|led\s+to|contributed|were\s+the\s+"
-                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b", re.IGNORECASE)
+                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b"
+                             # a second, narrative part: "Which segment lost the most, and why did ...?" (the
+                             # entity alone answers half of it: a judge decides)
+                             r"|(?:\band|,)\s+(?:why|how\s+(?:did|does|has|have|do)|what\s+(?:explains?|drove|caused|"
+                             r"led\s+to))\b", re.IGNORECASE)
 
 
 def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
@@ -207,6 +216,13 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
         # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
         return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
                         if facts else "a narrative question whose reference names no key fact")
+    if _BOTH_DIRECTIONS_Q_RE.search(question or ""):
+        # "Did revenue rise or fall ...?": the direction is asked, whatever figures the reference adds
+        lead = re.split(r"[:(]|(?<!\d)\.(?!\d)", text, maxsplit=1)[0]
+        direction, why = direction_of(lead, question)
+        if direction:
+            return Contract(choice=direction, options=list(DIRECTION_OPTIONS), key_facts=facts,
+                            reason=f"a direction asked; the reference's lead states {direction}")
     options = question_options(question)
     if options:
         from finrag_pipeline.core.evaluation.answer_metrics import choice_of
@@ -222,6 +238,12 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
         entity = lead.group("e").strip().rstrip(".")
         return Contract(required_terms=[entity], key_facts=[f for f in facts if f != entity],
                         reason=f"the reference names {entity!r} as its answer")
+    name = text.strip().rstrip(".")
+    if _NAME_Q_RE.match(question or "") and 0 < len(name.split()) <= 5 and not parse_figures(name, keep_years=True) \
+            and not _VERB_RE.search(name) and not _NOT_A_NAME_RE.match(name):
+        # "What was the largest liability ...?" -> "Customer deposits": the name is the answer
+        return Contract(required_terms=[name], key_facts=[f for f in facts if f != name],
+                        reason=f"the reference is the name {name!r}")
     asked = requested_units(question)
     years = {y for p in periods for y in years_in(p)} or years_in(question)
     figs = [f for f in parse_figures(text, scale=scale_of_text(text) or asked.scale or 1.0)
@@ -229,11 +251,19 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     if figs:
         kind = asked_kind(question, [])
         reading = read_claims(text, figs, asked_years=years, asked_kind=kind)
-        answers = [c for c in reading.claims if c.role == ANSWER]
+        stated = [c for c in reading.claims if c.role == ANSWER]
+        answers = _of_the_asked_kind(stated, question, asked)
+        narrowed = len(stated) > 1 and len(answers) == 1
         levels = [c for c in reading.claims if c.role == CONTEXT and c.kind == LEVEL]
         if kind == CHANGE and not answers and len(levels) == 2:
             return _change_of_levels(levels[0].figure, levels[1].figure, asked, facts)
-        if reading.is_list or len(answers) != 1:
+        competing = [c for c in reading.claims if c.role != "operand"] if reading.is_list else answers
+        several = _several_asked(question, competing, f"FY{next(iter(years))}" if len(years) == 1 else None)
+        if several is not None:
+            return Contract(values=several, inputs=[{**v, "role": "source"} for v in several], key_facts=facts,
+                            reason=f"the question asks for {len(several)} things; the reference states each under its "
+                                   f"label ({[v['label'] for v in several]})")
+        if (reading.is_list and not narrowed) or len(answers) != 1:
             return Contract(key_facts=facts, reason=f"the reference states {len(answers)} figures competing for "
                                                       f"the answer ({[c.figure.text for c in answers][:4]})")
         f = answers[0].figure
@@ -259,6 +289,48 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     return Contract(reason="the reference states no figure, option or key fact")
 
 
+# "What were Nvidia's revenue and its CFO in fiscal 2025?": several quantities asked at once
+_SEVERAL_Q_RE = re.compile(r"^\s*(?:what|how\s+much)\s+(?:were|was|are|is|did)\b[^?]*?\w\s+(?:and|as\s+well\s+as)\s+"
+                           r"(?:its\s+|their\s+|the\s+)?\w", re.IGNORECASE)
+
+
+_LABEL_VERBS = frozenset(["was", "were", "is", "are", "had", "has", "have", "tota", "amou", "reac", "stoo", "came"])
+
+
+# "how much" asks an amount; "by how much" may be answered as an amount or a percentage
+_AMOUNT_Q_RE = re.compile(r"(?<!by )\bhow\s+much\b|\bamount\b|\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
+
+
+def _of_the_asked_kind(claims: list[Any], question: str, asked: RequestedUnits) -> list[Any]:
+    """The competing figures of a reference that are of the kind the question asks for, when that
+    singles one out: an amount ("How much did PepsiCo raise in debt?": "$2.5 billion ... 5.25% Senior
+    Notes"; "total dividends": "$7,616 million, or $1.76 per share"), or a percentage (a margin, rate,
+    share: "21.4% ... $3,000 million"). Otherwise the figures as they are."""
+    if len(claims) < 2:
+        return claims
+    if asked.unit == "percent" or (asked.ratio_is_percent and not _AMOUNT_Q_RE.search(question or "")):
+        kept = [c for c in claims if c.figure.percent and not c.figure.points]
+    elif _AMOUNT_Q_RE.search(question or "") and "per share" not in (question or "").lower():
+        kept = [c for c in claims if (c.figure.currency or c.figure.explicit_scale) and not c.figure.percent
+                and not c.figure.points and not c.figure.per_share]
+    else:
+        return claims
+    return kept if len(kept) == 1 else claims
+
+
+def _several_asked(question: str, claims: Sequence[Any], period: str | None) -> list[dict[str, Any]] | None:
+    """The values of a reference that answers a question asking for two or three quantities ("revenue
+    and CFO"), each stated under its own label ("Total revenue: $130,497 million; Net cash provided by
+    operating activities: $64,089 million"): one value per figure, carrying its label (an answer that
+    swaps two figures between the labels is wrong). None otherwise."""
+    if not _SEVERAL_Q_RE.search(question or "") or not 2 <= len(claims) <= 3:
+        return None
+    labels = [content_words(c.label) - _LABEL_VERBS for c in claims]
+    if not all(labels) or any(a & b for i, a in enumerate(labels) for b in labels[i + 1:]):
+        return None
+    return [{**value_from_figure(c.figure, period=period), "label": c.label} for c in claims]
+
+
 def _change_of_levels(a: Figure, b: Figure, asked: RequestedUnits, facts: list[str]) -> Contract:
     """A change asked, a reference that states the two levels ("changed from 24.6% in FY2021 to 21.6% in
     FY2022"): the change is B - A (points for percents, which "-3.0%" may state too); A and B are its inputs."""
@@ -274,6 +346,7 @@ def _change_of_levels(a: Figure, b: Figure, asked: RequestedUnits, facts: list[s
         value = {**value_from_figure(b), "value": diff / scale, "scale": scale, "text": f"{diff / scale:.{decimals}f}",
                  "signed": True}
     value = apply_requested_units(value, b, asked)
+    value["levels_stated"] = True     # an answer in the reference's own words (the two levels) is right too
     inputs = [{**value_from_figure(f), "role": "source"} for f in (a, b)]
     return Contract(values=[value], inputs=inputs, key_facts=facts,
                     reason=f"a change asked; the reference states the levels {a.text} -> {b.text}: change {value['text']}")
@@ -393,6 +466,9 @@ def reference_contract(item: QAItem) -> Contract:
 def contract_from_text(question: str, reference: str, periods: Sequence[str] = ()) -> Contract:
     """:func:`reference_contract` from a question and a reference answer alone (an external labelled
     set, a judge's input)."""
+    by_year = year_choice_contract(question, reference)
+    if by_year is not None:
+        return by_year
     asked = requested_units(question)
     single = single_figure_answer(reference)
     years = years_in(question)
@@ -407,6 +483,40 @@ def contract_from_text(question: str, reference: str, periods: Sequence[str] = (
 
 
 _TIMES_RE = re.compile(r"\d\s*(?:x|times)\b", re.IGNORECASE)
+
+# "In which fiscal year ...?", "What year ...?", "... higher in fiscal 2022 or in fiscal 2021?"
+_WHICH_YEAR_Q_RE = re.compile(r"\b(?:which|what)\s+(?:fiscal\s+|calendar\s+)?(?:year|period)\b"
+                              r"|(?:19|20)\d\d\b[^?.]{0,25}\bor\b[^?.]{0,25}\b(?:FY\s?)?(?:19|20)\d\d\b", re.IGNORECASE)
+_SECOND_PART_Q_RE = re.compile(r"(?:,|\band)\s+(?:by\s+)?(?:how|what|why|which)\b", re.IGNORECASE)
+_YEAR_RANGE_RE = re.compile(r"\b(?:from|between)\s+(?:fiscal\s+(?:year\s+)?|FY\s?)?((?:19|20)\d\d)\s+(?:to|and|through)\s+"
+                            r"(?:fiscal\s+(?:year\s+)?|FY\s?)?((?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+def year_choice_contract(question: str, reference: str) -> Contract | None:
+    """A question that asks for a year among those it names ("In which fiscal year from 2020 to 2022
+    ...?", "Was ... higher in fiscal 2022 or in fiscal 2021?") asks for the year, whatever figure the
+    reference adds ("Fiscal 2022, with $394,328 million."): a choice among the named years (a range
+    spelled out), the one the reference commits to (answer_metrics.choice_of). None for any other
+    question, or a reference that commits to no one year."""
+    from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+
+    if not _WHICH_YEAR_Q_RE.search(question or "") or _SECOND_PART_Q_RE.search(question or ""):
+        return None     # "Which year ..., and by how much?": the year is half the answer
+    years = set(years_in(question))
+    for m in _YEAR_RANGE_RE.finditer(question or ""):
+        lo, hi = sorted((int(m.group(1)), int(m.group(2))))
+        if hi - lo <= 10:
+            years |= set(range(lo, hi + 1))
+    if not years:      # "In which year did ... reach $394.3 billion?" -> "2022": the reference's one year
+        years = set(years_in(reference))
+        if len(years) != 1:
+            return None
+    options = [f"FY{y}" for y in sorted(years)]
+    chosen, why = choice_of(re.sub(r"\*\*|__|`", "", reference or ""), options, question)
+    if chosen is None:
+        return None
+    return Contract(choice=chosen, options=options, key_facts=key_facts_of(reference, question),
+                    reason=f"a year asked among {options}; the reference chooses {chosen} ({why})")
 
 
 def ensure_contract(item: QAItem) -> QAItem:

@@ -34,6 +34,9 @@ _PERCENT_Q_RE = re.compile(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?
                            re.IGNORECASE)
 _TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\s+multiple\b|\btimes\)|"
                          r"\bcoverage\s+ratio\b|\bturnover\b", re.IGNORECASE)
+# a ratio that is not a margin, rate or share: those read as percentages (ratio_is_percent)
+_RATIO_Q_RE = re.compile(r"\b(?:current|quick|cash|debt|leverage|liquidity|coverage|price|asset|equity|turnover|"
+                         r"[\w\-]+-to-[\w\-]+)\s+ratio\b", re.IGNORECASE)
 _MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
 # "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
 _Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
@@ -56,6 +59,8 @@ def requested_units(question: str) -> RequestedUnits:
         unit = "ratio"
     elif re.search(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%", q, re.IGNORECASE):
         unit = "percent"
+    elif _RATIO_Q_RE.search(q):
+        unit = "ratio"     # "current ratio", "debt-to-equity ratio": a multiple, "0.87" or "0.87x"
     elif scale is not None and _MONEY_Q_RE.search(q):
         unit = "USD"
     return RequestedUnits(scale, unit, decimals, bool(_PERCENT_Q_RE.search(q)))
