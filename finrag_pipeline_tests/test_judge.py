@@ -30,7 +30,7 @@ def _ask(judge, answer="$394.3 billion"):
 ])
 def test_a_verdict_is_a_label_a_score_and_the_judges_name(tmp_path, reply, label, score):
     v = _ask(RubricJudge(_client(tmp_path, reply)))
-    assert (v.label, v.correctness, v.judge) == (label, score, "rubric-v1@mock-judge")
+    assert (v.label, v.correctness, v.judge) == (label, score, "rubric-v2@mock-judge")
     assert v.reason
 
 
@@ -42,7 +42,7 @@ def test_a_verdict_is_a_label_a_score_and_the_judges_name(tmp_path, reply, label
 def test_no_verdict_is_none_with_the_reason(tmp_path, reply, why):
     v = _ask(RubricJudge(_client(tmp_path, reply)))
     assert v.label is None and v.correctness is None and why in v.reason
-    assert v.judge == "rubric-v1@mock-judge"
+    assert v.judge == "rubric-v2@mock-judge"
 
 
 def test_verdicts_are_cached_and_seeded(tmp_path):
@@ -70,7 +70,7 @@ def test_cost_is_metered_from_the_models_price(tmp_path):
 
 def test_any_models_yaml_name_builds_a_judge_without_calling_it():
     for name in ("local-0.5b", "gpt-4o-mini", "mock-json"):
-        assert RubricJudge.from_model(name).name == f"rubric-v1@{name}"
+        assert RubricJudge.from_model(name).name == f"rubric-v2@{name}"
 
 
 def test_the_rubric_is_the_labelling_guides_rules_word_for_word():
@@ -88,13 +88,13 @@ def test_judge_and_scorer_agreement_where_both_decide(tmp_path):
             for i, (a, lab, s) in enumerate([("$394,328 million", "Correct", "x"), ("$365,817 million", "Incorrect", "x"),
                                              ("Higher demand.", "Incorrect", "y")])]
     verdicts = ha.score_labelled_answers(rows, set_name="t", judge=judge)
-    assert {v["judge_name"] for v in verdicts} == {"rubric-v1@mock-judge"}
+    assert {v["judge_name"] for v in verdicts} == {"rubric-v2@mock-judge"}
     summ = ha.agreement_summary(verdicts)["judge"]
-    assert summ["name"] == ["rubric-v1@mock-judge"]
+    assert summ["name"] == ["rubric-v2@mock-judge"]
     # the scorer decides all three (the third states no figure: rejected); the judge accepts all three
     assert summ["vs_scorer"]["n_decided"] == 3 and summ["vs_scorer"]["agreement"] == pytest.approx(1 / 3)
     assert summ["vs_people"]["false_accepts"] == 2
-    assert "rubric-v1@mock-judge" in ha.judge_markdown(ha.agreement_summary(verdicts))
+    assert "rubric-v2@mock-judge" in ha.judge_markdown(ha.agreement_summary(verdicts))
     json.dumps(summ)   # serialisable for --json
 
 
@@ -113,11 +113,11 @@ def test_cli_judges_with_a_models_yaml_name_and_stores_the_judges_name(tmp_path,
     res = CliRunner().invoke(main, ["score", "agreement", str(p), "--judge", "mock-judge", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["judge"]["judge"] == "rubric-v1@mock-judge" and out["judge"]["verdicts"] == 2
+    assert out["judge"]["judge"] == "rubric-v2@mock-judge" and out["judge"]["verdicts"] == 2
     judge = out["summaries"][0]["judge"]
     # the mock says Correct to both: right on the first, a false accept on the second; the scorer rejects
     # the second, so judge and scorer agree on one of the two they both decide
     assert judge["vs_people"]["false_accepts"] == 1 and judge["vs_scorer"]["agreement"] == 0.5
     names = Warehouse(tmp_path / "home" / "warehouse.duckdb").query_df(
         "SELECT DISTINCT judge_name FROM eval.answer_agreement")["judge_name"].tolist()
-    assert names == ["rubric-v1@mock-judge"]
+    assert names == ["rubric-v2@mock-judge"]

@@ -8,7 +8,7 @@ an unreadable verdict is a verdict of None with the reason (coverage shows it, n
 Decoding is greedy (temperature 0) with a fixed ``seed`` (passed to providers that take one; litellm
 drops it for those that do not). Tokens and cost (the model's price in models.yaml, else litellm's price
 map) are metered per verdict and in total. Every verdict carries :attr:`RubricJudge.name`
-("rubric-v1@<model name>"), so a judged score always says which judge gave it.
+("rubric-v2@<model name>"), so a judged score always says which judge gave it.
 
 The rubric lines are the rules of data/labelled_answers/LABELLING_GUIDE.md, word for word
 (test_judge.py checks that), so the judge and the people grade by one rule book.
@@ -21,12 +21,13 @@ from typing import Any
 
 from finrag_pipeline.core.evaluation.human_agreement import normalise_label
 
-RUBRIC_VERSION = "rubric-v1"
+RUBRIC_VERSION = "rubric-v2"
 # Each line appears verbatim in data/labelled_answers/LABELLING_GUIDE.md ("Rules").
 RUBRIC = (
     "Correct: the answer commits to the reference's value, option or facts.",
-    "Rounding is fine to the precision the question asks for; when it asks for none, a figure within 1% of "
-    "the reference with at least two significant figures is the same answer ($11 billion for $11,104 million).",
+    "Rounding is fine to the precision the question asks for; when it asks for none, a figure with at least two "
+    "significant figures that the reference rounds to, within 2% of it, is the same answer ($11 billion for "
+    "$11,104 million).",
     "More precision than asked is fine (12.05% for 12.0%); a figure rounded the wrong way is not.",
     "Another unit or scale is the same answer once converted: $394.3 billion is $394,328 million; "
     "a margin of 0.165 is 16.5%.",
