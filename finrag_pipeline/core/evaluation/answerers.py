@@ -227,6 +227,21 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
 
 
 @register_answerer("extractive")
+def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
+    """The narrative answerer's answer when the question is qualitative (the one rule of
+    core/retrieval/question_kind.py), else None: the offline answerers route by it."""
+    from finrag_pipeline.core.retrieval.question_kind import classify_question
+
+    route = classify_question(question)
+    if not route.qualitative:
+        return None
+    from finrag_pipeline.core.evaluation.narrative import shared_narrative_answerer
+
+    result = shared_narrative_answerer().answer(question, hits, periods)
+    result.details = {**result.details, "routed_to": "narrative"}
+    return result
+
+
 class ExtractiveAnswerer:
     """Quote-and-cite answerer with no model. Deterministic: same hits, same answer."""
 
@@ -237,6 +252,9 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
+        routed = routed_to_narrative(question, hits, periods)
+        if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
+            return routed
         if not hits:
             return AnswerResult("", [], "no_evidence", latency_ms=_ms(t0))
         years = asked_years(question, periods)
