@@ -305,8 +305,3 @@ class NarrativeAnswerer:
         latency = round((time.perf_counter() - t0) * 1000, 3)
         return AnswerResult(text, citations, state, latency_ms=latency, details={**details, "timings_ms": {"total": latency}})
 
-
-def shared_narrative_answerer() -> NarrativeAnswerer:
-    """A narrative answerer over the configured rule and vocabulary as resolved now (both loaded once per
-    file): what the calculator and the extractive answerer route qualitative questions to."""
-    return NarrativeAnswerer()
