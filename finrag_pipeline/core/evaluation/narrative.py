@@ -64,6 +64,7 @@ _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
 _MAX_FIGURES = 8       # more figures than this: a table run into the text, not a sentence
+_TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
 _MIN_SENTENCE_CHARS = 40
 _MAX_SENTENCE_CHARS = 900
 
@@ -97,6 +98,7 @@ class Subject:
     names: set[str] = field(default_factory=set)       # stems of capitalised names in the question (weighed double)
     direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
     years: list[int] = field(default_factory=list)
+    topical: bool = False    # the question names only its topic ("What legal proceedings ...?")
 
     def overlap(self, sentence: str) -> tuple[float, list[str]]:
         """Weighted share of the subject's groups the sentence names, and their labels."""
@@ -157,7 +159,7 @@ def read_subject(question: str, route: QuestionRoute, vocabulary: AnalystVocabul
     # the topic words ("risks", "litigation") say what kind of answer is asked, not what it is about:
     # they are the subject only of a question that names nothing else ("What legal proceedings ...?")
     if not subject.groups:
-        subject.groups = topic_groups
+        subject.groups, subject.topical = topic_groups, True
     return subject
 
 
@@ -270,7 +272,12 @@ class NarrativeAnswerer:
                 continue
             for s in _sentences(hit):
                 self._score(s, subject, route, cue_topics)
-                if s.subject >= self.min_subject and s.named and (not cue_topics or s.cue > 0):
+                about = s.subject >= self.min_subject and bool(s.named)
+                # a question naming only its topic is answered by a sentence that reads as one of its
+                # answers (a lawsuit named, a risk stated), whatever words it uses
+                if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
+                    about = True
+                if about and (not cue_topics or s.cue > 0):
                     candidates.append(s)
         if not candidates:
             what = " ".join(details["subject"][:6]) or "the question"
