@@ -78,7 +78,8 @@ def _stem(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def _stems(text: str) -> set[str]:
+def word_stems(text: str) -> set[str]:
+    """The light stems of the words of ``text``."""
     return {_stem(w) for w in _WORD_RE.findall(text)}
 
 
@@ -104,7 +105,7 @@ class Subject:
         """Weighted share of the subject's groups the sentence names, and their labels."""
         if not self.groups:
             return 0.0, []
-        stems = _stems(sentence)
+        stems = word_stems(sentence)
         low = sentence.lower()
         return self._share(stems, low)
 
@@ -123,7 +124,7 @@ class Subject:
         sentence is about the subject ("Services net sales increased ... due to ...") rather than
         mentioning it among others."""
         head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
-        return self._share(_stems(head), head.lower())[0] if self.groups else 0.0
+        return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
 
 
 def read_subject(question: str, route: QuestionRoute, vocabulary: AnalystVocabulary | None,
@@ -139,7 +140,7 @@ def read_subject(question: str, route: QuestionRoute, vocabulary: AnalystVocabul
     text = _UP_RE.sub(" ", _DOWN_RE.sub(" ", text))
     for m in (vocabulary.match(text) if vocabulary is not None else []):
         phrases = tuple(e.lower() for e in m.expansions) + (m.term.lower(),)
-        subject.groups.append((m.term, frozenset(_stems(m.term)), phrases))
+        subject.groups.append((m.term, frozenset(word_stems(m.term)), phrases))
         text = re.sub(re.escape(m.term), " ", text, flags=re.IGNORECASE)
     topic_groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
     for i, word in enumerate(_WORD_RE.findall(text)):
@@ -290,7 +291,7 @@ class NarrativeAnswerer:
             if len(chosen) >= self.max_sentences:
                 break
             same_hit_next = s.hit.chunk_id == best.hit.chunk_id and s.index == best.index + 1
-            if s.text == best.text or _stems(s.text) <= _stems(best.text):
+            if s.text == best.text or word_stems(s.text) <= word_stems(best.text):
                 continue
             # a second sentence continues the first, or is as much about the subject and adds a cue
             if (same_hit_next and (_CONTINUES_RE.search(s.text) or s.cue > 0)) or \
