@@ -18,6 +18,7 @@ cause sentences (core/qa/narrative_questions.py): a figure on them is an upper b
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -29,9 +30,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from finrag_pipeline.core.evaluation.runner import page_groups, retrieval_metrics_for, scope_filters  # noqa: E402
 from finrag_pipeline.core.evaluation.stats import paired_comparison  # noqa: E402
+from finrag_pipeline.core.models import EvidencePlace, QAItem  # noqa: E402
 from finrag_pipeline.core.records import load_qa_items  # noqa: E402
 from finrag_pipeline.core.retrieval.question_kind import classify_question  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
+
+
+def questions_file(path: Path, warehouse) -> list[QAItem]:
+    """QA items from a JSONL of {id, filing_id, topic, question, answer, evidence: [{pages, text}]}: each
+    evidence entry is one required group whose alternatives are its pages (page level). Fails when an
+    evidence text is on none of its pages (as the project's parser reads them)."""
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        groups = []
+        for ev in rec["evidence"]:
+            found = []
+            for page in ev["pages"]:
+                rows = warehouse.query_df("SELECT text FROM core.pages WHERE filing_id = ? AND page_number = ?",
+                                          [rec["filing_id"], page])
+                if len(rows) and " ".join(ev["text"].split()) in " ".join(str(rows.iloc[0]["text"]).split()):
+                    found.append(page)
+            if not found:
+                raise SystemExit(f"{rec['id']}: evidence text {ev['text']!r} is on none of pages {ev['pages']} "
+                                 f"of {rec['filing_id']}")
+            groups.append([EvidencePlace(chunk_id=None, page=p, filing_id=rec["filing_id"]) for p in ev["pages"]])
+        items.append(QAItem(qa_id=rec["id"], filing_id=rec["filing_id"], question=rec["question"],
+                            reference_answer=rec["answer"], question_type="narrative", evidence=groups,
+                            source="qualitative_questions", metadata={"topic": rec.get("topic")}))
+    return items
 
 
 def main() -> None:
@@ -44,9 +73,18 @@ def main() -> None:
     ap.add_argument("--types", nargs="+", default=["narrative"])
     ap.add_argument("--by", choices=["label", "rule"], default="label")
     ap.add_argument("--metric", default="all_evidence_hit")
+    ap.add_argument("--sources", nargs="*", default=None, help="only items of these sources (generated, financebench, ...)")
+    ap.add_argument("--misses", action="store_true", help="print the questions the last retriever misses")
+    ap.add_argument("--questions", default=None,
+                    help="a JSONL of qualitative questions with evidence pages (benchmarks/qualitative_questions.jsonl) "
+                         "instead of the home's QA items; each evidence text is checked on its pages first")
     args = ap.parse_args()
     session = FinragSession.open(os.environ.get("FINRAG_HOME"))
-    items = [i for i in load_qa_items(session.warehouse) if page_groups(i)]
+    if args.questions:
+        items = questions_file(Path(args.questions), session.warehouse)
+    else:
+        items = [i for i in load_qa_items(session.warehouse) if page_groups(i)
+                 and (args.sources is None or i.source in args.sources)]
     labelled = [i for i in items if i.question_type in args.types]
     ruled = [i for i in items if classify_question(i.question).qualitative]
     agree = Counter((i.question_type in args.types, classify_question(i.question).qualitative) for i in items)
@@ -82,6 +120,11 @@ def main() -> None:
                 diff = f"{c.mean_diff:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]" if c.mean_diff is not None else "n/a"
                 p = f"{c.p_value:.4f}" if c.p_value is not None else "n/a"
             print(f"| {name} | {mean:.3f} | {diff} | {p} | {latency[name]:.0f} |")
+        if args.misses:
+            for item, v in zip(chosen, values[names[-1]], strict=True):
+                if v == 0:
+                    print(f"  miss: {item.filing_id} {item.question} (evidence pages "
+                          f"{sorted(p for g in page_groups(item) for _, p in g)})")
 
 
 if __name__ == "__main__":
