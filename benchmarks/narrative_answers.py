@@ -24,6 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from finrag_pipeline.core.evaluation.answerer_registry import build_answerer  # noqa: E402
 from finrag_pipeline.core.evaluation.narrative import word_stems  # noqa: E402
@@ -48,9 +49,16 @@ def main() -> None:
     ap.add_argument("--answerers", nargs="+", default=["narrative", "calculator", "extractive"])
     ap.add_argument("--types", nargs="+", default=["narrative"])
     ap.add_argument("--show", type=int, default=0, help="print this many answers of the first answerer")
+    ap.add_argument("--questions", default=None, help="a JSONL of qualitative questions (benchmarks/"
+                    "qualitative_questions.jsonl, read as benchmarks/qualitative_retrieval.py reads it)")
     args = ap.parse_args()
     session = FinragSession.open(os.environ.get("FINRAG_HOME"))
-    items = [i for i in load_qa_items(session.warehouse) if i.question_type in args.types and page_groups(i)]
+    if args.questions:
+        from qualitative_retrieval import questions_file
+
+        items = questions_file(Path(args.questions), session.warehouse)
+    else:
+        items = [i for i in load_qa_items(session.warehouse) if i.question_type in args.types and page_groups(i)]
     retriever = session.retriever(args.retriever)
     hits = {i.qa_id: retriever.retrieve(i.question, args.k, scope_filters("filing", i.filing_id)).hits for i in items}
     lazy = {"various factors": lambda i: "The change was due to various factors.", "question restated": lambda i: i.question}

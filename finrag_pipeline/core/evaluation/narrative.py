@@ -47,7 +47,7 @@ why will with would about across against all any also between both each compared
 years fy company company's companies business drove drive drives driven driver drivers cause caused causes
 reason reasons explain explains explained explanation behind factor factors contributed contribute led lead
 main key primary major principal significant describe discuss summarize summarise outline list name
-identify mention mentioned cite cited report reported disclose disclosed its their our we us affect
+identify mention mentioned cite cited report reported reportable disclose disclosed its their our we us affect
 affected impact impacted change changes changed spend spending spent amount amounts level levels
 performance result results period periods most least highest lowest largest smallest fastest slowest
 biggest best worst involved involve involves involving face faces facing related regarding concerning
@@ -187,11 +187,20 @@ def _sentences(hit: Hit) -> list[_Sentence]:
     text = _prose_of(hit)
     out = []
     for i, (a, b) in enumerate(split_sentences(text)):
-        s = re.sub(r"\s+", " ", text[a:b]).strip()
+        s = _without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip())
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
             out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
     return out
+
+
+def _without_repeated_heading(sentence: str) -> str:
+    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ..."."""
+    words = sentence.split(" ")
+    for k in range(min(6, len(words) // 2), 0, -1):
+        if words[:k] == words[k:2 * k]:
+            return " ".join(words[k:])
+    return sentence
 
 
 def _company_words(hits: Sequence[Hit]) -> set[str]:
@@ -294,7 +303,9 @@ class NarrativeAnswerer:
             if s.text == best.text or word_stems(s.text) <= word_stems(best.text):
                 continue
             # a second sentence continues the first, or is as much about the subject and adds a cue
-            if (same_hit_next and (_CONTINUES_RE.search(s.text) or s.cue > 0)) or \
+            # (the next sentence of the same passage only when it is as much about the subject: "Japan net
+            # sales ..." is not continued by "Rest of Asia Pacific net sales ...")
+            if (same_hit_next and (_CONTINUES_RE.search(s.text) or (s.cue > 0 and s.head >= best.head))) or \
                     (s.score >= 0.85 * best.score and s.head >= best.head and set(s.cues) - set(best.cues)):
                 chosen.append(s)
         citations: list[Citation] = []
