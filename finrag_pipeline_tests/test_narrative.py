@@ -7,6 +7,8 @@ parser reads it):
                           due primarily to higher net sales from advertising, the App Store and cloud services."
                           p.23: "Total net sales increased 33% or $91.3 billion during 2021 compared to 2020,
                           driven by growth in all Products and Services categories."
+                          p.25: "Japan net sales increased during 2021 compared to 2020 due primarily to higher net
+                          sales of iPhone and Services." (then "Rest of Asia Pacific net sales increased ...")
   APPLE_2022_10K.pdf      p.26 (Item 7): "Services gross margin percentage increased during 2022 compared to 2021
                           due primarily to improved leverage and a different Services mix, partially offset by
                           the weakness in foreign currencies relative to the U.S. dollar."
@@ -178,6 +180,17 @@ def test_research_and_development_cause_and_the_vocabulary(tmp_path):
         "What drove the increase in Microsoft's R&D spending in fiscal 2022?", hits)
     assert abbreviated.response_state == "answered"
     assert "cloud engineering, Gaming, and LinkedIn" in abbreviated.text
+
+
+def test_the_next_region_is_not_quoted_as_a_second_cause():
+    # APPLE_2021_10K.pdf p.25: "Japan net sales increased during 2021 compared to 2020 due primarily to higher net
+    # sales of iPhone and Services." followed by the Rest of Asia Pacific sentence in the same passage
+    hits = _hits(APPLE_2021, "Japan net sales increased during 2021")
+    result = NarrativeAnswerer().answer("Why did Apple's Japan net sales rise in fiscal 2021?", hits)
+    assert "Japan net sales increased during 2021 compared to 2020 due primarily to higher net sales of iPhone and " \
+           "Services." in result.text
+    assert "Rest of Asia Pacific" not in result.text and "Japan Japan" not in result.text
+    assert [c[1] for c in result.citations] == [25]
 
 
 def test_legal_question_quotes_the_lawsuit():
