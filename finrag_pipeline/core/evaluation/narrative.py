@@ -53,9 +53,11 @@ performance result results period periods most least highest lowest largest smal
 biggest best worst involved involve involves involving face faces facing related regarding concerning
 material any
 """))
-_UP_RE = re.compile(r"\b(?:increas\w*|grew|grow\w*|growth|rose|rise|rising|higher|expan\w*|jump\w*|improv\w*|gain\w*)\b",
+_UP_RE = re.compile(r"\b(?:increas\w*|grew|grow\w*|growth|rose|rise|rising|higher|expan\w*|jump\w*|improv\w*|gain\w*|"
+                    r"surg\w*|strong\w*|accelerat\w*)\b",
                     re.IGNORECASE)
-_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*|shr[ai]nk\w*|drop\w*|reduc\w*)\b",
+_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*|shr[ai]nk\w*|drop\w*|reduc\w*|"
+                      r"weak\w*|slow\w*|slump\w*)\b",
                       re.IGNORECASE)
 # A second sentence that continues the first ("This increase was ...", "The decrease ...", "Partially offset ...").
 _CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
