@@ -289,6 +289,19 @@ def test_metric_question_passes_through_and_qualitative_is_searched_expanded():
     assert len(base.queries) == 3 and "litigation" in base.queries[-1]
 
 
+def test_each_kind_goes_to_its_own_base_and_names_are_abbreviated():
+    from finrag_pipeline.core.retrieval.qualitative_routing import acronyms
+
+    metric_base, prose_base = _FixedBase([_hit("row", 1.0, "Item 8", "table_row")]), _FixedBase([_hit("p", 1.0, "Item 7")])
+    routed = QualitativeRoutingRetriever(metric_base, qualitative_base=prose_base)
+    routed.retrieve("What was Boeing's total revenue in 2021?", 3)
+    routed.retrieve("Why did Boeing Global Services become more profitable in 2021?", 3)
+    assert metric_base.queries == ["What was Boeing's total revenue in 2021?"]
+    assert len(prose_base.queries) == 2 and " BGS " in prose_base.queries[1] + " "
+    assert acronyms("What drove Amazon Web Services growth?") == ["AWS"]
+    assert acronyms("What drove the increase in Apple's Services net sales?") == []
+
+
 def test_retriever_builds_from_the_yaml():
     from finrag_pipeline.core.retrieval.config import load_retrievers
 
