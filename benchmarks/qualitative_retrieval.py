@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--metric", default="all_evidence_hit")
     ap.add_argument("--sources", nargs="*", default=None, help="only items of these sources (generated, financebench, ...)")
     ap.add_argument("--misses", action="store_true", help="print the questions the last retriever misses")
+    ap.add_argument("--chunking", default=None, help="a chunking variant of ingest.yaml, built (`finrag variants build`); "
+                    "page-level metrics only, as the runner does for variants")
     ap.add_argument("--questions", default=None,
                     help="a JSONL of qualitative questions with evidence pages (benchmarks/qualitative_questions.jsonl) "
                          "instead of the home's QA items; each evidence text is checked on its pages first")
@@ -96,16 +98,17 @@ def main() -> None:
         values: dict[str, list[float | None]] = {}
         latency: dict[str, float] = {}
         for name in names:
-            retriever = session.retriever(name)
+            retriever = session.retriever_factory(name, args.chunking)
             t0 = time.perf_counter()
             vals = []
             for item in chosen:
                 result = retriever.retrieve(item.question, args.k, scope_filters(scope, item.filing_id))
-                row, status, _ = retrieval_metrics_for(result.hits, item, args.k, top_pages=result.top_pages)
+                row, status, _ = retrieval_metrics_for(result.hits, item, args.k, top_pages=result.top_pages,
+                                                       chunk_level=args.chunking is None)
                 vals.append(row.get(args.metric) if status == "ok" else None)
             values[name] = vals
             latency[name] = (time.perf_counter() - t0) * 1000 / max(len(chosen), 1)
-        print(f"\nscope {scope}, {args.metric}@{args.k}, n={len(chosen)} ({args.by}):")
+        print(f"\nscope {scope}, {args.metric}@{args.k}, n={len(chosen)} ({args.by}), chunking {args.chunking or 'default'}:")
         print("| retriever | mean | diff vs " + args.baseline + " [95% CI] | p | ms/question |")
         print("|---|---|---|---|---|")
         base = values[args.baseline]
