@@ -110,6 +110,16 @@ def test_breakdowns_by_question_type_company_and_year(marts):
     assert (year, n_q, hit) == (2022, 6, pytest.approx(4 / 6))
 
 
+def test_breakdown_by_question_kind_folds_the_types(marts):
+    # the four answerable dense-k5 rows all ask for figures: hit_chunk [1, 0, 1, error] -> metric 0.5;
+    # the unanswerable one is no_relevant: no mean
+    by_kind = dict(marts.execute("""
+        select question_kind, hit_chunk_mean from marts.mart_metrics_by_question_kind
+        where config_name = 'dense-k5'""").fetchall())
+    assert by_kind.pop("unanswerable") is None
+    assert by_kind == pytest.approx({"metric": 0.5})
+
+
 def test_corpus_growth_curve(marts):
     rows = marts.execute("""
         select n_filings_in_corpus, n_filings_evaluated, n_questions, hit_chunk_mean,

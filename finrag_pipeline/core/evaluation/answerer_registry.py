@@ -26,7 +26,7 @@ from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register
 
 # Registered by modules imported on first use, so registering never needs this file edited.
 _BUILTIN_MODULES = ("finrag_pipeline.core.evaluation.answerers", "finrag_pipeline.core.evaluation.sanity_answerers",
-                    "finrag_pipeline.core.evaluation.calculator")
+                    "finrag_pipeline.core.evaluation.calculator", "finrag_pipeline.core.evaluation.narrative")
 # An answer-matrix model that is not a registered answerer name is a models.yaml LLM, built by this entry.
 LLM_ANSWERER = "llm"
 

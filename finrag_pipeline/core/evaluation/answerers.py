@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
+from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 
@@ -226,6 +226,27 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
     return out
 
 
+NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrative", "narrative"
+
+
+def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
+    """The narrative answerer's answer when the question is qualitative (the one rule of
+    core/retrieval/question_kind.py), else None: the offline answerers route by it."""
+    from finrag_pipeline.core.retrieval.question_kind import classify_question
+
+    route = classify_question(question)
+    if not route.qualitative:
+        return None
+    # Reached through the leaf registry, as answerer_registry does: the narrative module imports this
+    # one (AnswerResult), so a static import back would be a cycle (test_import_graph.py).
+    import importlib
+
+    importlib.import_module(NARRATIVE_MODULE)
+    result = ANSWERERS[NARRATIVE_ANSWERER]().answer(question, hits, periods)
+    result.details = {**result.details, "routed_to": "narrative"}
+    return result
+
+
 @register_answerer("extractive")
 class ExtractiveAnswerer:
     """Quote-and-cite answerer with no model. Deterministic: same hits, same answer."""
@@ -237,6 +258,9 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
+        routed = routed_to_narrative(question, hits, periods)
+        if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
+            return routed
         if not hits:
             return AnswerResult("", [], "no_evidence", latency_ms=_ms(t0))
         years = asked_years(question, periods)

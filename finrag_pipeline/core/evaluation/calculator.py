@@ -9,7 +9,9 @@ one figure, its unit and the formula, citing the table row (chunk id + page) or 
 input. A missing input is an abstention that names it. Plan, inputs, formula and timings are in
 ``AnswerResult.details``.
 
-Questions that name no line item or metric (narrative questions) go to the extractive answerer.
+Qualitative questions ("what drove ...", "why ...", "which risks ...": the one rule of
+core/retrieval/question_kind.py) go to the narrative answerer, never to a figure; questions that name
+no line item or metric otherwise go to the extractive answerer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ from typing import Any
 
 from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
-from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
+from finrag_pipeline.core.evaluation.answerers import (
+    AnswerResult,
+    Citation,
+    ExtractiveAnswerer,
+    routed_to_narrative,
+)
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.judgements import (
     Decision,
@@ -299,6 +306,9 @@ class CalculatorAnswerer:
     # ---- the answer -----------------------------------------------------------------------------
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        routed = routed_to_narrative(question, hits, periods)
+        if routed is not None:  # "what drove / why / which risks" is never answered with a bare figure
+            return routed
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         if self._parser is None:  # first answer only: the corpus catalog (company names, fiscal calendars)

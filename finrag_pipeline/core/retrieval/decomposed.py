@@ -25,6 +25,7 @@ from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.query_understanding_stage import hit_matches
+from finrag_pipeline.core.retrieval.question_kind import is_qualitative
 from finrag_pipeline.core.retrieval.statement_routing import (
     NAMED_STATEMENTS,
     STATEMENT_TITLES,
@@ -32,10 +33,6 @@ from finrag_pipeline.core.retrieval.statement_routing import (
 )
 
 _YEAR_RE = re.compile(r"\b(?:FY\s?)?((?:19|20)\d\d)\b", re.IGNORECASE)
-# "What drove the expansion of the gross margin?" names a metric but asks for the narrative (MD&A):
-# such questions are not computations and pass through.
-_NARRATIVE_RE = re.compile(r"\b(?:why|drove|drives?|driven|drivers?|explains?|explained|reasons?|caused?)\b",
-                           re.IGNORECASE)
 
 
 @dataclass
@@ -56,7 +53,9 @@ def decompose(question: str, lexicon: Any) -> tuple[str | None, list[InputSearch
     A growth or change question over one line item is one group (its statement, scoped). When the
     planner reads a single line item but the question names line items on two or more statements
     ("what share of its revenue did Microsoft spend on capex"), those named items are the inputs."""
-    if _NARRATIVE_RE.search(question):
+    # "What drove the expansion of the gross margin?" names a metric but asks for the narrative (MD&A):
+    # a qualitative question (the one rule, question_kind.py) is not a computation and passes through.
+    if is_qualitative(question):
         return None, []
     try:
         plan = make_plan(question, [], lexicon)

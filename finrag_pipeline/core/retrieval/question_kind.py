@@ -1,0 +1,172 @@
+"""The question kind: a figure question ("metric") or a qualitative one, and where a 10-K answers it.
+
+One rule, configured in ``assets_config/question_kinds.yaml`` and read by every stage that routes by
+kind: the calculator and the extractive answerer hand qualitative questions to the narrative answerer
+(core/evaluation/narrative.py), ``decomposed`` passes them through, and ``qualitative_routed``
+(core/retrieval/qualitative_routing.py) boosts the 10-K Items that hold such answers.
+
+    classify_question("What drove the increase in Apple's Services net sales in FY2021?")
+    -> QuestionRoute(kind="qualitative", topics=("cause",), sections=("Item 7", "Item 8"), ...)
+    classify_question("By what percentage did Microsoft's net income grow in FY2022?")
+    -> QuestionRoute(kind="metric", topics=(), ...)
+
+The order of the rule (a cause question is qualitative even when it names a metric; a figure cue
+makes a question a metric one; otherwise a matching topic makes it qualitative) is documented in the
+YAML file; nothing here is tuned to particular filings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from finrag_pipeline.core.config import config_path
+
+QuestionKind = Literal["metric", "qualitative"]
+METRIC: QuestionKind = "metric"
+QUALITATIVE: QuestionKind = "qualitative"
+_SECTION_RE = re.compile(r"^Item (?:1[0-6]|[1-9])[A-C]?$")
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"invalid pattern {pattern!r}: {exc}") from exc
+
+
+class TopicSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    patterns: list[str] = Field(min_length=1)
+    sections: list[str] = Field(min_length=1, description="10-K Items that hold such answers, most likely first")
+    expansion: list[str] = Field(default_factory=list)
+    cues: dict[str, float] = Field(default_factory=dict)
+    decisive: bool = False          # a match makes the question qualitative whatever else it names
+    open_form_only: bool = False    # counts only in an open question ("which ...", "describe ...")
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, v: list[str]) -> list[str]:
+        for p in v:
+            _compile(p)
+        return v
+
+    @field_validator("cues")
+    @classmethod
+    def _cues_compile(cls, v: dict[str, float]) -> dict[str, float]:
+        for p in v:
+            _compile(p)
+        return v
+
+    @field_validator("sections")
+    @classmethod
+    def _sections_are_items(cls, v: list[str]) -> list[str]:
+        bad = [s for s in v if not _SECTION_RE.match(s)]
+        if bad:
+            raise ValueError(f"sections must be 10-K Items like 'Item 7' or 'Item 1A': {bad}")
+        return v
+
+
+class QuestionKindsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metric_cues: list[str] = Field(min_length=1)
+    open_forms: list[str] = Field(min_length=1)
+    topics: dict[str, TopicSpec] = Field(min_length=1)
+
+    @field_validator("metric_cues", "open_forms")
+    @classmethod
+    def _compile_all(cls, v: list[str]) -> list[str]:
+        for p in v:
+            _compile(p)
+        return v
+
+
+@dataclass(frozen=True)
+class QuestionRoute:
+    """What kind of question it is and where a 10-K answers it (empty for a metric question)."""
+
+    kind: QuestionKind
+    topics: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()      # the topics' Items, merged in order
+    expansion: tuple[str, ...] = ()     # search words of the topics
+
+    @property
+    def qualitative(self) -> bool:
+        return self.kind == QUALITATIVE
+
+    def as_info(self) -> dict[str, object]:
+        return {"kind": self.kind, "topics": list(self.topics), "sections": list(self.sections)}
+
+
+class QuestionKinds:
+    """The compiled rule of one question_kinds.yaml."""
+
+    def __init__(self, file: QuestionKindsFile):
+        self.file = file
+        self.metric_cues = [_compile(p) for p in file.metric_cues]
+        self.open_forms = [_compile(p) for p in file.open_forms]
+        self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
+        self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> QuestionKinds:
+        path = Path(path or config_path("question_kinds.yaml"))
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"question kinds not found: {path}") from exc
+        return cls(QuestionKindsFile.model_validate(data))
+
+    def matched_topics(self, question: str) -> list[str]:
+        """Topics whose patterns match, in the file's order (open-form-only topics included only for an
+        open question)."""
+        is_open = any(p.search(question) for p in self.open_forms)
+        return [name for name, (spec, patterns) in self.topics.items()
+                if (is_open or not spec.open_form_only) and any(p.search(question) for p in patterns)]
+
+    def classify(self, question: str) -> QuestionRoute:
+        topics = self.matched_topics(question)
+        decisive = [t for t in topics if self.topics[t][0].decisive]
+        if not decisive and (not topics or any(p.search(question) for p in self.metric_cues)):
+            return QuestionRoute(METRIC)
+        ordered = decisive + [t for t in topics if t not in decisive]
+        sections = tuple(dict.fromkeys(s for t in ordered for s in self.topics[t][0].sections))
+        expansion = tuple(dict.fromkeys(w for t in ordered for w in self.topics[t][0].expansion))
+        return QuestionRoute(QUALITATIVE, tuple(ordered), sections, expansion)
+
+    def cue_strength(self, sentence: str, topics: tuple[str, ...] | list[str]) -> tuple[float, list[str]]:
+        """How strongly ``sentence`` reads as an answer of ``topics``: the weights of the distinct cues it
+        contains (each counted once), and the cues' matched words."""
+        score, found = 0.0, []
+        for topic in topics:
+            for pattern, weight in self.cues.get(topic, []):
+                m = pattern.search(sentence)
+                if m:
+                    score += weight
+                    found.append(m.group(0).lower())
+        return score, found
+
+
+def default_question_kinds(path: str | None = None) -> QuestionKinds:
+    """The rule at ``path`` (default: question_kinds.yaml as resolved now), loaded once per file."""
+    return _kinds_at(str(path or config_path("question_kinds.yaml")))
+
+
+@lru_cache(maxsize=4)
+def _kinds_at(path: str) -> QuestionKinds:
+    return QuestionKinds.load(path)
+
+
+def classify_question(question: str) -> QuestionRoute:
+    """The kind of ``question`` and where a 10-K answers it, by the configured rule."""
+    return default_question_kinds().classify(question)
+
+
+def is_qualitative(question: str) -> bool:
+    return classify_question(question).qualitative
