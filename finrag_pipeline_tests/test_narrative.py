@@ -69,6 +69,17 @@ KINDS = [
     ("What percentage of Nvidia revenue came from its largest customer in FY2025?", "metric", None),
     ("What was the total amount of legal settlements accrued?", "metric", None),
     ("How many employees does Apple have?", "metric", None),
+    # yes/no judgements about a financial measure are the calculator's, even when they ask to explain why
+    ("Does Adobe have an improving operating margin profile as of FY2022? If operating margin is not a useful "
+     "metric for a company like this, then state that and explain why.", "metric", None),
+    ("Is Walmart a capital-intensive business based on FY2021 data?", "metric", None),
+    ("Does 3M have a reasonably healthy liquidity profile based on its quick ratio for FY2022? If the quick "
+     "ratio is not relevant to measure liquidity, please state that and explain why.", "metric", None),
+    ("Is CVS a high-growth company based on its revenue growth from FY2019 to FY2020?", "metric", None),
+    ("Did PepsiCo's free cash flow cover its dividends in 2020?", "metric", None),
+    # "based on" is no geography; "based in" is
+    ("Which regions does Nike sell in, based on its FY2020 10-K?", "qualitative", "geography"),
+    ("Where is Oracle based?", "qualitative", "geography"),
 ]
 
 

@@ -10,7 +10,8 @@ kind: the calculator and the extractive answerer hand qualitative questions to t
     classify_question("By what percentage did Microsoft's net income grow in FY2022?")
     -> QuestionRoute(kind="metric", topics=(), ...)
 
-The order of the rule (a cause question is qualitative even when it names a metric; a figure cue
+The order of the rule (a yes/no judgement about a financial measure is a metric question; a cause
+question is qualitative even when it names a metric; a figure cue
 makes a question a metric one; otherwise a matching topic makes it qualitative) is documented in the
 YAML file; nothing here is tuned to particular filings.
 """
@@ -76,10 +77,11 @@ class TopicSpec(BaseModel):
 class QuestionKindsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric_cues: list[str] = Field(min_length=1)
+    judgement_cues: list[str] = Field(default_factory=list)  # yes/no questions about a financial measure
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
 
-    @field_validator("metric_cues", "open_forms")
+    @field_validator("metric_cues", "judgement_cues", "open_forms")
     @classmethod
     def _compile_all(cls, v: list[str]) -> list[str]:
         for p in v:
@@ -110,6 +112,7 @@ class QuestionKinds:
     def __init__(self, file: QuestionKindsFile):
         self.file = file
         self.metric_cues = [_compile(p) for p in file.metric_cues]
+        self.judgement_cues = [_compile(p) for p in file.judgement_cues]
         self.open_forms = [_compile(p) for p in file.open_forms]
         self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
         self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
@@ -131,6 +134,8 @@ class QuestionKinds:
                 if (is_open or not spec.open_form_only) and any(p.search(question) for p in patterns)]
 
     def classify(self, question: str) -> QuestionRoute:
+        if any(p.search(question) for p in self.judgement_cues):
+            return QuestionRoute(METRIC)   # a judgement on figures: the calculator's, even with "explain why"
         topics = self.matched_topics(question)
         decisive = [t for t in topics if self.topics[t][0].decisive]
         if not decisive and (not topics or any(p.search(question) for p in self.metric_cues)):
