@@ -341,10 +341,11 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
 def _require_local_llm(model: str) -> None:
     """One line naming the install command when ``model`` is a local LLM that is not installed."""
     from finrag_pipeline.core.config import ConfigError
+    from finrag_pipeline.core.llm.client import local_unavailable_reason
     from finrag_pipeline.core.llm.registry import load_model_registry
 
     try:
-        reason = load_model_registry().unavailable_reason(model)
+        reason = local_unavailable_reason(load_model_registry().get(model).provider)
     except (ConfigError, KeyError):
         return  # not a model name (an answerer registered under another name): the factory decides
     if reason:

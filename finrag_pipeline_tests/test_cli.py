@@ -338,9 +338,11 @@ def test_remove_filing(env):
     latest = wh.query_df("SELECT filing_ids, n_filings FROM core.corpus_versions ORDER BY created_at DESC LIMIT 1")
     assert json.loads(latest["filing_ids"].iloc[0]) == [A24] and int(latest["n_filings"].iloc[0]) == 1
 
-    from finrag_pipeline.defs.resources import _embedder, _lance, _tantivy
-    assert _tantivy(str(paths.tantivy_dir)).filing_ids() == [A24]
-    assert _lance(str(paths.lancedb_dir), _embedder("", "", "")).filing_ids() == [A24]
+    from finrag_pipeline.core.storage.seam import LocalStorage
+    from finrag_pipeline.defs.resources import _embedder
+    storage = LocalStorage(paths)  # the indexes this process keeps open, at their latest commit
+    assert storage.open_bm25().filing_ids() == [A24]
+    assert storage.open_lance(_embedder("", "", "")).filing_ids() == [A24]
     for retriever in ("bm25", "dense"):
         hits = cli.json("search", "total net sales fiscal 2022", "-r", retriever, "-k", "50")["hits"]
         assert hits and {h["filing_id"] for h in hits} == {A24}, retriever

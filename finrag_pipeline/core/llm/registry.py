@@ -40,16 +40,6 @@ class ModelRegistry(BaseModel):
     local_runtime: Literal["auto", "llama-cpp-cffi", "llama-cpp-python"] = "auto"
     models: dict[str, ModelSpec] = Field(default_factory=dict)
 
-    def unavailable_reason(self, name: str) -> str | None:
-        """For a local model (provider "local/..."): why it cannot run here, as one line naming the
-        install command; None for any other model, or when it can run."""
-        provider = self.get(name).provider
-        if not provider.startswith("local/"):
-            return None
-        from finrag_pipeline.core.llm.local_provider import unavailable_reason
-
-        return unavailable_reason(provider.split("/", 1)[1])
-
     def get(self, name: str) -> ModelSpec:
         """The spec for ``name``; an unknown name that looks like a litellm string is used as-is."""
         if name in self.models:
