@@ -55,7 +55,7 @@ KINDS = [
     ("Which risks does Boeing cite about the 737 MAX?", "qualitative", "risk"),
     ("What legal proceedings is Apple involved in?", "qualitative", "legal"),
     ("Has Boeing reported any material litigation?", "qualitative", "legal"),
-    ("Does Apple have customer concentration?", "qualitative", "customers"),
+    ("Who does Apple depend on as its largest customers?", "qualitative", "customers"),
     ("Who are Nvidia's largest customers?", "qualitative", "customers"),
     ("Which geographies does Amazon operate in?", "qualitative", "geography"),
     ("Which of Amazon's segments was profitable in 2022, and which ones lost money?", "qualitative", "segments"),
@@ -77,6 +77,13 @@ KINDS = [
      "ratio is not relevant to measure liquidity, please state that and explain why.", "metric", None),
     ("Is CVS a high-growth company based on its revenue growth from FY2019 to FY2020?", "metric", None),
     ("Did PepsiCo's free cash flow cover its dividends in 2020?", "metric", None),
+    ("Does Apple have customer concentration?", "metric", None),   # a judgement: the shares decide it
+    ("Does Boeing have positive working capital based on FY2021 data? If working capital is not a useful or "
+     "relevant metric for a company like this, then please state that and explain why.", "metric", None),
+    # an instruction sentence does not make a figure question a cause question
+    ("What is Boeing's FY2021 gross margin? If gross margin is not a useful metric for a company like this, "
+     "state that and explain why.", "metric", None),
+    ("What drove Boeing's revenue decline in 2020? Answer in one sentence.", "qualitative", "cause"),
     # "based on" is no geography; "based in" is
     ("Which regions does Nike sell in, based on its FY2020 10-K?", "qualitative", "geography"),
     ("Where is Oracle based?", "qualitative", "geography"),

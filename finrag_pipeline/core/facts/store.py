@@ -217,6 +217,10 @@ class FilingFacts:
             if seg:
                 if not (seg == title or seg in path or _has_words(title, seg) or any(_has_words(p, seg) for p in path)):
                     continue  # a segment was asked: never fall back to the consolidated line
+                if (label != seg and seg != title and seg not in path and self.label_counts[r.table_id].get(seg)
+                        and not any(_has_words(p, seg) for p in path)):
+                    continue  # the segment is a row of this table ("Services" in "Products and Services
+                    # Performance"): its other rows (the total) are not the segment's
                 score += 6
                 if self.label_counts[r.table_id][label] > 1:
                     score -= 3  # one of several same-named lines: which segment it belongs to is a guess

@@ -32,6 +32,7 @@ from finrag_pipeline.core.config import config_path
 QuestionKind = Literal["metric", "qualitative"]
 METRIC: QuestionKind = "metric"
 QUALITATIVE: QuestionKind = "qualitative"
+_SENTENCE_RE = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 _SECTION_RE = re.compile(r"^Item (?:1[0-6]|[1-9])[A-C]?$")
 
 
@@ -78,6 +79,7 @@ class QuestionKindsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric_cues: list[str] = Field(min_length=1)
     judgement_cues: list[str] = Field(default_factory=list)  # yes/no questions about a financial measure
+    instruction_leads: str = r"^\s*(?:if|please|answer|round)\b"  # sentences that instruct, not ask
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
 
@@ -86,6 +88,12 @@ class QuestionKindsFile(BaseModel):
     def _compile_all(cls, v: list[str]) -> list[str]:
         for p in v:
             _compile(p)
+        return v
+
+    @field_validator("instruction_leads")
+    @classmethod
+    def _compile_one(cls, v: str) -> str:
+        _compile(v)
         return v
 
 
@@ -113,6 +121,7 @@ class QuestionKinds:
         self.file = file
         self.metric_cues = [_compile(p) for p in file.metric_cues]
         self.judgement_cues = [_compile(p) for p in file.judgement_cues]
+        self.instruction_leads = _compile(file.instruction_leads)
         self.open_forms = [_compile(p) for p in file.open_forms]
         self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
         self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
@@ -126,9 +135,17 @@ class QuestionKinds:
             raise FileNotFoundError(f"question kinds not found: {path}") from exc
         return cls(QuestionKindsFile.model_validate(data))
 
+    def asked_part(self, question: str) -> str:
+        """The question without its instruction sentences ("If gross margin is not a useful metric, state
+        that and explain why."); the whole question when every sentence instructs."""
+        sentences = [s for s in _SENTENCE_RE.split(question.strip()) if s.strip()]
+        asked = [s for s in sentences if not self.instruction_leads.search(s)]
+        return " ".join(asked) if asked else question
+
     def matched_topics(self, question: str) -> list[str]:
-        """Topics whose patterns match, in the file's order (open-form-only topics included only for an
-        open question)."""
+        """Topics whose patterns match the asked part, in the file's order (open-form-only topics included
+        only for an open question)."""
+        question = self.asked_part(question)
         is_open = any(p.search(question) for p in self.open_forms)
         return [name for name, (spec, patterns) in self.topics.items()
                 if (is_open or not spec.open_form_only) and any(p.search(question) for p in patterns)]
