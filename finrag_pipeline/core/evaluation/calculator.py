@@ -25,6 +25,7 @@ from typing import Any
 from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
+from finrag_pipeline.core.facts.definitions import statement_hints
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.judgements import (
     Decision,
@@ -46,6 +47,11 @@ from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+
+# a cash-flow row printed as a payment: an operand of a written formula is the amount paid ("- principal
+# repayments of finance leases" subtracts 7,941, not -7,941), like the lexicon's outflow lines (capex)
+_PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
+                               r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
 
@@ -259,7 +265,11 @@ class CalculatorAnswerer:
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
-            return inputs[(name, year)].base_value
+            value = inputs[(name, year)].base_value
+            # an amount spent is an amount: a filer printing its costs in parentheses (Boeing's "(2,249)"
+            # research and development) gives the same margins and ratios as one printing them plain
+            spent = (extra or {}).get(name) or self.lexicon.concepts.get(name)
+            return abs(value) if spent is not None and spent.outflow else value
 
         formula = plan.parsed
         values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
@@ -331,13 +341,20 @@ class CalculatorAnswerer:
             judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
             if judged is not None:
                 return judged
+        row_operands: dict[str, Concept] = {}
+        if isinstance(plan_error, UnreadOperand):
+            rescued = self._plan_with_row_operands(question, all_years, companies, hits, plan_error)
+            if rescued is not None:
+                plan, row_filing, row_operands = rescued
+                plan_error = None
         if isinstance(plan_error, UnreadOperand):
             # the question wrote a formula this answerer cannot read: say which operand, quote nothing
             return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
                                  {"plan": None, "companies": companies, "missing_operand": plan_error.operand},
                                  timings, t0)
         t_load = time.perf_counter()
-        filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
+        filings = [row_filing] if row_operands else \
+            self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
         missing: list[str] = []
@@ -353,6 +370,7 @@ class CalculatorAnswerer:
                                        f"in {filing.filing_id}")
                         tried.append(filing.filing_id)
                     continue
+                extra = {**extra, **row_operands}
                 if not fplan.years:
                     fplan.years = [filing.meta.fiscal_year]
                     if fplan.operation in ("change", "pct_change"):
@@ -417,6 +435,42 @@ class CalculatorAnswerer:
             return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
         except PlanError:
             return None, None, {}
+
+    def _plan_with_row_operands(self, question: str, years: list[int], companies: list[str], hits: Sequence[Hit],
+                                error: UnreadOperand) -> tuple[Plan, FilingFacts, dict[str, Concept]] | None:
+        """A formula the question writes with operands that are no lexicon line ("commercial paper plus
+        term debt"): each such operand read as the statement row the filing prints under exactly those
+        words, and the plan made again. None when an operand is no row label of the filing either (the
+        answer then abstains naming it)."""
+        hints = statement_hints(question)
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            lexicon = Lexicon(self.lexicon.concepts.values())  # the shared lexicon is never extended
+            rows: dict[str, Concept] = {}
+            err: UnreadOperand = error
+            for _ in range(8):
+                label = filing.statement_label(err.operand or "")
+                if label is None:
+                    break
+                # the key and alias keep the words asked: "non-current term debt" is the row after
+                # "Total current liabilities" of the label printed twice
+                asked = (err.operand or "").strip().lower()
+                key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
+                statement = filing.label_statement(label, question, hints)
+                concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
+                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)))
+                lexicon.add(concept)
+                rows[key] = concept
+                try:
+                    plan = make_plan(strip_unsuitable_clause(question), years, lexicon)
+                except UnreadOperand as exc:
+                    err = exc
+                    continue
+                except PlanError:
+                    break
+                plan.notes.append("read as row labels of " + filing.filing_id + ": "
+                                  + ", ".join(c.line_items[0] for c in rows.values()))
+                return plan, filing, rows
+        return None
 
     def _label(self, key: str, extra: Any = None) -> str:
         c = (extra or {}).get(key) if isinstance(extra, dict) else None

@@ -235,7 +235,7 @@ _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 _HARMLESS = frozenset(["a", "an", "the", "its", "their", "company", "company's", "companys", "total", "net", "reported", "unadjusted", "gross", "annual", "full", "year", "years", "yearly", "fiscal", "fy", "end", "ending", "year-end", "yearend", "period", "closing", "balance", "amount", "figure", "value", "level", "sum", "consolidated", "cash", "basis", "gaap", "line", "item", "items", "expense", "expenses", "cost", "costs", "spend", "spending", "spent", "statement", "the", "of", "for", "in", "at", "on", "as", "from", "and", "value", "reported", "book", "booked", "recorded",
                        "to", "attributable", "shareholders", "stockholders", "common", "parent", "owners", "its"])
 # words that DO change which line it is: an operand phrase with one of them must be read whole
-_MEANING = frozenset(["paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
+_MEANING = frozenset(["non", "paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
                       "tax", "taxes", "accumulated", "restricted", "marketable", "unearned", "accrued", "employee",
                       "employees", "headcount", "share", "shares", "unit", "units", "segment", "goodwill",
                       "pretax", "pre-tax", "pre", "before", "after", "operating", "comprehensive", "noncontrolling",
@@ -410,6 +410,8 @@ _CHANGE_RE = re.compile(r"^(?:the\s+)?(?:(?:year[\s-]+over[\s-]+year|yoy|annual)
 _CHANGE_SUFFIX_RE = re.compile(r"^(?P<rest>.+?)\s+(?:change|movement)$", re.I)
 _PRIOR_RE = re.compile(r"\b(?:prior|previous|last|preceding)[\s-]+(?:fiscal\s+)?year(?:'?s)?\b|\bbeginning[\s-]+of[\s-]+"
                        r"(?:the\s+)?year\b|\bopening\b", re.I)
+_BOTH_SIDES_RE = re.compile(r"^(?:both\s+)?current\s+and\s+(?:non[\s-]?current|long[\s-]term)\s+(?:portions?\s+of\s+)?"
+                           r"(?:the\s+)?(?P<rest>.+)$", re.I)
 _SUM_OF_RE = re.compile(r"^(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", re.I)
 _PERIOD_WORDS_RE = re.compile(
     r"\b(?:between|from|at\s+the\s+end\s+of|at\s+(?:the\s+)?(?:fiscal\s+)?year[\s-]+end(?:s)?(?:\s+of)?|as\s+of|for|in"
@@ -433,6 +435,11 @@ def operand(phrase: str, ctx: ParseContext) -> str:
             return "(" + " + ".join(operand(p, ctx) for p in parts) + ")"
         except DefinitionError:
             pass
+    m = _BOTH_SIDES_RE.match(text)
+    if m:
+        # "current and non-current term debt": the line printed in both sections of the balance sheet
+        rest = m.group("rest")
+        return f"({operand('current ' + rest, ctx)} + {operand('non-current ' + rest, ctx)})"
     m = _AVG_RE.match(text)
     if m:
         rest = m.group("rest")

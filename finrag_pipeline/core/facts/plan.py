@@ -552,7 +552,9 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         unit = asked
     elif ctx.percent:
         unit = "percent"
-    elif metric is not None and metric.unit and "/" in formula:
+    elif metric is not None and metric.unit and "/" in formula and metric.unit not in ("USD", "shares"):
+        # an amount metric named beside a written ratio ("free cash flow conversion, defined as (CFO - capex) /
+        # net income") does not make the ratio an amount
         unit = metric.unit
     elif "/" in formula:
         unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share)\b|%", rest, re.I) else "ratio"
