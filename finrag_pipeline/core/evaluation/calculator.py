@@ -269,7 +269,7 @@ class CalculatorAnswerer:
             # an amount spent is an amount: a filer printing its costs in parentheses (Boeing's "(2,249)"
             # research and development) gives the same margins and ratios as one printing them plain
             spent = (extra or {}).get(name) or self.lexicon.concepts.get(name)
-            return abs(value) if spent is not None and spent.outflow else value
+            return abs(value) if spent is not None and (spent.outflow or spent.expense) else value
 
         formula = plan.parsed
         values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
