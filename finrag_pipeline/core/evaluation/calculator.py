@@ -330,30 +330,39 @@ class CalculatorAnswerer:
         except PlanError as exc:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
-        judgement = read_judgement(question, self.lexicon)
-        if plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
-                "compare", "threshold")):
-            # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
-            judgement = threshold_judgement(question, Concept(
-                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
-        if judgement is not None and not (plan is not None and plan.definition_given
-                                          and judgement.kind not in ("compare", "threshold")):
-            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
-            if judged is not None:
-                return judged
         row_operands: dict[str, Concept] = {}
+        row_filing: FilingFacts | None = None
         if isinstance(plan_error, UnreadOperand):
             rescued = self._plan_with_row_operands(question, all_years, companies, hits, plan_error)
             if rescued is not None:
                 plan, row_filing, row_operands = rescued
                 plan_error = None
+        judgement = read_judgement(question, self.lexicon)
+        defined_metric = (judgement is not None and judgement.metric is not None and plan is not None
+                          and plan.definition_given and plan.concept_key == judgement.metric.key
+                          and judgement.kind in ("liquidity", "trend", "sign"))
+        if defined_metric:
+            # the question defines the metric its judgement rests on ("Define the quick ratio as (cash + short-term
+            # and other investments + receivables) / current liabilities"): that definition is the metric
+            judgement.metric = dataclasses.replace(judgement.metric, formula=plan.formula)
+        elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
+                "compare", "threshold")):
+            # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
+            judgement = threshold_judgement(question, Concept(
+                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
+        if judgement is not None and (defined_metric or not (plan is not None and plan.definition_given
+                                                             and judgement.kind not in ("compare", "threshold"))):
+            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0,
+                                 rows=row_operands, row_filing=row_filing)
+            if judged is not None:
+                return judged
         if isinstance(plan_error, UnreadOperand):
             # the question wrote a formula this answerer cannot read: say which operand, quote nothing
             return self._abstain(f"cannot compute the formula the question writes: {plan_error}",
                                  {"plan": None, "companies": companies, "missing_operand": plan_error.operand},
                                  timings, t0)
         t_load = time.perf_counter()
-        filings = [row_filing] if row_operands else \
+        filings = [row_filing] if row_filing is not None else \
             self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
@@ -540,9 +549,10 @@ class CalculatorAnswerer:
 
     # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
 
-    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
+               rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
         plan = Plan(formula, formula, [year], "value", unit)
-        value, inputs, scale, _ = self._compute(plan, filing)
+        value, inputs, scale, _ = self._compute(plan, filing, extra=rows)
         return value, inputs, scale
 
     def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
@@ -550,9 +560,11 @@ class CalculatorAnswerer:
         return format_result(round_decimal(self._shown(value, unit, scale), decimals), unit, decimals, scale)
 
     def _judge(self, question: str, judgement: Judgement, companies: list[str], years: list[int],
-               hits: Sequence[Hit], timings: dict, t0: float) -> AnswerResult | None:
+               hits: Sequence[Hit], timings: dict, t0: float, rows: dict[str, Concept] | None = None,
+               row_filing: FilingFacts | None = None) -> AnswerResult | None:
         """Yes/No with the figures it rests on; None when the rule's series cannot be read (the usual
-        plan then answers or abstains)."""
+        plan then answers or abstains). ``rows``: operands of the question's own definition read as row
+        labels of ``row_filing`` (the one filing they were read in)."""
         cfg = self.judgement_config
         details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
                                                  "metric": judgement.metric.key if judgement.metric else None,
@@ -561,11 +573,11 @@ class CalculatorAnswerer:
         if judgement.kind == "customer_concentration":
             return self._concentration(hits, details, timings, t0)
         missing: list[str] = []
-        for filing in self._candidate_filings(companies, years[:1], hits):
+        for filing in [row_filing] if row_filing is not None else self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs, years)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows)
             except MissingInput as exc:
                 missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
                 continue
@@ -581,9 +593,10 @@ class CalculatorAnswerer:
         return None
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
-                inputs: list[FactValue], asked: Sequence[int] = ()) -> tuple[Decision, list[dict]]:
+                inputs: list[FactValue], asked: Sequence[int] = (),
+                rows: dict[str, Concept] | None = None) -> tuple[Decision, list[dict]]:
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
-            v, used, scale = self._value(formula, unit, y, filing)
+            v, used, scale = self._value(formula, unit, y, filing, rows)
             inputs.extend(i for i in used if i not in inputs)
             return v, scale
 
