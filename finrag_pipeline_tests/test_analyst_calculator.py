@@ -489,3 +489,109 @@ def test_unsuitable_metric_is_said_not_forced(calc):
     r = calc.answer("What is Apple's FY2022 gross margin? If gross margin is not a useful metric for a company like "
                     "this, then state that and explain why.", [])
     assert r.text.startswith("43.3%")
+
+
+# ---- issue 26 (dev half): general rules, each on several phrasings written for the test -----------------
+# Figures: BOEING_2021_10K p.62 balance sheet (short-term debt and current portion of long-term debt 1,296;
+# long-term debt 56,806; cash and cash equivalents 8,052; short-term and other investments 8,192; accounts
+# receivable, net 2,641; total current liabilities 81,992), p.60 (research and development expense, net
+# (2,249); total revenues 62,286). APPLE_2021_10K p.34 (commercial paper 6,000; term debt 9,613 current and
+# 109,106 non-current). AMAZON_2022_10K p.36 cash flows (operating 46,752; purchases of property and equipment
+# (63,645); proceeds from property and equipment sales and incentives 5,324; principal repayments of finance
+# leases (7,941); of financing obligations (248)). AAPL 10-K 2024 p.33 (operating 118,254; payments for PP&E
+# (9,447); net income 93,736). MSFT_2022_10K p.60 (common stock repurchased (32,696)).
+
+@pytest.mark.parametrize("question,figure", [
+    # an operand the lexicon lacks is the statement row printed under exactly those words
+    ("Using the balance sheet, what was Boeing's total debt at December 31, 2021, defined as short-term debt and "
+     "current portion of long-term debt plus long-term debt? Answer in USD millions.", "$58,102 million"),
+    ("Define Boeing's gross debt as long-term debt + short-term debt and current portion of long-term debt. What "
+     "was it at the end of 2021?", "$58,102 million"),
+    ("What were Apple's total borrowings at the end of FY2021, calculated as commercial paper plus current term "
+     "debt plus non-current term debt?", "$124,719 million"),
+    # "current and non-current X": the line printed in both sections of the balance sheet
+    ("Primarily using the balance sheet, what was Apple's total debt at the end of FY2021, defined as commercial "
+     "paper plus current and non-current term debt?", "$124,719 million"),
+    ("Apple's short-term borrowings are defined as commercial paper + current term debt. What were they at the "
+     "end of FY2021?", "$15,613 million"),
+    # a payment row of the cash-flow statement is the amount paid: "- repayments" subtracts 7,941
+    ("Based on the cash flow statement, what was Amazon's 2022 free cash flow less principal repayments of finance "
+     "leases, defined as operating cash flow minus purchases of property and equipment plus proceeds from "
+     "property and equipment sales and incentives minus principal repayments of finance leases?", "-$19,510 million"),
+    ("Using the cash flow statement, what was Amazon's 2022 free cash flow less principal repayments of finance "
+     "leases and financing obligations, defined as operating cash flow - purchases of property and equipment + "
+     "proceeds from property and equipment sales and incentives - principal repayments of finance leases - "
+     "principal repayments of financing obligations? Answer in USD millions.", "-$19,758 million"),
+])
+def test_written_formula_operands_read_as_row_labels(calc, question, figure):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered", r.text
+    assert r.text.startswith(figure + " —"), r.text
+
+
+@pytest.mark.parametrize("question,operand", [
+    ("What was Apple's total debt at the end of FY2021, defined as commercial paper plus unicorn reserves?",
+     "unicorn reserves"),
+    ("Define Boeing's adjusted debt as long-term debt plus pension deficit stuff. What was it at the end of 2021?",
+     "pension deficit stuff"),
+])
+def test_written_operand_no_row_prints_abstains_naming_it(calc, question, operand):
+    r = calc.answer(question, [])
+    assert r.response_state == "abstained" and operand in r.text
+    assert r.details["missing_operand"] == operand
+
+
+@pytest.mark.parametrize("question,figure", [
+    # Boeing prints its costs in parentheses: a share of revenue is still positive (2,249 / 62,286 = 3.61%)
+    ("What was Boeing's R&D expense as a % of total revenues in 2021? Round to one decimal place.", "3.6%"),
+    ("Research and development as a percentage of revenue for Boeing in 2021?", "3.6%"),
+    ("How much did Boeing spend on research and development in 2021?", "$2,249 million"),
+    # a filer printing costs plain gives the same kind of answer (Apple FY2022: 26,251 / 394,328 = 6.66%)
+    ("What was Apple's R&D as a percentage of revenue in fiscal 2022?", "6.7%"),
+])
+def test_costs_printed_in_parentheses_are_amounts(calc, question, figure):
+    r = calc.answer(question, [])
+    assert r.text.startswith(figure + " —"), r.text
+
+
+@pytest.mark.parametrize("question", [
+    # a ratio of two amounts is a ratio, even when an amount metric ("free cash flow") is named beside it
+    "Using the cash flow statement, what was Apple's FY2024 free cash flow conversion, defined as (cash generated by "
+    "operating activities - payments for acquisition of property, plant and equipment) / net income? Round to two "
+    "decimal places.",
+    "Define Apple's free cash flow conversion as (operating cash flow - capex) / net income. What was it in FY2024?",
+    "What was Apple's FY2024 FCF to net income, calculated as (operating cash flow minus capital expenditures) "
+    "divided by net income?",
+])
+def test_ratio_of_amounts_is_a_ratio(calc, question):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.details["unit"] == "ratio", r.text
+    assert r.text.startswith("1.16 —"), r.text  # (118,254 - 9,447) / 93,736 = 1.1608
+
+
+@pytest.mark.parametrize("question,start", [
+    # the question's definition of the judged metric is the metric (Boeing: (8,052 + 8,192 + 2,641) / 81,992 = 0.23)
+    ("Does Boeing have a healthy liquidity profile based on its quick ratio at the end of 2021? Define the quick "
+     "ratio as (cash and cash equivalents + short-term and other investments + accounts receivable, net) / total "
+     "current liabilities. If the quick ratio is not the right measure, explain why.", "No, because quick ratio 0.23"),
+    ("Is Boeing's liquidity healthy at the end of 2021 judged by the quick ratio, defined as (cash and cash "
+     "equivalents plus short-term and other investments plus accounts receivable, net) divided by total current "
+     "liabilities?", "No, because quick ratio 0.23"),
+    # the same definition with lexicon lines only (Apple FY2022: (23,646 + 24,658 + 28,184) / 153,982 = 0.50)
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Define the quick "
+     "ratio as (cash and cash equivalents + current marketable securities + accounts receivable, net) / total "
+     "current liabilities, and treat 1.0 or more as healthy.", "No, because quick ratio 0.50"),
+])
+def test_judgement_on_a_metric_the_question_defines(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question", [
+    "How much did Microsoft spend on share buybacks in FY2022 according to the cash flow statement?",
+    "What were Microsoft's stock repurchases in fiscal 2022?",
+    "How much did Microsoft pay for share repurchases in fiscal year 2022?",
+])
+def test_buyback_synonyms(calc, question):
+    r = calc.answer(question, [])
+    assert r.text.startswith("$32,696 million —"), r.text

@@ -361,3 +361,27 @@ def test_query_expansions_is_the_shared_vocabulary():
     assert query_expansions("How much did Microsoft spend on R&D in fiscal 2022?") == ["research and development"]
     assert "accounts payable" in query_expansions("What was Costco's DPO in FY2017?")
     assert query_expansions("What was research and development in 2022?") == []
+
+
+@pytest.mark.parametrize("phrase,not_this", [
+    ("non-operating income", "operating_income"),
+    ("non-current term debt", "long_term_debt"),   # read per filing (the row after current liabilities)
+    ("nonoperating income", "operating_income"),
+])
+def test_non_changes_the_line(phrase, not_this):
+    # "non-operating income" is no "operating income": "non" changes which line it is
+    from finrag_pipeline.core.facts.definitions import resolve_operand
+
+    concept = resolve_operand(phrase, LEX)
+    assert concept is None or concept.key != not_this
+
+
+@pytest.mark.parametrize("written,formula", [
+    ("current and non-current term debt", "(current term debt + non-current term debt)"),
+    ("current and long-term debt", "(current debt + non-current debt)"),
+])
+def test_current_and_noncurrent_reads_both_lines(written, formula):
+    # the operands are no lexicon line: the error names the first one, read per filing as a row label
+    with pytest.raises(UnreadOperand) as exc:
+        definition_formula(f"commercial paper plus {written}", LEX)
+    assert exc.value.operand in ("commercial paper", formula[1:].split(" + ")[0])

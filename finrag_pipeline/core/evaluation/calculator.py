@@ -334,7 +334,9 @@ class CalculatorAnswerer:
         row_filing: FilingFacts | None = None
         if isinstance(plan_error, UnreadOperand):
             rescued = self._plan_with_row_operands(question, all_years, companies, hits, plan_error)
-            if rescued is not None:
+            if isinstance(rescued, UnreadOperand):
+                plan_error = rescued  # the operand neither the lexicon nor the filing's rows read
+            else:
                 plan, row_filing, row_operands = rescued
                 plan_error = None
         judgement = read_judgement(question, self.lexicon)
@@ -446,12 +448,13 @@ class CalculatorAnswerer:
             return None, None, {}
 
     def _plan_with_row_operands(self, question: str, years: list[int], companies: list[str], hits: Sequence[Hit],
-                                error: UnreadOperand) -> tuple[Plan, FilingFacts, dict[str, Concept]] | None:
+                                error: UnreadOperand) -> tuple[Plan, FilingFacts, dict[str, Concept]] | UnreadOperand:
         """A formula the question writes with operands that are no lexicon line ("commercial paper plus
         term debt"): each such operand read as the statement row the filing prints under exactly those
-        words, and the plan made again. None when an operand is no row label of the filing either (the
-        answer then abstains naming it)."""
+        words, and the plan made again. When an operand is no row label of the filing either, the error
+        naming it (the answer abstains naming that operand)."""
         hints = statement_hints(question)
+        unread, depth = error, 0
         for filing in self._candidate_filings(companies, years[:1], hits):
             lexicon = Lexicon(self.lexicon.concepts.values())  # the shared lexicon is never extended
             rows: dict[str, Concept] = {}
@@ -459,6 +462,8 @@ class CalculatorAnswerer:
             for _ in range(8):
                 label = filing.statement_label(err.operand or "")
                 if label is None:
+                    unread = err if len(rows) >= depth else unread
+                    depth = max(depth, len(rows))
                     break
                 # the key and alias keep the words asked: "non-current term debt" is the row after
                 # "Total current liabilities" of the label printed twice
@@ -479,7 +484,7 @@ class CalculatorAnswerer:
                 plan.notes.append("read as row labels of " + filing.filing_id + ": "
                                   + ", ".join(c.line_items[0] for c in rows.values()))
                 return plan, filing, rows
-        return None
+        return unread
 
     def _label(self, key: str, extra: Any = None) -> str:
         c = (extra or {}).get(key) if isinstance(extra, dict) else None
