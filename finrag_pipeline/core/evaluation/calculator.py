@@ -342,7 +342,8 @@ class CalculatorAnswerer:
         judgement = read_judgement(question, self.lexicon)
         defined_metric = (judgement is not None and judgement.metric is not None and plan is not None
                           and plan.definition_given and plan.concept_key == judgement.metric.key
-                          and judgement.kind in ("liquidity", "trend", "sign"))
+                          and judgement.kind in ("liquidity", "trend", "sign")
+                          and re.sub(r"\s+", "", plan.formula) != re.sub(r"\s+", "", judgement.metric.formula or ""))
         if defined_metric:
             # the question defines the metric its judgement rests on ("Define the quick ratio as (cash + short-term
             # and other investments + receivables) / current liabilities"): that definition is the metric
