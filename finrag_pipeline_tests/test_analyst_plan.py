@@ -385,3 +385,26 @@ def test_current_and_noncurrent_reads_both_lines(written, formula):
     with pytest.raises(UnreadOperand) as exc:
         definition_formula(f"commercial paper plus {written}", LEX)
     assert exc.value.operand in ("commercial paper", formula[1:].split(" + ")[0])
+
+
+@pytest.mark.parametrize("question,first,second,slower", [
+    ("Did Apple's Services business grow faster than its Products business in FY2021?", "Services", "Products", False),
+    ("Has Microsoft's Intelligent Cloud revenue increased faster than its Productivity and Business Processes revenue "
+     "in FY2022?", "Intelligent Cloud", "Productivity and Business Processes", False),
+    ("Did Amazon's International segment sales grow more slowly than AWS in 2022?", "International", "AWS", True),
+    ("Did Amazon's net sales grow faster than its operating income in 2022?", "net sales", "operating income", False),
+    ("Did the Data Center segment's revenue rise more quickly than the Gaming segment's revenue in fiscal 2025?",
+     "Data Center", "Gaming", False),
+])
+def test_growth_comparison_reads_both_options(question, first, second, slower):
+    from finrag_pipeline.core.facts.judgements import growth_comparison
+
+    got = growth_comparison(question)
+    assert (got.first, got.second, got.slower) == (first, second, slower)
+
+
+def test_growth_comparison_needs_a_yes_no_question():
+    from finrag_pipeline.core.facts.judgements import growth_comparison
+
+    assert growth_comparison("Which segment grew faster than the company average in 2022?") is None
+    assert growth_comparison("What was Apple's revenue growth in FY2022?") is None

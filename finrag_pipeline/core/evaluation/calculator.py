@@ -25,13 +25,14 @@ from typing import Any
 from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
 from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, ExtractiveAnswerer
-from finrag_pipeline.core.facts.definitions import statement_hints
+from finrag_pipeline.core.facts.definitions import resolve_operand, statement_hints
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.judgements import (
     Decision,
     Judgement,
     JudgementConfig,
     decide_trend,
+    growth_comparison,
     load_judgement_config,
     metric_name,
     option_choice,
@@ -323,6 +324,11 @@ class CalculatorAnswerer:
             chosen = self._choose(choice, companies, all_years, hits, timings, t0)
             if chosen is not None:
                 return chosen
+        faster = growth_comparison(question)
+        if faster is not None:
+            compared = self._compare_growth(faster, question, companies, all_years, hits, timings, t0)
+            if compared is not None:
+                return compared
         unsuited = unsuitable_metric(question)
         try:
             # "If gross margin is not a useful metric ..., state that": the condition is no part of the plan
@@ -730,6 +736,54 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _compare_growth(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
+                        timings: dict, t0: float) -> AnswerResult | None:
+        """"Did Services grow faster than Products in FY2021?": each one's year-over-year growth of the line the
+        question names (revenue when it names none), each a segment or a row of the filing; Yes/No by which grew
+        faster. None when an option is neither (the usual plan then answers or abstains)."""
+        line = next((m.concept for m in self.lexicon.match(question) if not m.concept.formula
+                     and m.concept.statement == "income_statement"), self.lexicon.concepts["revenue"])
+        details: dict[str, Any] = {"judgement": {"kind": "growth_comparison", "metric": line.key,
+                                                 "options": [asked.first, asked.second]}, "companies": companies}
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            growth: list[tuple[str, Decimal, FactValue, FactValue]] = []
+            for option in (asked.first, asked.second):
+                # a line item of its own ("net sales" vs "operating income"), else a segment or row of the line
+                own = resolve_operand(option, self.lexicon)
+                if own is not None and not own.formula:
+                    now, before = (filing.lookup(own, y) for y in (year, year - 1))
+                else:
+                    now, before = (self._option_fact(filing, line, option, y) for y in (year, year - 1))
+                if now is None or before is None or before.base_value == 0:
+                    missing.append(f"'{option}' for FY{year - 1} and FY{year} in {filing.filing_id}")
+                    break
+                growth.append((option, (now.base_value - before.base_value) / abs(before.base_value), now, before))
+            if len(growth) < 2:
+                continue
+            if growth[0][2].source == growth[1][2].source:
+                # both options read as the same row (a total): nothing to compare, never a forced answer
+                missing.append(f"'{asked.first}' and '{asked.second}' apart (both read as "
+                               f"{growth[0][2].source.row_label!r}) in {filing.filing_id}")
+                continue
+            (a, ga, a1, a0), (b, gb, b1, b0) = growth
+            yes = ga < gb if asked.slower else ga > gb
+            scale = a1.scale
+
+            said = [f"{name} {'grew' if g >= 0 else 'fell'} {self._fmt(abs(g), 'percent', 1)} "
+                    f"({self._fmt(old.base_value, 'USD', scale)} in FY{year - 1} to "
+                    f"{self._fmt(new.base_value, 'USD', scale)} in FY{year})" for name, g, new, old in growth]
+            decision = Decision("Yes" if yes else "No", f"{said[0]} while {said[1]}",
+                                f"growth comparison: year-over-year growth of {a} {'<' if asked.slower else '>'} {b}")
+            details["judgement"].update({"answer": decision.answer, "rule": decision.rule,
+                                         "series": [{"option": n, "growth": str(g)} for n, g, _, _ in growth]})
+            return self._judged(decision, filing, [a1, a0, b1, b0], details, timings, t0)
+        if missing:
+            return self._abstain(f"cannot compare growth: no segment or line item {missing[0]}",
+                                 {**details, "missing": missing}, timings, t0)
+        return None
 
     def _judged(self, decision: Decision, filing: FilingFacts, inputs: list[FactValue], details: dict,
                 timings: dict, t0: float) -> AnswerResult:

@@ -293,3 +293,49 @@ def option_choice(question: str) -> OptionChoice | None:
         low = most.group(1).lower() in ("least", "smallest", "lowest", "fewest", "weakest", "worst")
         return OptionChoice(options, "min" if low else "max", question[:m.start("opts")] + " " + after)
     return None
+
+
+# ---- which of two grew faster: "Did Apple's Services business grow faster than its Products business?" --------
+
+_FASTER_RE = re.compile(r"\b(?:grow|grew|grown|growing|increase[sd]?|rise|rose|risen|expand(?:ed)?)\s+"
+                        r"(?P<how>faster|quicker|more\s+quickly|more\s+rapidly|more|slower|more\s+slowly|less)\s+than\s+",
+                        re.I)
+_SUBJECT_RE = re.compile(r"\b(?:did|does|do|has|have|had|was|were|is|are)\s+(?P<s>.+?)\s*$", re.I)
+_OPTION_END_RE = re.compile(r"\s+(?:in|during|for|over|between|from|on|as|based|when|year[\s-]+over)\b|[?.,;:(]", re.I)
+_OPTION_OWNER_RE = re.compile(r"^(?:(?:the|its|their|that\s+of|those\s+of)\s+|[\w.&-]+(?:\s+[\w.&-]+)?'s\s+)+", re.I)
+_OPTION_LINE_RE = re.compile(r"(?:\s+(?:business|businesses|segment|segments|division|unit|category|line|net\s+sales"
+                             r"|sales|net\s+revenues?|revenues?|did|does|do|has|had|have))+$", re.I)
+
+
+def _option_name(text: str) -> str:
+    """"Apple's Services business" -> "Services"; "its net sales" stays "net sales" (the line is the option)."""
+    trivial = ("", "net", "total", "gross", "operating")
+    owned = _OPTION_OWNER_RE.sub("", text.strip()).strip()
+    if owned.lower() in ("revenue", "revenues", "sales", "business", "segment", "results"):
+        # "the Gaming segment's revenue": the possessive names the option, not an owner
+        owned = re.sub(r"^(?:the|its|their)\s+", "", text.strip(), flags=re.I)
+    short = _OPTION_LINE_RE.sub("", owned).strip()
+    short = _OPTION_LINE_RE.sub("", re.sub(r"['’]s$", "", short)).strip()  # "the Data Center segment's revenue"
+    return owned if short.lower() in trivial else short
+
+
+@dataclass
+class GrowthComparison:
+    first: str                 # "Services"
+    second: str                # "Products"
+    slower: bool               # "grow more slowly than"
+
+
+def growth_comparison(question: str) -> GrowthComparison | None:
+    """Two things whose year-over-year growth a yes/no question compares ("Did AWS grow faster than North
+    America in 2022?", "Did iPhone net sales increase more slowly than Mac net sales?"), or None."""
+    m = _FASTER_RE.search(question)
+    if not m or not _YES_NO_RE.search(question):
+        return None
+    subject = _SUBJECT_RE.search(question[:m.start()])
+    first = subject.group("s") if subject else question[:m.start()]
+    second = _OPTION_END_RE.split(question[m.end():], maxsplit=1)[0]
+    first, second = _option_name(first), _option_name(second)
+    if not first or not second:
+        return None
+    return GrowthComparison(first, second, m.group("how").lower() in ("slower", "more slowly", "less"))
