@@ -37,12 +37,13 @@ from finrag_pipeline.core.facts.judgements import (
     metric_name,
     option_choice,
     read_judgement,
+    share_of_whole,
     strip_unsuitable_clause,
     threshold_judgement,
     unsuitable_metric,
 )
 from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, make_plan
+from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
@@ -324,6 +325,11 @@ class CalculatorAnswerer:
             chosen = self._choose(choice, companies, all_years, hits, timings, t0)
             if chosen is not None:
                 return chosen
+        share = share_of_whole(question)
+        if share is not None:
+            shared = self._share_of_whole(share, question, companies, all_years, hits, timings, t0)
+            if shared is not None:
+                return shared
         faster = growth_comparison(question)
         if faster is not None:
             compared = self._compare_growth(faster, question, companies, all_years, hits, timings, t0)
@@ -736,6 +742,32 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _share_of_whole(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
+                        timings: dict, t0: float) -> AnswerResult | None:
+        """"What percentage of Apple's net sales came from iPhone?": the part's line (a segment or a row of the
+        filing) over the consolidated line, percent. None when the whole names no lexicon line (the usual
+        plan then answers); an abstention naming the part when no filing reports it apart from the total."""
+        line = next((m.concept for m in self.lexicon.match(asked.whole) if not m.concept.formula), None)
+        if line is None:
+            return None
+        details: dict[str, Any] = {"share_of_whole": {"whole": line.key, "part": asked.part}, "companies": companies}
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            part, whole = self._option_fact(filing, line, asked.part, year), filing.lookup(line, year)
+            if part is None or whole is None or whole.base_value == 0 or part.source == whole.source:
+                missing.append(f"'{asked.part}' apart from the total {line.key} for FY{year} in {filing.filing_id}")
+                continue
+            name = f"share of {metric_name(line).lower()} from {asked.part}"
+            plan = Plan(name, f"{line.key} ({asked.part}) / {line.key}", [year], "value", "percent",
+                        decimals=decimals_asked(question))
+            value = abs(part.base_value) / abs(whole.base_value)
+            return self._answered(plan, filing, value, [part, whole], 1, [], details, timings, t0)
+        if missing:
+            return self._abstain(f"cannot compute the share: no {missing[0]}", {**details, "missing": missing},
+                                 timings, t0)
+        return None
 
     def _compare_growth(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
                         timings: dict, t0: float) -> AnswerResult | None:

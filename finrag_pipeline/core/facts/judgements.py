@@ -339,3 +339,27 @@ def growth_comparison(question: str) -> GrowthComparison | None:
     if not first or not second:
         return None
     return GrowthComparison(first, second, m.group("how").lower() in ("slower", "more slowly", "less"))
+
+
+# ---- a part's share of a whole: "What percentage of Apple's total net sales came from iPhone in FY2022?" ------
+
+_SHARE_RE = re.compile(
+    r"\b(?:what|which)\s+(?:share|percentage|percent|proportion|portion|fraction|part|%)\s+of\s+(?P<whole>.+?)\s+"
+    r"(?:came|come|comes|was|were|is|are|did)\s+(?:from|in|generated\s+by|contributed\s+by|attributable\s+to|"
+    r"accounted\s+for\s+by|derived\s+from|made\s+by|earned\s+(?:by|from|in))\s+(?P<part>.+?)"
+    r"(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?.,;]|$)", re.I)
+
+
+@dataclass
+class ShareOfWhole:
+    whole: str                 # "Apple's total net sales"
+    part: str                  # "iPhone"
+
+
+def share_of_whole(question: str) -> ShareOfWhole | None:
+    """The part and the whole of "what share / percentage / proportion of X came from (was in) Y", or None."""
+    m = _SHARE_RE.search(question)
+    if not m:
+        return None
+    part = re.sub(r"\s+(?:segment|segments|business|division|unit|category)$", "", _option_name(m.group("part")), flags=re.I)
+    return ShareOfWhole(m.group("whole").strip(), part.strip()) if part.strip() else None

@@ -622,3 +622,8 @@ def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[st
     plan.also = [_substitute(f, keys) for f in plan.also]
     plan.definition = "; ".join(f"{k} = {v}" for k, v in phrases.items())
     return plan
+
+
+def decimals_asked(question: str) -> int | None:
+    """The rounding a question asks ("to one decimal place", "nearest percent"), or None."""
+    return _decimals_asked(question)
