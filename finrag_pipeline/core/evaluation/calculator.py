@@ -749,15 +749,27 @@ class CalculatorAnswerer:
         filing) over the consolidated line, percent. None when the whole names no lexicon line (the usual
         plan then answers); an abstention naming the part when no filing reports it apart from the total."""
         line = next((m.concept for m in self.lexicon.match(asked.whole) if not m.concept.formula), None)
-        if line is None:
-            return None
+        printed_total = line is None
+        if printed_total:
+            # a whole outside the lexicon ("Boeing's total backlog at the end of 2021"): the total row a table
+            # prints, whose part is a component row of the same table
+            label = re.sub(r"^(?:[\w.&-]+(?:\s+[\w.&-]+)?['’]s|its|the|their)\s+", "", asked.whole.strip(), flags=re.I)
+            label = re.split(r"\s+(?:at|as\s+of|in|for|during|over|on)\s+", label, maxsplit=1)[0]
+            label = normalize_label(re.sub(r"\b(?:fy|fiscal)?\s*'?\d{4}\b", " ", label, flags=re.I))
+            if not label:
+                return None
+            line = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), aliases=[label],
+                           line_items=list(dict.fromkeys([label if label.startswith("total") else f"total {label}",
+                                                          label])))
         details: dict[str, Any] = {"share_of_whole": {"whole": line.key, "part": asked.part}, "companies": companies}
         missing: list[str] = []
         for filing in self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             part, whole = self._option_fact(filing, line, asked.part, year), filing.lookup(line, year)
-            if part is None or whole is None or whole.base_value == 0 or part.source == whole.source:
-                missing.append(f"'{asked.part}' apart from the total {line.key} for FY{year} in {filing.filing_id}")
+            if (part is None or whole is None or whole.base_value == 0 or part.source == whole.source
+                    or (printed_total and part.source.table_id != whole.source.table_id)):
+                missing.append(f"'{asked.part}' apart from the total {metric_name(line).lower()} for FY{year} in "
+                               f"{filing.filing_id}")
                 continue
             name = f"share of {metric_name(line).lower()} from {asked.part}"
             plan = Plan(name, f"{line.key} ({asked.part}) / {line.key}", [year], "value", "percent",

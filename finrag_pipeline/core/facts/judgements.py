@@ -347,7 +347,8 @@ _SHARE_RE = re.compile(
     r"\b(?:what|which)\s+(?:share|percentage|percent|proportion|portion|fraction|part|%)\s+of\s+(?P<whole>.+?)\s+"
     r"(?:came|come|comes|was|were|is|are|did)\s+(?:from|in|generated\s+by|contributed\s+by|attributable\s+to|"
     r"accounted\s+for\s+by|derived\s+from|made\s+by|earned\s+(?:by|from|in))\s+(?P<part>.+?)"
-    r"(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?.,;]|$)", re.I)
+    r"(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;]|\.(?:\s|$)"
+    r"|,\s*(?:answer|round|express|give|state|as\s+a|in\s+percent|using|based)|$)", re.I)
 
 
 @dataclass
