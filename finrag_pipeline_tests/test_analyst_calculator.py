@@ -648,6 +648,10 @@ def test_growth_comparison_never_compares_a_row_with_itself(calc):
     ("What percentage of Boeing's 2021 backlog was attributable to Defense, Space & Security?", "15.8% —"),
     ("What share of Boeing's total backlog at the end of 2021 was in Global Services, rounded to one decimal place?",
      "5.4% —"),
+    # "Y revenue as a share of total revenue" (APPLE_2022_10K p.24 iPhone 205,489 of p.32 total 394,328)
+    ("What was Apple's iPhone net sales as a percentage of total net sales in FY2022?", "52.1% —"),
+    ("What was Amazon's AWS revenue as a % of total net sales in 2022?", "15.6% —"),
+    ("What was Microsoft's Intelligent Cloud revenue as a proportion of total revenue in FY2022?", "38.0% —"),
 ])
 def test_share_of_the_whole_from_a_segment(calc, question, start):
     r = calc.answer(question, [])
@@ -663,3 +667,15 @@ def test_share_of_the_whole_from_a_segment(calc, question, start):
 def test_share_of_the_whole_from_an_unknown_part_abstains_naming_it(calc, question, named):
     r = calc.answer(question, [])
     assert r.response_state == "abstained" and named in r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # one line over another is no part of a total (AMAZON_2022_10K p.37: cost of sales 288,831 of 513,983)
+    ("What was Amazon's cost of sales as a percentage of total net sales in 2022?", "56.2% —"),
+    # interest expense printed negative (MSFT_2022_10K other income note: (2,063)): coverage 83,383 / 2,063
+    ("Calculate Microsoft's FY2022 interest coverage ratio using operating income divided by interest expense.",
+     "40.42 —"),
+])
+def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text

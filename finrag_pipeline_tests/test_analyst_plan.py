@@ -428,5 +428,9 @@ def test_share_of_whole_reads_part_and_whole(question, whole, part):
 def test_share_of_whole_is_not_a_ratio_of_two_lines():
     from finrag_pipeline.core.facts.judgements import share_of_whole
 
+    assert share_of_whole("What was Amazon's cost of sales as a percentage of total net sales in 2022?") is None
+    got = share_of_whole("What was NVIDIA's Data Center revenue as a share of total revenue in fiscal 2025?")
+    assert (got.part, got.whole) == ("Data Center", "total revenue")
+
     # "What share of its revenue did Microsoft spend on capex": a ratio of two lines (the plan reads it)
     assert share_of_whole("What share of its revenue did Microsoft spend on capex in FY2022?") is None

@@ -749,6 +749,8 @@ class CalculatorAnswerer:
         filing) over the consolidated line, percent. None when the whole names no lexicon line (the usual
         plan then answers); an abstention naming the part when no filing reports it apart from the total."""
         line = next((m.concept for m in self.lexicon.match(asked.whole) if not m.concept.formula), None)
+        if any(line is None or m.concept.key != line.key for m in self.lexicon.match(asked.part)):
+            return None  # "cost of sales as a % of total net sales": a ratio of two lines, the usual plan reads it
         printed_total = line is None
         if printed_total:
             # a whole outside the lexicon ("Boeing's total backlog at the end of 2021"): the total row a table

@@ -357,10 +357,24 @@ class ShareOfWhole:
     part: str                  # "iPhone"
 
 
+# "What was NVIDIA's Data Center revenue as a share of total revenue?": a part of a line over the line's total
+_PART_OF_TOTAL_RE = re.compile(
+    r"\b(?:what|how\s+much)\s+(?:was|were|is|are|did)\s+(?P<part>.+?)\s+(?P<line>net\s+sales|sales|net\s+revenues?"
+    r"|revenues?|operating\s+income|backlog)\s+(?:as\s+an?|represent\s+as\s+an?|in)\s+(?:share|percentage|percent|%"
+    r"|proportion|portion|fraction)\s+of\s+(?P<whole>(?:the\s+)?(?:company'?s\s+)?(?:total|consolidated|overall|all)\s+"
+    r"[^?.,;]+?)(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;,]|\.(?:\s|$)|$)", re.I)
+
+
 def share_of_whole(question: str) -> ShareOfWhole | None:
-    """The part and the whole of "what share / percentage / proportion of X came from (was in) Y", or None."""
+    """The part and the whole of "what share / percentage / proportion of X came from (was in) Y" and "what was
+    Y revenue as a share of total revenue", or None."""
     m = _SHARE_RE.search(question)
     if not m:
-        return None
+        p = _PART_OF_TOTAL_RE.search(question)
+        part = _option_name(p.group("part")) if p else ""
+        part = re.sub(r"\s+(?:segment|segments|business|division|unit|category)$", "", part, flags=re.I).strip()
+        if not p or not part or re.search(r"\b(?:of|and|for|from|to|in|on)$", part, re.I):
+            return None  # "cost of sales as a % of total net sales": one line, no part of the total
+        return ShareOfWhole(p.group("whole").strip(), part)
     part = re.sub(r"\s+(?:segment|segments|business|division|unit|category)$", "", _option_name(m.group("part")), flags=re.I)
     return ShareOfWhole(m.group("whole").strip(), part.strip()) if part.strip() else None
