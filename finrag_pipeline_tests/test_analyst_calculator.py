@@ -679,3 +679,23 @@ def test_share_of_the_whole_from_an_unknown_part_abstains_naming_it(calc, questi
 def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
     r = calc.answer(question, [])
     assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # "X (current and non-current)" is both lines (APPLE_2022_10K p.34: commercial paper 9,982; term debt 11,128
+    # current and 98,959 non-current; cash and cash equivalents 23,646)
+    ("What is Apple's FY2022 net debt, calculated as commercial paper plus term debt (current and non-current) "
+     "minus cash and cash equivalents?", "$96,423 million —"),
+    ("Define Apple's total debt as commercial paper + term debt (current and non-current). What was it at the end "
+     "of FY2022?", "$120,069 million —"),
+    # "intensity" is a share: 24,512 / 198,270 (MSFT_2022_10K p.57)
+    ("What was Microsoft's FY2022 R&D intensity (R&D expense / revenue)?", "12.4% —"),
+    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416))
+    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.4 billion —"),
+    # a sign judgement on a quantity the question defines with the standard formula: 46,752 - 63,645
+    ("Has Amazon's free cash flow been positive in 2022? Take free cash flow as operating cash flow minus purchases "
+     "of property and equipment.", "No, because free cash flow was -$16,893 million"),
+])
+def test_more_analyst_phrasings(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text

@@ -363,8 +363,13 @@ class CalculatorAnswerer:
         elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
                 "compare", "threshold")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
+            standard = (judgement is not None and judgement.kind in ("sign", "trend") and judgement.metric is not None
+                        and plan.concept_key == judgement.metric.key)
             judgement = threshold_judgement(question, Concept(
-                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
+                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit)) \
+                or (judgement if standard else None)
+            # "Has free cash flow been positive? Take free cash flow as CFO - capex" (the standard formula): judged
+            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend")
         if judgement is not None and (defined_metric or not (plan is not None and plan.definition_given
                                                              and judgement.kind not in ("compare", "threshold"))):
             judged = self._judge(question, judgement, companies, all_years, hits, timings, t0,

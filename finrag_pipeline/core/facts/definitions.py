@@ -251,9 +251,15 @@ class ParseContext:
     used: list[str] = field(default_factory=list)          # concept keys read
 
 
+# "term debt (current and non-current)": the qualifier in parentheses reads as "current and non-current term debt"
+_BOTH_SIDES_PAREN_RE = re.compile(r"(?P<x>[A-Za-z][A-Za-z&' ]*?)\s*\(\s*(?:both\s+)?current\s+and\s+(?:non[\s-]?current"
+                                  r"|long[\s-]term)(?:\s+portions?)?\s*\)", re.I)
+
+
 def parse_expression(text: str, ctx: ParseContext) -> str:
     """Words -> a formula over concept keys ("365 * avg(accounts_payable) / (cost_of_revenue + change(inventory))").
     Raises DefinitionError naming the phrase it could not read."""
+    text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     tokens = _tokenize(text)
     if not tokens:
         raise DefinitionError(f"nothing to read in {text!r}")
@@ -266,6 +272,12 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     except FormulaError as exc:
         raise DefinitionError(f"cannot read {text!r}: {exc}") from exc
     return out
+
+
+def _both_sides(words: str) -> str:
+    # keep the operator word before the line ("plus term debt (current and non-current)")
+    m = re.match(r"^(?P<lead>.*\b(?:plus|minus|less|and|times|over|of)\s+)?(?P<line>.+)$", words, re.I)
+    return f"{m.group('lead') or ''}current and non-current {m.group('line')}"
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:

@@ -557,7 +557,7 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         # net income") does not make the ratio an amount
         unit = metric.unit
     elif "/" in formula:
-        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share)\b|%", rest, re.I) else "ratio"
+        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share|intensity)\b|%", rest, re.I) else "ratio"
     else:
         unit = "USD"
     quantity = (whole[0].target if whole and whole[0].target and normalize_label(whole[0].target) not in _PRONOUNS
