@@ -699,3 +699,27 @@ def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
 def test_more_analyst_phrasings(calc, question, start):
     r = calc.answer(question, [])
     assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # capital-light is the capital-intensive rule inverted (APPLE_2022_10K: capex 10,708 of net sales 394,328 =
+    # 2.7%; AMZN 2022: 63,645 of 513,983 = 12.4%)
+    ("Is Apple a capital-light business in fiscal 2022? Use capex as a % of revenue.",
+     "Yes, because capex / revenue 2.7%"),
+    ("Is Amazon an asset-light company in 2022?", "No, because capex / revenue 12.4%"),
+    # a judgement whose own arithmetic is written beside it is still judged (AAPL FY2024: 391,035 / 383,285 - 1)
+    ("Is Apple a high-growth company as of FY2024? Base the answer on revenue growth, computed as (FY2024 revenue - "
+     "FY2023 revenue) / FY2023 revenue.", "No, because revenue grew 2.0%"),
+    # more ways to ask a part's share (APPLE_2022_10K p.24 iPhone 205,489 of 394,328; AMZN AWS 80,096 of 513,983)
+    ("What percentage of Apple's FY2022 net sales did iPhone represent?", "52.1% —"),
+    ("How much of Amazon's 2022 net sales came from AWS, in percent?", "15.6% —"),
+])
+def test_judgement_and_share_phrasings(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+def test_how_much_of_without_a_percent_is_the_amount(calc):
+    # no percent asked: "how much of net sales came from AWS" is AWS's net sales (AMAZON_2022_10K p.66: 80,096)
+    r = calc.answer("How much of Amazon's 2022 net sales came from AWS?", [])
+    assert "%" not in r.text.split(" —")[0]

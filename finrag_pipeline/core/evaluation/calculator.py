@@ -361,7 +361,7 @@ class CalculatorAnswerer:
             # and other investments + receivables) / current liabilities"): that definition is the metric
             judgement.metric = dataclasses.replace(judgement.metric, formula=plan.formula)
         elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
-                "compare", "threshold")):
+                "compare", "threshold", "capital_intensive", "high_growth")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
             standard = (judgement is not None and judgement.kind in ("sign", "trend") and judgement.metric is not None
                         and plan.concept_key == judgement.metric.key)
@@ -370,8 +370,10 @@ class CalculatorAnswerer:
                 or (judgement if standard else None)
             # "Has free cash flow been positive? Take free cash flow as CFO - capex" (the standard formula): judged
             defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend")
-        if judgement is not None and (defined_metric or not (plan is not None and plan.definition_given
-                                                             and judgement.kind not in ("compare", "threshold"))):
+        if judgement is not None and (defined_metric or judgement.kind in ("capital_intensive", "high_growth")
+                                      or not (plan is not None and plan.definition_given
+                                              and judgement.kind not in ("compare", "threshold"))):
+            # "Is NVIDIA capital-light? Use capex as a % of revenue": the arithmetic named is the rule's own series
             judged = self._judge(question, judgement, companies, all_years, hits, timings, t0,
                                  rows=row_operands, row_filing=row_filing)
             if judged is not None:
@@ -670,9 +672,10 @@ class CalculatorAnswerer:
             yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
             reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
                                f" {f:.0%})" for n, v, f in found)
-            return Decision("Yes" if yes else "No", reason,
-                            f"capital intensive: capex / revenue >= {rule.capex_to_revenue_min:.0%} or net PP&E / "
-                            f"total assets >= {rule.ppe_to_assets_min:.0%}"), [
+            light = judgement.direction == "down"  # "capital-light", "asset-light": the same rule, inverted
+            return Decision("Yes" if yes != light else "No", reason,
+                            f"{'capital light: not ' if light else ''}capital intensive: capex / revenue >= "
+                            f"{rule.capex_to_revenue_min:.0%} or net PP&E / total assets >= {rule.ppe_to_assets_min:.0%}"), [
                 {"metric": n, "fiscal_year": year, "value": str(v)} for n, v, _ in found]
         if judgement.kind == "high_growth":
             rule = cfg.high_growth

@@ -79,6 +79,7 @@ _UP_RE = re.compile(r"\b(?:improv\w*|expand\w*|increas\w*|ris(?:e|es|ing|en)|gro
 _DOWN_RE = re.compile(r"\b(?:declin\w*|deteriorat\w*|worsen\w*|contract\w*|shrink\w*|decreas\w*|fall(?:s|ing|en)?"
                       r"|weaken\w*|compress\w*|narrow\w*|eroding|erod\w*)\b", re.I)
 _CAPITAL_RE = re.compile(r"\bcapital[\s-]+intens\w*", re.I)
+_CAPITAL_LIGHT_RE = re.compile(r"\b(?:capital|asset)[\s-]+light\b", re.I)  # the same rule, the answer inverted
 _GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s+(?:fast|quickly|rapidly|strongly)\b"
                         r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
 _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
@@ -152,6 +153,8 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         return Judgement("customer_concentration")
     if _CAPITAL_RE.search(question):
         return Judgement("capital_intensive")
+    if _CAPITAL_LIGHT_RE.search(question):
+        return Judgement("capital_intensive", direction="down")
     if _GROWTH_RE.search(question):
         return Judgement("high_growth")
     matches = lexicon.match(question)
@@ -365,10 +368,24 @@ _PART_OF_TOTAL_RE = re.compile(
     r"[^?.,;]+?)(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;,]|\.(?:\s|$)|$)", re.I)
 
 
+# "What percentage of Apple's FY2022 net sales did Services represent?"; "How much of Amazon's 2022 net sales came
+# from AWS, in percent?" (a percent asked: without it "how much of" asks the part's amount)
+_SHARE_DID_RE = re.compile(
+    r"\b(?:what|which)\s+(?:share|percentage|percent|proportion|portion|fraction|part|%)\s+of\s+(?P<whole>.+?)\s+"
+    r"(?:did|does|do)\s+(?P<part>.+?)\s+(?:represent|account\s+for|make\s+up|contribute|generate|comprise)\b", re.I)
+_HOW_MUCH_OF_RE = re.compile(
+    r"\bhow\s+much\s+of\s+(?P<whole>.+?)\s+(?:came|come|comes|was|were)\s+(?:from|in|generated\s+by|attributable\s+to)"
+    r"\s+(?P<part>.+?)(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;,]|\.(?:\s|$)|$)",
+    re.I)
+_PERCENT_ASKED_RE = re.compile(r"\b(?:in\s+percent(?:age)?(?:\s+terms)?|as\s+an?\s+(?:percent(?:age)?|share|%))\b|%", re.I)
+
+
 def share_of_whole(question: str) -> ShareOfWhole | None:
     """The part and the whole of "what share / percentage / proportion of X came from (was in) Y" and "what was
     Y revenue as a share of total revenue", or None."""
-    m = _SHARE_RE.search(question)
+    m = _SHARE_RE.search(question) or _SHARE_DID_RE.search(question)
+    if not m and _PERCENT_ASKED_RE.search(question):
+        m = _HOW_MUCH_OF_RE.search(question)
     if not m:
         p = _PART_OF_TOTAL_RE.search(question)
         part = _option_name(p.group("part")) if p else ""
