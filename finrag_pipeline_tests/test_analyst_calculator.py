@@ -723,3 +723,13 @@ def test_how_much_of_without_a_percent_is_the_amount(calc):
     # no percent asked: "how much of net sales came from AWS" is AWS's net sales (AMAZON_2022_10K p.66: 80,096)
     r = calc.answer("How much of Amazon's 2022 net sales came from AWS?", [])
     assert "%" not in r.text.split(" —")[0]
+
+
+@pytest.mark.parametrize("question", [
+    # "as a multiple of" is a division (BOEING_2021_10K p.62: 81,992 / 8,052 = 10.18)
+    "What were Boeing's total current liabilities at year-end 2021 as a multiple of its cash and cash equivalents?",
+    "What were Boeing's total current liabilities as a multiple of cash and cash equivalents at the end of 2021?",
+])
+def test_as_a_multiple_of_is_a_ratio(calc, question):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith("10.18 —"), r.text

@@ -391,7 +391,7 @@ _DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|
                       r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
 # arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
 _EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
-                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b"
+                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b|\bas\s+an?\s+multiple\s+of\b"
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
 _LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
                       r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
