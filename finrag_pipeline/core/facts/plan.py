@@ -561,7 +561,7 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     else:
         unit = "USD"
     quantity = (whole[0].target if whole and whole[0].target and normalize_label(whole[0].target) not in _PRONOUNS
-                else (named[0].alias if named and whole else written))
+                else (_named_before(question[:whole[0].start]) or named[0].alias if named and whole else written))
     concept = Concept(key=(metric.key if metric else "asked"), line_items=[quantity], aliases=[quantity],
                       formula=formula, unit=unit)
     plan = _make_plan(rest, years, lexicon, line_item=concept)
@@ -573,6 +573,19 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
         plan.years = plan.years[:1] if plan.operation == "value" else plan.years
     return plan
+
+
+def _named_before(text: str) -> str | None:
+    """The quantity named just before ", defined as ...": "what was Apple's FY2024 free cash flow conversion" ->
+    "free cash flow conversion" (the answer's name; the formula is the definition's)."""
+    clause = re.split(r"[?;:]|\.(?:\s|$)", text)[-1]
+    c = strip_statement_hints(clause)
+    c = _LEAD_RE.sub("", c) if _LEAD_RE.search(c) else ""
+    c = _POSSESSIVE_RE.sub("", c.strip())
+    c = _LEAD_YEARS_RE.sub("", c.strip())
+    c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
+    c = re.sub(r"\s+(?:if|when|where|with|using|taking)\b.*$", "", re.sub(r"\s+", " ", c), flags=re.I).strip(" ,")
+    return c if c and len(c.split()) <= 12 else None
 
 
 def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict[str, str]
