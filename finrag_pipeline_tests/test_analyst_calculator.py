@@ -489,3 +489,247 @@ def test_unsuitable_metric_is_said_not_forced(calc):
     r = calc.answer("What is Apple's FY2022 gross margin? If gross margin is not a useful metric for a company like "
                     "this, then state that and explain why.", [])
     assert r.text.startswith("43.3%")
+
+
+# ---- issue 26 (dev half): general rules, each on several phrasings written for the test -----------------
+# Figures: BOEING_2021_10K p.62 balance sheet (short-term debt and current portion of long-term debt 1,296;
+# long-term debt 56,806; cash and cash equivalents 8,052; short-term and other investments 8,192; accounts
+# receivable, net 2,641; total current liabilities 81,992), p.60 (research and development expense, net
+# (2,249); total revenues 62,286). APPLE_2021_10K p.34 (commercial paper 6,000; term debt 9,613 current and
+# 109,106 non-current). AMAZON_2022_10K p.36 cash flows (operating 46,752; purchases of property and equipment
+# (63,645); proceeds from property and equipment sales and incentives 5,324; principal repayments of finance
+# leases (7,941); of financing obligations (248)). AAPL 10-K 2024 p.33 (operating 118,254; payments for PP&E
+# (9,447); net income 93,736). MSFT_2022_10K p.60 (common stock repurchased (32,696)).
+
+@pytest.mark.parametrize("question,figure", [
+    # an operand the lexicon lacks is the statement row printed under exactly those words
+    ("Using the balance sheet, what was Boeing's total debt at December 31, 2021, defined as short-term debt and "
+     "current portion of long-term debt plus long-term debt? Answer in USD millions.", "$58,102 million"),
+    ("Define Boeing's gross debt as long-term debt + short-term debt and current portion of long-term debt. What "
+     "was it at the end of 2021?", "$58,102 million"),
+    ("What were Apple's total borrowings at the end of FY2021, calculated as commercial paper plus current term "
+     "debt plus non-current term debt?", "$124,719 million"),
+    # "current and non-current X": the line printed in both sections of the balance sheet
+    ("Primarily using the balance sheet, what was Apple's total debt at the end of FY2021, defined as commercial "
+     "paper plus current and non-current term debt?", "$124,719 million"),
+    ("Apple's short-term borrowings are defined as commercial paper + current term debt. What were they at the "
+     "end of FY2021?", "$15,613 million"),
+    # a payment row of the cash-flow statement is the amount paid: "- repayments" subtracts 7,941
+    ("Based on the cash flow statement, what was Amazon's 2022 free cash flow less principal repayments of finance "
+     "leases, defined as operating cash flow minus purchases of property and equipment plus proceeds from "
+     "property and equipment sales and incentives minus principal repayments of finance leases?", "-$19,510 million"),
+    ("Using the cash flow statement, what was Amazon's 2022 free cash flow less principal repayments of finance "
+     "leases and financing obligations, defined as operating cash flow - purchases of property and equipment + "
+     "proceeds from property and equipment sales and incentives - principal repayments of finance leases - "
+     "principal repayments of financing obligations? Answer in USD millions.", "-$19,758 million"),
+])
+def test_written_formula_operands_read_as_row_labels(calc, question, figure):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered", r.text
+    assert r.text.startswith(figure + " —"), r.text
+
+
+@pytest.mark.parametrize("question,operand", [
+    ("What was Apple's total debt at the end of FY2021, defined as commercial paper plus unicorn reserves?",
+     "unicorn reserves"),
+    ("Define Boeing's adjusted debt as long-term debt plus pension deficit stuff. What was it at the end of 2021?",
+     "pension deficit stuff"),
+])
+def test_written_operand_no_row_prints_abstains_naming_it(calc, question, operand):
+    r = calc.answer(question, [])
+    assert r.response_state == "abstained" and operand in r.text
+    assert r.details["missing_operand"] == operand
+
+
+@pytest.mark.parametrize("question,figure", [
+    # Boeing prints its costs in parentheses: a share of revenue is still positive (2,249 / 62,286 = 3.61%)
+    ("What was Boeing's R&D expense as a % of total revenues in 2021? Round to one decimal place.", "3.6%"),
+    ("Research and development as a percentage of revenue for Boeing in 2021?", "3.6%"),
+    ("How much did Boeing spend on research and development in 2021?", "$2,249 million"),
+    # a filer printing costs plain gives the same kind of answer (Apple FY2022: 26,251 / 394,328 = 6.66%)
+    ("What was Apple's R&D as a percentage of revenue in fiscal 2022?", "6.7%"),
+])
+def test_costs_printed_in_parentheses_are_amounts(calc, question, figure):
+    r = calc.answer(question, [])
+    assert r.text.startswith(figure + " —"), r.text
+
+
+@pytest.mark.parametrize("question", [
+    # a ratio of two amounts is a ratio, even when an amount metric ("free cash flow") is named beside it
+    "Using the cash flow statement, what was Apple's FY2024 free cash flow conversion, defined as (cash generated by "
+    "operating activities - payments for acquisition of property, plant and equipment) / net income? Round to two "
+    "decimal places.",
+    "Define Apple's free cash flow conversion as (operating cash flow - capex) / net income. What was it in FY2024?",
+    "What was Apple's FY2024 FCF to net income, calculated as (operating cash flow minus capital expenditures) "
+    "divided by net income?",
+])
+def test_ratio_of_amounts_is_a_ratio(calc, question):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.details["unit"] == "ratio", r.text
+    assert r.text.startswith("1.16 —"), r.text  # (118,254 - 9,447) / 93,736 = 1.1608
+
+
+@pytest.mark.parametrize("question,start", [
+    # the question's definition of the judged metric is the metric (Boeing: (8,052 + 8,192 + 2,641) / 81,992 = 0.23)
+    ("Does Boeing have a healthy liquidity profile based on its quick ratio at the end of 2021? Define the quick "
+     "ratio as (cash and cash equivalents + short-term and other investments + accounts receivable, net) / total "
+     "current liabilities. If the quick ratio is not the right measure, explain why.", "No, because quick ratio 0.23"),
+    ("Is Boeing's liquidity healthy at the end of 2021 judged by the quick ratio, defined as (cash and cash "
+     "equivalents plus short-term and other investments plus accounts receivable, net) divided by total current "
+     "liabilities?", "No, because quick ratio 0.23"),
+    # the same definition with lexicon lines only (Apple FY2022: (23,646 + 24,658 + 28,184) / 153,982 = 0.50)
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Define the quick "
+     "ratio as (cash and cash equivalents + current marketable securities + accounts receivable, net) / total "
+     "current liabilities, and treat 1.0 or more as healthy.", "No, because quick ratio 0.50"),
+])
+def test_judgement_on_a_metric_the_question_defines(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question", [
+    "How much did Microsoft spend on share buybacks in FY2022 according to the cash flow statement?",
+    "What were Microsoft's stock repurchases in fiscal 2022?",
+    "How much did Microsoft pay for share repurchases in fiscal year 2022?",
+])
+def test_buyback_synonyms(calc, question):
+    r = calc.answer(question, [])
+    assert r.text.startswith("$32,696 million —"), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # APPLE_2022_10K p.23: iPhone 191,973 -> 205,489 (+7.0%), Mac 35,190 -> 40,177 (+14.2%)
+    ("Did Apple's iPhone net sales grow faster than its Mac net sales in fiscal 2022?", "No, because iPhone grew 7.0%"),
+    # AMAZON_2022_10K p.24: AWS 62,202 -> 80,096 (+28.8%), North America 279,833 -> 315,880 (+12.9%),
+    # International 127,787 -> 118,007 (-7.7%)
+    ("Did Amazon's AWS segment grow faster than its North America segment in 2022?", "Yes, because AWS grew 28.8%"),
+    ("Did Amazon's International segment sales grow more slowly than AWS in 2022?",
+     "Yes, because International fell 7.7%"),
+    # two lines of the income statement: net sales 469,822 -> 513,983 (+9.4%), operating income 24,879 -> 12,248
+    ("Did Amazon's net sales grow faster than its operating income in 2022?", "Yes, because net sales grew 9.4%"),
+])
+def test_which_of_two_grew_faster(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+    assert len(r.citations) >= 2 and r.details["judgement"]["kind"] == "growth_comparison"
+
+
+def test_growth_comparison_with_an_unknown_option_abstains_naming_it(calc):
+    r = calc.answer("Did Apple's Services grow faster than its Unicorns in FY2021?", [])
+    assert r.response_state == "abstained" and "'Unicorns'" in r.text
+
+
+def test_growth_comparison_never_compares_a_row_with_itself(calc):
+    # APPLE_2021_10K p.21: Products 220,747 -> 297,392 (+34.7%), Services 53,768 -> 68,425 (+27.3%). The parsed
+    # samples' fact layer reads both "Services" and "Products" as "Total net sales" (the same fault as
+    # test_a_choice_among_named_options; the demo warehouse reads them right): then the answer abstains
+    r = calc.answer("Did Apple's Services business grow faster than its Products business in FY2021? Compare the "
+                    "year-over-year growth of Services and Products net sales.", [])
+    if r.response_state == "answered":
+        assert r.text.startswith("No, because Services grew 27.3%") and "Products grew 34.7%" in r.text
+    else:
+        assert r.response_state == "abstained" and "both read as 'Total net sales'" in r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # AMAZON_2022_10K p.66 segment note: AWS net sales 80,096, operating income 22,841; p.37 total net sales
+    # 513,983, operating income 12,248 (the other segments lost money: a share above 100% is the arithmetic)
+    ("What share of Amazon's 2022 net sales was generated by AWS?", "15.6% —"),
+    ("What percentage of Amazon's net sales in 2022 came from the AWS segment? Round to two decimal places.",
+     "15.58% —"),
+    ("What share of Amazon's 2022 operating income came from AWS?", "186.5% —"),
+    # MSFT_2022_10K p.44 segment revenue: Intelligent Cloud 75,251 of 198,270
+    ("What proportion of Microsoft's FY2022 revenue came from the Intelligent Cloud segment?", "38.0% —"),
+    # a whole outside the lexicon is the total row a table prints, the part a row of the same table
+    # (BOEING_2021_10K p.33 backlog: Commercial Airplanes 296,882; Defense, Space & Security 59,828; Global
+    # Services 20,496; Total Backlog 377,499)
+    ("What share of Boeing's total backlog at the end of 2021 was in Commercial Airplanes? Answer as a percentage "
+     "rounded to one decimal place.", "78.6% —"),
+    ("What percentage of Boeing's 2021 backlog was attributable to Defense, Space & Security?", "15.8% —"),
+    ("What share of Boeing's total backlog at the end of 2021 was in Global Services, rounded to one decimal place?",
+     "5.4% —"),
+    # "Y revenue as a share of total revenue" (APPLE_2022_10K p.24 iPhone 205,489 of p.32 total 394,328)
+    ("What was Apple's iPhone net sales as a percentage of total net sales in FY2022?", "52.1% —"),
+    ("What was Amazon's AWS revenue as a % of total net sales in 2022?", "15.6% —"),
+    ("What was Microsoft's Intelligent Cloud revenue as a proportion of total revenue in FY2022?", "38.0% —"),
+])
+def test_share_of_the_whole_from_a_segment(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+    assert len(r.citations) == 2
+
+
+@pytest.mark.parametrize("question,named", [
+    ("What percentage of Amazon's net sales came from Unicorns in 2022?", "'Unicorns'"),
+    ("What share of Boeing's total backlog at the end of 2021 was in Unicorns?", "'Unicorns'"),
+    ("What percentage of Boeing's total gizmos in 2021 came from Commercial Airplanes?", "total gizmos"),
+])
+def test_share_of_the_whole_from_an_unknown_part_abstains_naming_it(calc, question, named):
+    r = calc.answer(question, [])
+    assert r.response_state == "abstained" and named in r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # one line over another is no part of a total (AMAZON_2022_10K p.37: cost of sales 288,831 of 513,983)
+    ("What was Amazon's cost of sales as a percentage of total net sales in 2022?", "56.2% —"),
+    # interest expense printed negative (MSFT_2022_10K other income note: (2,063)): coverage 83,383 / 2,063
+    ("Calculate Microsoft's FY2022 interest coverage ratio using operating income divided by interest expense.",
+     "40.42 —"),
+])
+def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # "X (current and non-current)" is both lines (APPLE_2022_10K p.34: commercial paper 9,982; term debt 11,128
+    # current and 98,959 non-current; cash and cash equivalents 23,646)
+    ("What is Apple's FY2022 net debt, calculated as commercial paper plus term debt (current and non-current) "
+     "minus cash and cash equivalents?", "$96,423 million —"),
+    ("Define Apple's total debt as commercial paper + term debt (current and non-current). What was it at the end "
+     "of FY2022?", "$120,069 million —"),
+    # "intensity" is a share: 24,512 / 198,270 (MSFT_2022_10K p.57)
+    ("What was Microsoft's FY2022 R&D intensity (R&D expense / revenue)?", "12.4% —"),
+    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416))
+    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.4 billion —"),
+    # a sign judgement on a quantity the question defines with the standard formula: 46,752 - 63,645
+    ("Has Amazon's free cash flow been positive in 2022? Take free cash flow as operating cash flow minus purchases "
+     "of property and equipment.", "No, because free cash flow was -$16,893 million"),
+])
+def test_more_analyst_phrasings(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # capital-light is the capital-intensive rule inverted (APPLE_2022_10K: capex 10,708 of net sales 394,328 =
+    # 2.7%; AMZN 2022: 63,645 of 513,983 = 12.4%)
+    ("Is Apple a capital-light business in fiscal 2022? Use capex as a % of revenue.",
+     "Yes, because capex / revenue 2.7%"),
+    ("Is Amazon an asset-light company in 2022?", "No, because capex / revenue 12.4%"),
+    # a judgement whose own arithmetic is written beside it is still judged (AAPL FY2024: 391,035 / 383,285 - 1)
+    ("Is Apple a high-growth company as of FY2024? Base the answer on revenue growth, computed as (FY2024 revenue - "
+     "FY2023 revenue) / FY2023 revenue.", "No, because revenue grew 2.0%"),
+    # more ways to ask a part's share (APPLE_2022_10K p.24 iPhone 205,489 of 394,328; AMZN AWS 80,096 of 513,983)
+    ("What percentage of Apple's FY2022 net sales did iPhone represent?", "52.1% —"),
+    ("How much of Amazon's 2022 net sales came from AWS, in percent?", "15.6% —"),
+])
+def test_judgement_and_share_phrasings(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+def test_how_much_of_without_a_percent_is_the_amount(calc):
+    # no percent asked: "how much of net sales came from AWS" is AWS's net sales (AMAZON_2022_10K p.66: 80,096)
+    r = calc.answer("How much of Amazon's 2022 net sales came from AWS?", [])
+    assert "%" not in r.text.split(" —")[0]
+
+
+@pytest.mark.parametrize("question", [
+    # "as a multiple of" is a division (BOEING_2021_10K p.62: 81,992 / 8,052 = 10.18)
+    "What were Boeing's total current liabilities at year-end 2021 as a multiple of its cash and cash equivalents?",
+    "What were Boeing's total current liabilities as a multiple of cash and cash equivalents at the end of 2021?",
+])
+def test_as_a_multiple_of_is_a_ratio(calc, question):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith("10.18 —"), r.text

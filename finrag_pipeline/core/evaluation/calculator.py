@@ -32,27 +32,35 @@ from finrag_pipeline.core.evaluation.answerers import (
     ExtractiveAnswerer,
     routed_to_narrative,
 )
+from finrag_pipeline.core.facts.definitions import resolve_operand, statement_hints
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.judgements import (
     Decision,
     Judgement,
     JudgementConfig,
     decide_trend,
+    growth_comparison,
     load_judgement_config,
     metric_name,
     option_choice,
     read_judgement,
+    share_of_whole,
     strip_unsuitable_clause,
     threshold_judgement,
     unsuitable_metric,
 )
 from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, make_plan
+from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
 from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+
+# a cash-flow row printed as a payment: an operand of a written formula is the amount paid ("- principal
+# repayments of finance leases" subtracts 7,941, not -7,941), like the lexicon's outflow lines (capex)
+_PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
+                               r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
 
@@ -266,7 +274,11 @@ class CalculatorAnswerer:
                 if fact is None:
                     raise MissingInput(name + (f" (segment {segment})" if segment else ""), year)
                 inputs[(name, year)] = fact
-            return inputs[(name, year)].base_value
+            value = inputs[(name, year)].base_value
+            # an amount spent is an amount: a filer printing its costs in parentheses (Boeing's "(2,249)"
+            # research and development) gives the same margins and ratios as one printing them plain
+            spent = (extra or {}).get(name) or self.lexicon.concepts.get(name)
+            return abs(value) if spent is not None and (spent.outflow or spent.expense) else value
 
         formula = plan.parsed
         values = [evaluate(formula, y, resolve) for y in plan.years] if plan.years else []
@@ -323,6 +335,16 @@ class CalculatorAnswerer:
             chosen = self._choose(choice, companies, all_years, hits, timings, t0)
             if chosen is not None:
                 return chosen
+        share = share_of_whole(question)
+        if share is not None:
+            shared = self._share_of_whole(share, question, companies, all_years, hits, timings, t0)
+            if shared is not None:
+                return shared
+        faster = growth_comparison(question)
+        if faster is not None:
+            compared = self._compare_growth(faster, question, companies, all_years, hits, timings, t0)
+            if compared is not None:
+                return compared
         unsuited = unsuitable_metric(question)
         try:
             # "If gross margin is not a useful metric ..., state that": the condition is no part of the plan
@@ -330,15 +352,40 @@ class CalculatorAnswerer:
         except PlanError as exc:
             plan, plan_error = None, exc
         timings["plan"] = _ms(t_plan)
+        row_operands: dict[str, Concept] = {}
+        row_filing: FilingFacts | None = None
+        if isinstance(plan_error, UnreadOperand):
+            rescued = self._plan_with_row_operands(question, all_years, companies, hits, plan_error)
+            if isinstance(rescued, UnreadOperand):
+                plan_error = rescued  # the operand neither the lexicon nor the filing's rows read
+            else:
+                plan, row_filing, row_operands = rescued
+                plan_error = None
         judgement = read_judgement(question, self.lexicon)
-        if plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
-                "compare", "threshold")):
+        defined_metric = (judgement is not None and judgement.metric is not None and plan is not None
+                          and plan.definition_given and plan.concept_key == judgement.metric.key
+                          and judgement.kind in ("liquidity", "trend", "sign")
+                          and re.sub(r"\s+", "", plan.formula) != re.sub(r"\s+", "", judgement.metric.formula or ""))
+        if defined_metric:
+            # the question defines the metric its judgement rests on ("Define the quick ratio as (cash + short-term
+            # and other investments + receivables) / current liabilities"): that definition is the metric
+            judgement.metric = dataclasses.replace(judgement.metric, formula=plan.formula)
+        elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
+                "compare", "threshold", "capital_intensive", "high_growth")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
+            standard = (judgement is not None and judgement.kind in ("sign", "trend") and judgement.metric is not None
+                        and plan.concept_key == judgement.metric.key)
             judgement = threshold_judgement(question, Concept(
-                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit))
-        if judgement is not None and not (plan is not None and plan.definition_given
-                                          and judgement.kind not in ("compare", "threshold")):
-            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0)
+                key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit)) \
+                or (judgement if standard else None)
+            # "Has free cash flow been positive? Take free cash flow as CFO - capex" (the standard formula): judged
+            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend")
+        if judgement is not None and (defined_metric or judgement.kind in ("capital_intensive", "high_growth")
+                                      or not (plan is not None and plan.definition_given
+                                              and judgement.kind not in ("compare", "threshold"))):
+            # "Is NVIDIA capital-light? Use capex as a % of revenue": the arithmetic named is the rule's own series
+            judged = self._judge(question, judgement, companies, all_years, hits, timings, t0,
+                                 rows=row_operands, row_filing=row_filing)
             if judged is not None:
                 return judged
         if isinstance(plan_error, UnreadOperand):
@@ -347,7 +394,8 @@ class CalculatorAnswerer:
                                  {"plan": None, "companies": companies, "missing_operand": plan_error.operand},
                                  timings, t0)
         t_load = time.perf_counter()
-        filings = self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
+        filings = [row_filing] if row_filing is not None else \
+            self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
         missing: list[str] = []
@@ -363,6 +411,7 @@ class CalculatorAnswerer:
                                        f"in {filing.filing_id}")
                         tried.append(filing.filing_id)
                     continue
+                extra = {**extra, **row_operands}
                 if not fplan.years:
                     fplan.years = [filing.meta.fiscal_year]
                     if fplan.operation in ("change", "pct_change"):
@@ -427,6 +476,45 @@ class CalculatorAnswerer:
             return make_plan(question, years, self.lexicon, line_item=concept), None, {concept.key: concept}
         except PlanError:
             return None, None, {}
+
+    def _plan_with_row_operands(self, question: str, years: list[int], companies: list[str], hits: Sequence[Hit],
+                                error: UnreadOperand) -> tuple[Plan, FilingFacts, dict[str, Concept]] | UnreadOperand:
+        """A formula the question writes with operands that are no lexicon line ("commercial paper plus
+        term debt"): each such operand read as the statement row the filing prints under exactly those
+        words, and the plan made again. When an operand is no row label of the filing either, the error
+        naming it (the answer abstains naming that operand)."""
+        hints = statement_hints(question)
+        unread, depth = error, 0
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            lexicon = Lexicon(self.lexicon.concepts.values())  # the shared lexicon is never extended
+            rows: dict[str, Concept] = {}
+            err: UnreadOperand = error
+            for _ in range(8):
+                label = filing.statement_label(err.operand or "")
+                if label is None:
+                    unread = err if len(rows) >= depth else unread
+                    depth = max(depth, len(rows))
+                    break
+                # the key and alias keep the words asked: "non-current term debt" is the row after
+                # "Total current liabilities" of the label printed twice
+                asked = (err.operand or "").strip().lower()
+                key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
+                statement = filing.label_statement(label, question, hints)
+                concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
+                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)))
+                lexicon.add(concept)
+                rows[key] = concept
+                try:
+                    plan = make_plan(strip_unsuitable_clause(question), years, lexicon)
+                except UnreadOperand as exc:
+                    err = exc
+                    continue
+                except PlanError:
+                    break
+                plan.notes.append("read as row labels of " + filing.filing_id + ": "
+                                  + ", ".join(c.line_items[0] for c in rows.values()))
+                return plan, filing, rows
+        return unread
 
     def _label(self, key: str, extra: Any = None) -> str:
         c = (extra or {}).get(key) if isinstance(extra, dict) else None
@@ -496,9 +584,10 @@ class CalculatorAnswerer:
 
     # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
 
-    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts) -> tuple[Decimal, list[FactValue], int]:
+    def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
+               rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
         plan = Plan(formula, formula, [year], "value", unit)
-        value, inputs, scale, _ = self._compute(plan, filing)
+        value, inputs, scale, _ = self._compute(plan, filing, extra=rows)
         return value, inputs, scale
 
     def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
@@ -506,9 +595,11 @@ class CalculatorAnswerer:
         return format_result(round_decimal(self._shown(value, unit, scale), decimals), unit, decimals, scale)
 
     def _judge(self, question: str, judgement: Judgement, companies: list[str], years: list[int],
-               hits: Sequence[Hit], timings: dict, t0: float) -> AnswerResult | None:
+               hits: Sequence[Hit], timings: dict, t0: float, rows: dict[str, Concept] | None = None,
+               row_filing: FilingFacts | None = None) -> AnswerResult | None:
         """Yes/No with the figures it rests on; None when the rule's series cannot be read (the usual
-        plan then answers or abstains)."""
+        plan then answers or abstains). ``rows``: operands of the question's own definition read as row
+        labels of ``row_filing`` (the one filing they were read in)."""
         cfg = self.judgement_config
         details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
                                                  "metric": judgement.metric.key if judgement.metric else None,
@@ -517,11 +608,11 @@ class CalculatorAnswerer:
         if judgement.kind == "customer_concentration":
             return self._concentration(hits, details, timings, t0)
         missing: list[str] = []
-        for filing in self._candidate_filings(companies, years[:1], hits):
+        for filing in [row_filing] if row_filing is not None else self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs, years)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows)
             except MissingInput as exc:
                 missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
                 continue
@@ -537,9 +628,10 @@ class CalculatorAnswerer:
         return None
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
-                inputs: list[FactValue], asked: Sequence[int] = ()) -> tuple[Decision, list[dict]]:
+                inputs: list[FactValue], asked: Sequence[int] = (),
+                rows: dict[str, Concept] | None = None) -> tuple[Decision, list[dict]]:
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
-            v, used, scale = self._value(formula, unit, y, filing)
+            v, used, scale = self._value(formula, unit, y, filing, rows)
             inputs.extend(i for i in used if i not in inputs)
             return v, scale
 
@@ -590,9 +682,10 @@ class CalculatorAnswerer:
             yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
             reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
                                f" {f:.0%})" for n, v, f in found)
-            return Decision("Yes" if yes else "No", reason,
-                            f"capital intensive: capex / revenue >= {rule.capex_to_revenue_min:.0%} or net PP&E / "
-                            f"total assets >= {rule.ppe_to_assets_min:.0%}"), [
+            light = judgement.direction == "down"  # "capital-light", "asset-light": the same rule, inverted
+            return Decision("Yes" if yes != light else "No", reason,
+                            f"{'capital light: not ' if light else ''}capital intensive: capex / revenue >= "
+                            f"{rule.capex_to_revenue_min:.0%} or net PP&E / total assets >= {rule.ppe_to_assets_min:.0%}"), [
                 {"metric": n, "fiscal_year": year, "value": str(v)} for n, v, _ in found]
         if judgement.kind == "high_growth":
             rule = cfg.high_growth
@@ -667,6 +760,94 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _share_of_whole(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
+                        timings: dict, t0: float) -> AnswerResult | None:
+        """"What percentage of Apple's net sales came from iPhone?": the part's line (a segment or a row of the
+        filing) over the consolidated line, percent. None when the whole names no lexicon line (the usual
+        plan then answers); an abstention naming the part when no filing reports it apart from the total."""
+        line = next((m.concept for m in self.lexicon.match(asked.whole) if not m.concept.formula), None)
+        if any(line is None or m.concept.key != line.key for m in self.lexicon.match(asked.part)):
+            return None  # "cost of sales as a % of total net sales": a ratio of two lines, the usual plan reads it
+        printed_total = line is None
+        if printed_total:
+            # a whole outside the lexicon ("Boeing's total backlog at the end of 2021"): the total row a table
+            # prints, whose part is a component row of the same table
+            label = re.sub(r"^(?:[\w.&-]+(?:\s+[\w.&-]+)?['’]s|its|the|their)\s+", "", asked.whole.strip(), flags=re.I)
+            label = re.split(r"\s+(?:at|as\s+of|in|for|during|over|on)\s+", label, maxsplit=1)[0]
+            label = normalize_label(re.sub(r"\b(?:fy|fiscal)?\s*'?\d{4}\b", " ", label, flags=re.I))
+            if not label:
+                return None
+            line = Concept(key="row_" + re.sub(r"\W+", "_", label).strip("_"), aliases=[label],
+                           line_items=list(dict.fromkeys([label if label.startswith("total") else f"total {label}",
+                                                          label])))
+        details: dict[str, Any] = {"share_of_whole": {"whole": line.key, "part": asked.part}, "companies": companies}
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            part, whole = self._option_fact(filing, line, asked.part, year), filing.lookup(line, year)
+            if (part is None or whole is None or whole.base_value == 0 or part.source == whole.source
+                    or (printed_total and part.source.table_id != whole.source.table_id)):
+                missing.append(f"'{asked.part}' apart from the total {metric_name(line).lower()} for FY{year} in "
+                               f"{filing.filing_id}")
+                continue
+            name = f"share of {metric_name(line).lower()} from {asked.part}"
+            plan = Plan(name, f"{line.key} ({asked.part}) / {line.key}", [year], "value", "percent",
+                        decimals=decimals_asked(question))
+            value = abs(part.base_value) / abs(whole.base_value)
+            return self._answered(plan, filing, value, [part, whole], 1, [], details, timings, t0)
+        if missing:
+            return self._abstain(f"cannot compute the share: no {missing[0]}", {**details, "missing": missing},
+                                 timings, t0)
+        return None
+
+    def _compare_growth(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
+                        timings: dict, t0: float) -> AnswerResult | None:
+        """"Did Services grow faster than Products in FY2021?": each one's year-over-year growth of the line the
+        question names (revenue when it names none), each a segment or a row of the filing; Yes/No by which grew
+        faster. None when an option is neither (the usual plan then answers or abstains)."""
+        line = next((m.concept for m in self.lexicon.match(question) if not m.concept.formula
+                     and m.concept.statement == "income_statement"), self.lexicon.concepts["revenue"])
+        details: dict[str, Any] = {"judgement": {"kind": "growth_comparison", "metric": line.key,
+                                                 "options": [asked.first, asked.second]}, "companies": companies}
+        missing: list[str] = []
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            growth: list[tuple[str, Decimal, FactValue, FactValue]] = []
+            for option in (asked.first, asked.second):
+                # a line item of its own ("net sales" vs "operating income"), else a segment or row of the line
+                own = resolve_operand(option, self.lexicon)
+                if own is not None and not own.formula:
+                    now, before = (filing.lookup(own, y) for y in (year, year - 1))
+                else:
+                    now, before = (self._option_fact(filing, line, option, y) for y in (year, year - 1))
+                if now is None or before is None or before.base_value == 0:
+                    missing.append(f"'{option}' for FY{year - 1} and FY{year} in {filing.filing_id}")
+                    break
+                growth.append((option, (now.base_value - before.base_value) / abs(before.base_value), now, before))
+            if len(growth) < 2:
+                continue
+            if growth[0][2].source == growth[1][2].source:
+                # both options read as the same row (a total): nothing to compare, never a forced answer
+                missing.append(f"'{asked.first}' and '{asked.second}' apart (both read as "
+                               f"{growth[0][2].source.row_label!r}) in {filing.filing_id}")
+                continue
+            (a, ga, a1, a0), (b, gb, b1, b0) = growth
+            yes = ga < gb if asked.slower else ga > gb
+            scale = a1.scale
+
+            said = [f"{name} {'grew' if g >= 0 else 'fell'} {self._fmt(abs(g), 'percent', 1)} "
+                    f"({self._fmt(old.base_value, 'USD', scale)} in FY{year - 1} to "
+                    f"{self._fmt(new.base_value, 'USD', scale)} in FY{year})" for name, g, new, old in growth]
+            decision = Decision("Yes" if yes else "No", f"{said[0]} while {said[1]}",
+                                f"growth comparison: year-over-year growth of {a} {'<' if asked.slower else '>'} {b}")
+            details["judgement"].update({"answer": decision.answer, "rule": decision.rule,
+                                         "series": [{"option": n, "growth": str(g)} for n, g, _, _ in growth]})
+            return self._judged(decision, filing, [a1, a0, b1, b0], details, timings, t0)
+        if missing:
+            return self._abstain(f"cannot compare growth: no segment or line item {missing[0]}",
+                                 {**details, "missing": missing}, timings, t0)
+        return None
 
     def _judged(self, decision: Decision, filing: FilingFacts, inputs: list[FactValue], details: dict,
                 timings: dict, t0: float) -> AnswerResult:

@@ -235,7 +235,7 @@ _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 _HARMLESS = frozenset(["a", "an", "the", "its", "their", "company", "company's", "companys", "total", "net", "reported", "unadjusted", "gross", "annual", "full", "year", "years", "yearly", "fiscal", "fy", "end", "ending", "year-end", "yearend", "period", "closing", "balance", "amount", "figure", "value", "level", "sum", "consolidated", "cash", "basis", "gaap", "line", "item", "items", "expense", "expenses", "cost", "costs", "spend", "spending", "spent", "statement", "the", "of", "for", "in", "at", "on", "as", "from", "and", "value", "reported", "book", "booked", "recorded",
                        "to", "attributable", "shareholders", "stockholders", "common", "parent", "owners", "its"])
 # words that DO change which line it is: an operand phrase with one of them must be read whole
-_MEANING = frozenset(["paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
+_MEANING = frozenset(["non", "paid", "payments", "purchases", "purchase", "additions", "acquisitions", "proceeds", "change", "increase", "decrease", "growth", "ratio", "margin", "turnover", "per", "days", "rate", "return", "average", "avg", "mean", "prior", "previous", "last", "current", "noncurrent", "non-current", "long-term", "short-term", "deferred", "other", "interest", "amortization", "depreciation", "impairment",
                       "tax", "taxes", "accumulated", "restricted", "marketable", "unearned", "accrued", "employee",
                       "employees", "headcount", "share", "shares", "unit", "units", "segment", "goodwill",
                       "pretax", "pre-tax", "pre", "before", "after", "operating", "comprehensive", "noncontrolling",
@@ -251,9 +251,15 @@ class ParseContext:
     used: list[str] = field(default_factory=list)          # concept keys read
 
 
+# "term debt (current and non-current)": the qualifier in parentheses reads as "current and non-current term debt"
+_BOTH_SIDES_PAREN_RE = re.compile(r"(?P<x>[A-Za-z][A-Za-z&' ]*?)\s*\(\s*(?:both\s+)?current\s+and\s+(?:non[\s-]?current"
+                                  r"|long[\s-]term)(?:\s+portions?)?\s*\)", re.I)
+
+
 def parse_expression(text: str, ctx: ParseContext) -> str:
     """Words -> a formula over concept keys ("365 * avg(accounts_payable) / (cost_of_revenue + change(inventory))").
     Raises DefinitionError naming the phrase it could not read."""
+    text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     tokens = _tokenize(text)
     if not tokens:
         raise DefinitionError(f"nothing to read in {text!r}")
@@ -266,6 +272,12 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     except FormulaError as exc:
         raise DefinitionError(f"cannot read {text!r}: {exc}") from exc
     return out
+
+
+def _both_sides(words: str) -> str:
+    # keep the operator word before the line ("plus term debt (current and non-current)")
+    m = re.match(r"^(?P<lead>.*\b(?:plus|minus|less|and|times|over|of)\s+)?(?P<line>.+)$", words, re.I)
+    return f"{m.group('lead') or ''}current and non-current {m.group('line')}"
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
@@ -410,6 +422,8 @@ _CHANGE_RE = re.compile(r"^(?:the\s+)?(?:(?:year[\s-]+over[\s-]+year|yoy|annual)
 _CHANGE_SUFFIX_RE = re.compile(r"^(?P<rest>.+?)\s+(?:change|movement)$", re.I)
 _PRIOR_RE = re.compile(r"\b(?:prior|previous|last|preceding)[\s-]+(?:fiscal\s+)?year(?:'?s)?\b|\bbeginning[\s-]+of[\s-]+"
                        r"(?:the\s+)?year\b|\bopening\b", re.I)
+_BOTH_SIDES_RE = re.compile(r"^(?:both\s+)?current\s+and\s+(?:non[\s-]?current|long[\s-]term)\s+(?:portions?\s+of\s+)?"
+                           r"(?:the\s+)?(?P<rest>.+)$", re.I)
 _SUM_OF_RE = re.compile(r"^(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", re.I)
 _PERIOD_WORDS_RE = re.compile(
     r"\b(?:between|from|at\s+the\s+end\s+of|at\s+(?:the\s+)?(?:fiscal\s+)?year[\s-]+end(?:s)?(?:\s+of)?|as\s+of|for|in"
@@ -433,6 +447,11 @@ def operand(phrase: str, ctx: ParseContext) -> str:
             return "(" + " + ".join(operand(p, ctx) for p in parts) + ")"
         except DefinitionError:
             pass
+    m = _BOTH_SIDES_RE.match(text)
+    if m:
+        # "current and non-current term debt": the line printed in both sections of the balance sheet
+        rest = m.group("rest")
+        return f"({operand('current ' + rest, ctx)} + {operand('non-current ' + rest, ctx)})"
     m = _AVG_RE.match(text)
     if m:
         rest = m.group("rest")

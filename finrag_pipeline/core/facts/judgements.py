@@ -79,6 +79,7 @@ _UP_RE = re.compile(r"\b(?:improv\w*|expand\w*|increas\w*|ris(?:e|es|ing|en)|gro
 _DOWN_RE = re.compile(r"\b(?:declin\w*|deteriorat\w*|worsen\w*|contract\w*|shrink\w*|decreas\w*|fall(?:s|ing|en)?"
                       r"|weaken\w*|compress\w*|narrow\w*|eroding|erod\w*)\b", re.I)
 _CAPITAL_RE = re.compile(r"\bcapital[\s-]+intens\w*", re.I)
+_CAPITAL_LIGHT_RE = re.compile(r"\b(?:capital|asset)[\s-]+light\b", re.I)  # the same rule, the answer inverted
 _GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s+(?:fast|quickly|rapidly|strongly)\b"
                         r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
 _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
@@ -152,6 +153,8 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         return Judgement("customer_concentration")
     if _CAPITAL_RE.search(question):
         return Judgement("capital_intensive")
+    if _CAPITAL_LIGHT_RE.search(question):
+        return Judgement("capital_intensive", direction="down")
     if _GROWTH_RE.search(question):
         return Judgement("high_growth")
     matches = lexicon.match(question)
@@ -293,3 +296,102 @@ def option_choice(question: str) -> OptionChoice | None:
         low = most.group(1).lower() in ("least", "smallest", "lowest", "fewest", "weakest", "worst")
         return OptionChoice(options, "min" if low else "max", question[:m.start("opts")] + " " + after)
     return None
+
+
+# ---- which of two grew faster: "Did Apple's Services business grow faster than its Products business?" --------
+
+_FASTER_RE = re.compile(r"\b(?:grow|grew|grown|growing|increase[sd]?|rise|rose|risen|expand(?:ed)?)\s+"
+                        r"(?P<how>faster|quicker|more\s+quickly|more\s+rapidly|more|slower|more\s+slowly|less)\s+than\s+",
+                        re.I)
+_SUBJECT_RE = re.compile(r"\b(?:did|does|do|has|have|had|was|were|is|are)\s+(?P<s>.+?)\s*$", re.I)
+_OPTION_END_RE = re.compile(r"\s+(?:in|during|for|over|between|from|on|as|based|when|year[\s-]+over)\b|[?.,;:(]", re.I)
+_OPTION_OWNER_RE = re.compile(r"^(?:(?:the|its|their|that\s+of|those\s+of)\s+|[\w.&-]+(?:\s+[\w.&-]+)?'s\s+)+", re.I)
+_OPTION_LINE_RE = re.compile(r"(?:\s+(?:business|businesses|segment|segments|division|unit|category|line|net\s+sales"
+                             r"|sales|net\s+revenues?|revenues?|did|does|do|has|had|have))+$", re.I)
+
+
+def _option_name(text: str) -> str:
+    """"Apple's Services business" -> "Services"; "its net sales" stays "net sales" (the line is the option)."""
+    trivial = ("", "net", "total", "gross", "operating")
+    owned = _OPTION_OWNER_RE.sub("", text.strip()).strip()
+    if owned.lower() in ("revenue", "revenues", "sales", "business", "segment", "results"):
+        # "the Gaming segment's revenue": the possessive names the option, not an owner
+        owned = re.sub(r"^(?:the|its|their)\s+", "", text.strip(), flags=re.I)
+    short = _OPTION_LINE_RE.sub("", owned).strip()
+    short = _OPTION_LINE_RE.sub("", re.sub(r"['’]s$", "", short)).strip()  # "the Data Center segment's revenue"
+    return owned if short.lower() in trivial else short
+
+
+@dataclass
+class GrowthComparison:
+    first: str                 # "Services"
+    second: str                # "Products"
+    slower: bool               # "grow more slowly than"
+
+
+def growth_comparison(question: str) -> GrowthComparison | None:
+    """Two things whose year-over-year growth a yes/no question compares ("Did AWS grow faster than North
+    America in 2022?", "Did iPhone net sales increase more slowly than Mac net sales?"), or None."""
+    m = _FASTER_RE.search(question)
+    if not m or not _YES_NO_RE.search(question):
+        return None
+    subject = _SUBJECT_RE.search(question[:m.start()])
+    first = subject.group("s") if subject else question[:m.start()]
+    second = _OPTION_END_RE.split(question[m.end():], maxsplit=1)[0]
+    first, second = _option_name(first), _option_name(second)
+    if not first or not second:
+        return None
+    return GrowthComparison(first, second, m.group("how").lower() in ("slower", "more slowly", "less"))
+
+
+# ---- a part's share of a whole: "What percentage of Apple's total net sales came from iPhone in FY2022?" ------
+
+_SHARE_RE = re.compile(
+    r"\b(?:what|which)\s+(?:share|percentage|percent|proportion|portion|fraction|part|%)\s+of\s+(?P<whole>.+?)\s+"
+    r"(?:came|come|comes|was|were|is|are|did)\s+(?:from|in|generated\s+by|contributed\s+by|attributable\s+to|"
+    r"accounted\s+for\s+by|derived\s+from|made\s+by|earned\s+(?:by|from|in))\s+(?P<part>.+?)"
+    r"(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;]|\.(?:\s|$)"
+    r"|,\s*(?:answer|round|express|give|state|as\s+a|in\s+percent|using|based)|$)", re.I)
+
+
+@dataclass
+class ShareOfWhole:
+    whole: str                 # "Apple's total net sales"
+    part: str                  # "iPhone"
+
+
+# "What was NVIDIA's Data Center revenue as a share of total revenue?": a part of a line over the line's total
+_PART_OF_TOTAL_RE = re.compile(
+    r"\b(?:what|how\s+much)\s+(?:was|were|is|are|did)\s+(?P<part>.+?)\s+(?P<line>net\s+sales|sales|net\s+revenues?"
+    r"|revenues?|operating\s+income|backlog)\s+(?:as\s+an?|represent\s+as\s+an?|in)\s+(?:share|percentage|percent|%"
+    r"|proportion|portion|fraction)\s+of\s+(?P<whole>(?:the\s+)?(?:company'?s\s+)?(?:total|consolidated|overall|all)\s+"
+    r"[^?.,;]+?)(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;,]|\.(?:\s|$)|$)", re.I)
+
+
+# "What percentage of Apple's FY2022 net sales did Services represent?"; "How much of Amazon's 2022 net sales came
+# from AWS, in percent?" (a percent asked: without it "how much of" asks the part's amount)
+_SHARE_DID_RE = re.compile(
+    r"\b(?:what|which)\s+(?:share|percentage|percent|proportion|portion|fraction|part|%)\s+of\s+(?P<whole>.+?)\s+"
+    r"(?:did|does|do)\s+(?P<part>.+?)\s+(?:represent|account\s+for|make\s+up|contribute|generate|comprise)\b", re.I)
+_HOW_MUCH_OF_RE = re.compile(
+    r"\bhow\s+much\s+of\s+(?P<whole>.+?)\s+(?:came|come|comes|was|were)\s+(?:from|in|generated\s+by|attributable\s+to)"
+    r"\s+(?P<part>.+?)(?=\s+(?:in|during|for|at|as\s+of|over)\s+(?:the\s+)?(?:fy|fiscal|\d{4}|end|year)|[?;,]|\.(?:\s|$)|$)",
+    re.I)
+_PERCENT_ASKED_RE = re.compile(r"\b(?:in\s+percent(?:age)?(?:\s+terms)?|as\s+an?\s+(?:percent(?:age)?|share|%))\b|%", re.I)
+
+
+def share_of_whole(question: str) -> ShareOfWhole | None:
+    """The part and the whole of "what share / percentage / proportion of X came from (was in) Y" and "what was
+    Y revenue as a share of total revenue", or None."""
+    m = _SHARE_RE.search(question) or _SHARE_DID_RE.search(question)
+    if not m and _PERCENT_ASKED_RE.search(question):
+        m = _HOW_MUCH_OF_RE.search(question)
+    if not m:
+        p = _PART_OF_TOTAL_RE.search(question)
+        part = _option_name(p.group("part")) if p else ""
+        part = re.sub(r"\s+(?:segment|segments|business|division|unit|category)$", "", part, flags=re.I).strip()
+        if not p or not part or re.search(r"\b(?:of|and|for|from|to|in|on)$", part, re.I):
+            return None  # "cost of sales as a % of total net sales": one line, no part of the total
+        return ShareOfWhole(p.group("whole").strip(), part)
+    part = re.sub(r"\s+(?:segment|segments|business|division|unit|category)$", "", _option_name(m.group("part")), flags=re.I)
+    return ShareOfWhole(m.group("whole").strip(), part.strip()) if part.strip() else None

@@ -391,7 +391,7 @@ _DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|
                       r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
 # arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
 _EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
-                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b"
+                          r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b|\bas\s+an?\s+multiple\s+of\b"
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
 _LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
                       r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
@@ -552,14 +552,16 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         unit = asked
     elif ctx.percent:
         unit = "percent"
-    elif metric is not None and metric.unit and "/" in formula:
+    elif metric is not None and metric.unit and "/" in formula and metric.unit not in ("USD", "shares"):
+        # an amount metric named beside a written ratio ("free cash flow conversion, defined as (CFO - capex) /
+        # net income") does not make the ratio an amount
         unit = metric.unit
     elif "/" in formula:
-        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share)\b|%", rest, re.I) else "ratio"
+        unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share|intensity)\b|%", rest, re.I) else "ratio"
     else:
         unit = "USD"
     quantity = (whole[0].target if whole and whole[0].target and normalize_label(whole[0].target) not in _PRONOUNS
-                else (named[0].alias if named and whole else written))
+                else (_named_before(question[:whole[0].start]) or named[0].alias if named and whole else written))
     concept = Concept(key=(metric.key if metric else "asked"), line_items=[quantity], aliases=[quantity],
                       formula=formula, unit=unit)
     plan = _make_plan(rest, years, lexicon, line_item=concept)
@@ -571,6 +573,19 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
         plan.years = plan.years[:1] if plan.operation == "value" else plan.years
     return plan
+
+
+def _named_before(text: str) -> str | None:
+    """The quantity named just before ", defined as ...": "what was Apple's FY2024 free cash flow conversion" ->
+    "free cash flow conversion" (the answer's name; the formula is the definition's)."""
+    clause = re.split(r"[?;:]|\.(?:\s|$)", text)[-1]
+    c = strip_statement_hints(clause)
+    c = _LEAD_RE.sub("", c) if _LEAD_RE.search(c) else ""
+    c = _POSSESSIVE_RE.sub("", c.strip())
+    c = _LEAD_YEARS_RE.sub("", c.strip())
+    c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
+    c = re.sub(r"\s+(?:if|when|where|with|using|taking)\b.*$", "", re.sub(r"\s+", " ", c), flags=re.I).strip(" ,")
+    return c if c and len(c.split()) <= 12 else None
 
 
 def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict[str, str]
@@ -620,3 +635,8 @@ def _with_terms(question: str, years: list[int], lexicon: Lexicon, keys: dict[st
     plan.also = [_substitute(f, keys) for f in plan.also]
     plan.definition = "; ".join(f"{k} = {v}" for k, v in phrases.items())
     return plan
+
+
+def decimals_asked(question: str) -> int | None:
+    """The rounding a question asks ("to one decimal place", "nearest percent"), or None."""
+    return _decimals_asked(question)

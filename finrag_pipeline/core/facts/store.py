@@ -350,6 +350,25 @@ class FilingFacts:
                 return lab
         return None
 
+    def statement_label(self, phrase: str) -> str | None:
+        """The statement row label a phrase is, word for word (normalised), or None. For an operand a
+        question's formula names that is no lexicon line ("commercial paper", "principal repayments of
+        finance leases"): only a label printed as written is read, never a near one."""
+        norm = normalize_label(re.sub(r"^(?:the|its|their)\s+", "", phrase.strip(), flags=re.I))
+        if not norm or norm.startswith("less"):
+            return None
+        found = any(lab == norm and tid not in self.percent_tables and self.statement_of[tid] in STATEMENT_ORDER
+                    for (tid, _), lab in self.norm_labels.items())
+        if found:
+            return norm
+        # "current term debt" / "non-current term debt": a balance-sheet label printed once in each section
+        side = re.match(r"(?:non\s?current|current)\s+(?P<rest>.+)$", norm)
+        if side and any(lab == side.group("rest") and self.statement_of[tid] == "balance_sheet"
+                        and self.label_counts[tid][lab] > 1 and (tid, i) in self.noncurrent_rows
+                        for (tid, i), lab in self.norm_labels.items()):
+            return side.group("rest")
+        return None
+
     def label_statement(self, label: str, text: str = "", prefer: Sequence[str] = ()) -> str | None:
         """Which statement to read a row label from: one the question points at (``prefer``: "primarily
         using the balance sheet") that prints it, the balance sheet when the text asks for a
@@ -533,7 +552,8 @@ def _segment_like(label: str) -> bool:
 
 def _wants_noncurrent(concept: Concept) -> bool:
     words = " ".join([concept.key, *concept.aliases, *concept.line_items[:1]]).lower()
-    return "non-current" in words or "noncurrent" in words or "long-term" in words or "long_term" in words
+    return ("non-current" in words or "noncurrent" in words or "non_current" in words or "long-term" in words
+            or "long_term" in words)
 
 
 def _current_sections(rows: list[TableRow]) -> dict[tuple[str, int], bool]:

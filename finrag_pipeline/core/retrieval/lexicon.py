@@ -35,6 +35,7 @@ class Concept:
     unit: str | None = None          # the figure's unit when it is not an amount (percent, ratio, days, ...)
     outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
     fallback: str | None = None      # a base line not printed as one row: the formula of its parts (calculator)
+    expense: bool = False            # a cost: some filers print it in parentheses; computed with as an amount
 
     @property
     def phrases(self) -> list[str]:
@@ -105,6 +106,7 @@ class Lexicon:
             old.unit = concept.unit or old.unit
             old.outflow = concept.outflow or old.outflow
             old.fallback = concept.fallback or old.fallback
+            old.expense = concept.expense or old.expense
         self._patterns = {}
 
     @classmethod
@@ -114,7 +116,7 @@ class Lexicon:
         for key, spec in concepts.items():
             spec = spec or {}
             unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
-                                   "outflow", "fallback"}
+                                   "outflow", "fallback", "expense"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -127,7 +129,8 @@ class Lexicon:
                                formula=str(spec["formula"]) if spec.get("formula") else None,
                                unit=str(spec["unit"]) if spec.get("unit") else None,
                                outflow=bool(spec.get("outflow", False)),
-                               fallback=str(spec["fallback"]) if spec.get("fallback") else None))
+                               fallback=str(spec["fallback"]) if spec.get("fallback") else None,
+                               expense=bool(spec.get("expense", False))))
         return cls(out)
 
     @classmethod
