@@ -157,13 +157,20 @@ def test_each_file_imports_with_every_evidence_page_found(split_import, contexts
 
 
 def test_figure_answers_become_answer_values(split_import):
-    """Metric and lookup answers are one figure, so the importer's contract holds the value to match."""
+    """Metric and lookup answers are one figure, so the importer's contract holds the value to match; a
+    judgement's "Yes. ..." / "No. ..." reference commits to its yes/no (the sentence contract), and a narrative
+    is never matched as one figure (its key facts go to key-fact recall and the judge)."""
     split, result = split_import
     for item in result.items:
+        fid = (split, item.metadata["financebench_id"], item.reference_answer)
         if item.question_type in ("metric", "factual"):
-            assert len(item.answer_values) == 1, (split, item.metadata["financebench_id"], item.reference_answer)
-        else:                                            # sentences: judged, never matched as one figure
-            assert item.answer_values == [] and item.answer_choice is None
+            assert len(item.answer_values) == 1, fid
+        elif item.question_type == "judgement":
+            lead = item.reference_answer.split(".")[0].split(",")[0].strip().lower()
+            expected = lead if lead in ("yes", "no") else None
+            assert item.answer_values == [] and item.answer_choice == expected, fid
+        else:
+            assert item.answer_values == [] and item.answer_choice is None, fid
 
 
 def test_hand_checked_dev_answers_spot_check(contexts):

@@ -410,3 +410,17 @@ def test_a_year_asked_with_a_second_part_is_no_year_choice():
     q = "Which year, 2021 or 2022, had the higher gross margin, and by how much?"
     assert year_choice_contract(q, "2022, by 1.5 percentage points.") is None
     assert year_choice_contract(EXT_Q, "Fiscal 2022, with $394,328 million.").choice == "FY2022"
+
+
+# A cause question's reference figures support the explanation; they are never the asked value.
+@pytest.mark.parametrize("question", [
+    "What was the main driver of Amazon's other income (expense), net of $(16.8) billion in 2022?",
+    "What was the biggest factor behind Boeing's 2021 operating loss?",
+    "What drove the $2.2 billion increase in Microsoft's research and development expense?",
+])
+def test_a_cause_question_gets_key_facts_not_a_value(question):
+    from finrag_pipeline.core.qa.answer_contract import contract_from_text
+
+    contract = contract_from_text(question, "A $12.7 billion valuation loss on its investment in Rivian.")
+    assert contract.values == [] and contract.choice is None
+    assert "12.7" in " ".join(contract.key_facts)

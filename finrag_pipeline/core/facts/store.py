@@ -215,12 +215,11 @@ class FilingFacts:
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
-                if not (seg == title or seg in path or _has_words(title, seg) or any(_has_words(p, seg) for p in path)):
+                by_path = seg in path or any(_has_words(p, seg) for p in path)
+                if not (seg == title or by_path or _title_names_only(title, seg)):
                     continue  # a segment was asked: never fall back to the consolidated line
-                if (label != seg and seg != title and seg not in path and self.label_counts[r.table_id].get(seg)
-                        and not any(_has_words(p, seg) for p in path)):
-                    continue  # the segment is a row of this table ("Services" in "Products and Services
-                    # Performance"): its other rows (the total) are not the segment's
+                if label != seg and seg != title and not by_path and self.label_counts[r.table_id].get(seg):
+                    continue  # the segment is a row of this table: its other rows (the total) are not the segment's
                 score += 6
                 if self.label_counts[r.table_id][label] > 1:
                     score -= 3  # one of several same-named lines: which segment it belongs to is a guess
@@ -588,6 +587,16 @@ def _label_ends_item(after: str) -> bool:
 
 def _has_words(text: str, phrase: str) -> bool:
     return bool(phrase) and re.search(r"(?<![\w&])" + re.escape(phrase) + r"(?![\w&])", text) is not None
+
+
+def _title_names_only(title: str, segment: str) -> bool:
+    """The table's title names ``segment`` and no other category beside it: "Intelligent Cloud" or
+    "Commercial Airplanes segment results" title that segment's rows; "Products and Services Performance"
+    titles a table of several categories, whose total row is no one category's."""
+    if not _has_words(title, segment):
+        return False
+    rest = re.sub(r"(?<![\w&])" + re.escape(segment) + r"(?![\w&])", " ", title)
+    return re.search(r"\b(?:and|or)\b|&|,|/", rest) is None
 
 
 def _member_words(member: str) -> str:

@@ -192,6 +192,15 @@ _NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain
                              r"led\s+to))\b", re.IGNORECASE)
 
 
+def _asks_for_a_cause(question: str) -> bool:
+    """The question asks for a cause ("What was the main driver of ...?"), by the one question-kind rule
+    (core/retrieval/question_kind.py, assets_config/question_kinds.yaml): the figures of its reference
+    support the explanation, they are not the asked value."""
+    from finrag_pipeline.core.retrieval.question_kind import classify_question
+
+    return "cause" in classify_question(question).topics
+
+
 def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
     """The committed parts of a reference written as sentences; the rest are key facts.
 
@@ -212,7 +221,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     if m := _YES_NO_RE.match(text):
         return Contract(choice=m.group(1).lower(), options=list(YES_NO_OPTIONS), key_facts=facts,
                         reason=f"a yes/no reference: {m.group(1).lower()}")
-    if _NARRATIVE_Q_RE.search(question or ""):
+    if _NARRATIVE_Q_RE.search(question or "") or _asks_for_a_cause(question or ""):
         # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
         return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
                         if facts else "a narrative question whose reference names no key fact")
