@@ -17,6 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pypdfium2 as pdfium
 import pytest
+from _dagster_driver import tick_inbox_sensor
 
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR, FinragPaths
 from finrag_pipeline.defs.local_runs import (
@@ -26,7 +27,6 @@ from finrag_pipeline.defs.local_runs import (
     execute_job,
     get_instance,
     repository_label,
-    tick_inbox_sensor,
 )
 
 DATA = Path(__file__).parent / "data"
