@@ -109,9 +109,11 @@ def test_the_code_location_is_the_one_the_runs_name(ui):
     locations = ui["process"].create_request_context().code_location_names
     assert repository_label() == "__repository__@finrag_pipeline"
     assert locations == ["finrag_pipeline"]
-    # the "Auto-materialize on/off" badge: on, as the automation sensor runs
-    data = _graphql(ui, "query { instance { autoMaterializePaused } }", {})
-    assert data["instance"]["autoMaterializePaused"] is False
+    # automation runs through automation-condition sensors: the UI then shows no global "Auto-materializing"
+    # switch (DaemonList.tsx renders it only when useAutoMaterializeSensors is false), so nothing claims
+    # automation is off while the sensors run
+    data = _graphql(ui, "query { instance { useAutoMaterializeSensors } }", {})
+    assert data["instance"]["useAutoMaterializeSensors"] is True
 
 
 def test_demo_runs_are_listed_on_their_job_pages_with_trigger_and_filing(ui):
