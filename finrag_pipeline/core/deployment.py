@@ -205,7 +205,8 @@ def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
         "telemetry": {"enabled": False},
         "storage": {"postgres": {"postgres_url": {"env": s.postgres_url_env}}},
         **_run_queue([t.as_dagster() for t in cfg.run_concurrency], max_concurrent_runs=s.max_concurrent_runs),
-        # A run whose process died is failed by the daemon, then re-executed from the failed step.
+        # A run that never starts is failed by run monitoring, one whose process died by the inbox sensor
+        # (defs/run_health.py); either is then re-executed from the failed step.
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 180, "max_resume_run_attempts": 0},
         "run_retries": {"enabled": s.run_retries > 0, "max_retries": s.run_retries,
                         "retry_on_asset_or_op_failure": True},

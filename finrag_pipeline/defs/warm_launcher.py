@@ -24,7 +24,7 @@ Configured in dagster.yaml by core/deployment.py (``run_launcher: warm`` in asse
 
 Dagster APIs: the launcher is Dagster's public DefaultRunLauncher with ``launch_run`` and ``terminate``
 overridden (its own behaviour is the fallback). One private import remains, in the run process: see
-``_run_in_child``.
+``run_body``.
 """
 
 from __future__ import annotations
