@@ -66,12 +66,25 @@ def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
         for pk in partition_keys:
             selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]
             run = execute_job(defs, IMPLICIT_ASSET_JOB, instance, trigger="automation", partition_key=pk,
-                              asset_selection=selection)
+                              asset_selection=selection, recon_job=code_location_recon_job(IMPLICIT_ASSET_JOB))
             if not run.success:
                 raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "
                                    f"{first_error(run)}")
             ran += [(k.to_user_string(), pk) for k in selection]
     return ran
+
+
+def code_location_recon_job(job_name: str):
+    """A pointer to any job of the code location's ``defs``, the implicit asset job included, for Celery
+    workers. Dagster's internal ReconstructableRepository (fine in test code): the product's public pointer
+    (local_runs.reconstructable_job) cannot name the implicit asset job, whose runs the daemon launches."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    from finrag_pipeline.core.paths import REPO_ROOT
+    from finrag_pipeline.defs.local_runs import code_location
+
+    repository = ReconstructableRepository.for_module(code_location()[1], "defs", working_directory=str(REPO_ROOT))
+    return repository.get_reconstructable_job(job_name)
 
 
 RETRY_NUMBER_TAG = "dagster/retry_number"  # the tag the daemon's run retries set (dagster/_core/storage/tags.py)
@@ -80,11 +93,7 @@ RETRY_NUMBER_TAG = "dagster/retry_number"  # the tag the daemon's run retries se
 def retry_failed_run(defs: dg.Definitions, instance: dg.DagsterInstance, run_id: str):
     """Re-execute a failed run from its failed steps, as the daemon's run retries do (instance setting
     ``run_retries``): the steps that succeeded are not run again; the new run carries the retry tags."""
-    from finrag_pipeline.defs.local_runs import (
-        reconstructable_job,
-        remote_job_origin,
-        runs_created_with_origin,
-    )
+    from finrag_pipeline.defs.local_runs import remote_job_origin, runs_created_with_origin
 
     failed = instance.get_run_by_id(run_id)
     if failed is None:
@@ -95,5 +104,5 @@ def retry_failed_run(defs: dg.Definitions, instance: dg.DagsterInstance, run_id:
     # a partitioned asset step of a run without dagster/partition cannot run
     inherited = {k: v for k, v in failed.tags.items() if not k.startswith("dagster/") or k == "dagster/partition"}
     with runs_created_with_origin(instance, remote_job_origin(failed.job_name)):
-        return dg.execute_job(reconstructable_job(failed.job_name), instance, reexecution_options=options,
+        return dg.execute_job(code_location_recon_job(failed.job_name), instance, reexecution_options=options,
                               tags={**inherited, RETRY_NUMBER_TAG: str(retry_number)})

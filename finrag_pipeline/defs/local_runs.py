@@ -95,36 +95,42 @@ def repository_label() -> str:
 
 
 def code_location_job(job_name: str) -> dg.JobDefinition:
-    """``job_name`` of the code location's ``defs`` (the implicit asset job included): what another process
-    (a Celery worker) rebuilds the job with, through :func:`reconstructable_job`."""
+    """The job ``job_name`` of the code location's ``defs``: what another process (a Celery worker) rebuilds
+    the job with, through :func:`reconstructable_job`."""
     import importlib
 
-    defs = importlib.import_module(code_location()[1]).defs
-    return defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB else defs.resolve_job_def(job_name)
+    return importlib.import_module(code_location()[1]).defs.resolve_job_def(job_name)
 
 
 def reconstructable_job(job_name: str):
-    """A pointer to ``job_name`` of the code location that another process (a Celery worker) can load."""
+    """A pointer to ``job_name`` of the code location that another process (a Celery worker) can load
+    (Dagster's public ``build_reconstructable_job``). Not for the implicit asset job: the public pointer
+    wraps the job in a repository of its own, where that name is reserved; its runs are the daemon's."""
     from finrag_pipeline.core.paths import REPO_ROOT
 
+    if job_name == IMPLICIT_ASSET_JOB:
+        raise ValueError(f"{IMPLICIT_ASSET_JOB} runs are launched by the daemon; in distributed mode execute_job "
+                         "needs recon_job for it")
     return dg.build_reconstructable_job(__name__, code_location_job.__name__, reconstructable_args=(job_name,),
                                         reconstructor_working_directory=str(REPO_ROOT))
 
 
 def execute_job(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, *, trigger: str,
                 partition_key: str | None = None, asset_selection: Iterable[dg.AssetKey] | None = None,
-                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None) -> RunResult:
+                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None,
+                recon_job=None) -> RunResult:
     """Execute a job of the code location, recorded as a run of that job (with its remote origin, as if
     launched from the UI) and tagged with its trigger and filing. This process runs the job's executor:
     in local mode every step runs here; in distributed mode (the Celery executor) each step is sent to the
-    workers and this process waits for them."""
+    workers, which load the job from ``recon_job`` (default :func:`reconstructable_job`), and this process
+    waits for them."""
     job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
            else defs.resolve_job_def(job_name))
     all_tags = {**(tags or {}), **run_tags(trigger, filing_of_partition(partition_key))}
     if is_distributed_executor(job.executor_def):
         partition_tags = {"dagster/partition": partition_key} if partition_key else {}
         with runs_created_with_origin(instance, remote_job_origin(job.name)):
-            return dg.execute_job(reconstructable_job(job.name), instance, run_config=run_config,
+            return dg.execute_job(recon_job or reconstructable_job(job.name), instance, run_config=run_config,
                                   tags={**all_tags, **partition_tags},
                                   asset_selection=list(asset_selection) if asset_selection else None)
     with runs_created_with_origin(instance, remote_job_origin(job.name)):
