@@ -66,7 +66,8 @@ test-slow: install-local-llm browser services
 ui: install
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/python -m finrag_pipeline.core.deployment $(DAGSTER_HOME)
-	$(BIN)/dagster dev -w workspace.yaml
+	$(BIN)/python -m finrag_pipeline.defs.marts.project
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/dagster dev -w workspace.yaml
 
 serve: install
 	$(BIN)/finrag serve --port $(or $(PORT),8765)

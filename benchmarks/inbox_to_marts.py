@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "finrag_pipeline_tests"))  # the daemon, driven by hand
 for key, value in (("HF_HUB_OFFLINE", "1"), ("LITELLM_LOCAL_MODEL_COST_MAP", "True"), ("TOKENIZERS_PARALLELISM", "false")):
     os.environ.setdefault(key, value)
 os.environ.pop("FINRAG_EMBEDDING_CACHE", None)
@@ -35,8 +36,10 @@ EXCERPT = REPO_ROOT / "finrag_pipeline_tests" / "data" / "apple_2022_excerpt.pdf
 def prepare_home(base: str) -> tuple[FinragPaths, dg.DagsterInstance, object]:
     home = Path(tempfile.mkdtemp(prefix="finrag-bench-home-"))
     os.environ["FINRAG_HOME"] = str(home)
+    from _dagster_driver import run_automation_until_quiet
+
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import run_automation_until_quiet, run_pipeline
+    from finrag_pipeline.defs.local_runs import run_pipeline
 
     paths = FinragPaths.from_env(str(home)).ensure()
     instance = dg.DagsterInstance.ephemeral()
@@ -47,12 +50,9 @@ def prepare_home(base: str) -> tuple[FinragPaths, dg.DagsterInstance, object]:
 
 
 def via_automation(arrival: Path, base: str) -> dict[str, float]:
+    from _dagster_driver import execute_sensor_result, run_automation_until_quiet, tick_inbox_sensor
+
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import (
-        execute_sensor_result,
-        run_automation_until_quiet,
-        tick_inbox_sensor,
-    )
 
     paths, instance, cursor = prepare_home(base)
     t0 = time.perf_counter()
@@ -85,6 +85,9 @@ def main() -> None:
                     help="base corpus: Apple FY2022 excerpt + Apple FY2024 HTML (default), or the whole sample")
     ap.add_argument("--arrival", type=Path, default=ARRIVAL)
     args = ap.parse_args()
+    from finrag_pipeline.defs.marts.project import prepare_manifest
+
+    prepare_manifest()  # the code location never parses dbt on import
     rows = [("inbox -> sensor -> automation -> marts", via_automation(args.arrival, args.base)),
             ("baseline: finrag ingest (scripted chain)", via_cli_ingest(args.arrival, args.base))]
     print(f"arrival: {args.arrival.name}; base corpus: {args.base}")

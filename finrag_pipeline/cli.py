@@ -1065,7 +1065,9 @@ def score_agreement(ctx, file, set_name, judge_model, seed, no_write, disagreeme
 def run() -> None:
     """Console entry point: a warehouse lock held too long is one line on stderr, not a traceback."""
     from finrag_pipeline.core.warehouse import WarehouseBusy
+    from finrag_pipeline.defs.marts.project import prepare_manifest
 
+    prepare_manifest()  # the code location reads dbt's manifest and never parses on import: dbt parse here
     try:
         main(standalone_mode=True)
     except WarehouseBusy as exc:

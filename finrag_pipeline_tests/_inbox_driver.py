@@ -20,9 +20,9 @@ from finrag_pipeline.core.paths import FinragPaths
 
 def _ingest(files: list[str]) -> dict:
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import (
+    from finrag_pipeline.defs.local_runs import get_instance
+    from finrag_pipeline_tests._dagster_driver import (
         execute_sensor_result,
-        get_instance,
         run_automation_until_quiet,
         tick_inbox_sensor,
     )
@@ -46,7 +46,8 @@ def _ingest(files: list[str]) -> dict:
 
 def _reingest(filing_id: str) -> dict:
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import execute_job, get_instance, retry_failed_run
+    from finrag_pipeline.defs.local_runs import execute_job, get_instance
+    from finrag_pipeline_tests._dagster_driver import retry_failed_run
 
     paths = FinragPaths.from_env().ensure()
     instance = get_instance(paths)

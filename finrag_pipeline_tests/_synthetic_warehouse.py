@@ -42,7 +42,6 @@ import datetime as dt
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -253,21 +252,18 @@ def agreement_case() -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows), pd.DataFrame(items)
 
 
-def dbt_executable() -> str:
-    candidate = Path(sys.executable).parent / "dbt"
-    return str(candidate) if candidate.exists() else "dbt"
-
-
 def run_dbt_build(warehouse_path: Path, scratch: Path) -> subprocess.CompletedProcess:
     """``dbt build`` of the metrics project into ``warehouse_path``; target/ and logs/ go to scratch
     so the test never races a dagster-dbt run over the repo's own dbt_metrics/target."""
+    from finrag_pipeline.defs.marts import project as marts_project  # the one place dbt is found
+
     env = {**os.environ,
            "FINRAG_WAREHOUSE": str(warehouse_path),
            "DBT_TARGET_PATH": str(scratch / "dbt_target"),
            "DBT_LOG_PATH": str(scratch / "dbt_logs"),
            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     return subprocess.run(
-        [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR),
+        [marts_project.dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR),
          "--profiles-dir", str(DBT_PROJECT_DIR)],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
     )

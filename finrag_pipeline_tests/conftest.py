@@ -24,6 +24,12 @@ os.environ.setdefault("FINRAG_ONNX_CACHE", str(TEST_CACHE_DIR / "onnx"))  # the 
 os.environ["FINRAG_HOME"] = tempfile.mkdtemp(prefix="finrag-test-home-")
 atexit.register(shutil.rmtree, os.environ["FINRAG_HOME"], True)
 
+# The code location builds its dbt assets from dbt_metrics/target/manifest.json and never parses on import
+# (defs/marts/project.py): prepared here, once, before any test module imports it.
+from finrag_pipeline.defs.marts.project import prepare_manifest  # noqa: E402
+
+prepare_manifest()
+
 
 @pytest.fixture(scope="module")
 def local_ready():

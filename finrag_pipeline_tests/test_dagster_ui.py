@@ -17,6 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pypdfium2 as pdfium
 import pytest
+from _dagster_driver import tick_inbox_sensor
 
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR, FinragPaths
 from finrag_pipeline.defs.local_runs import (
@@ -26,7 +27,6 @@ from finrag_pipeline.defs.local_runs import (
     execute_job,
     get_instance,
     repository_label,
-    tick_inbox_sensor,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -109,9 +109,11 @@ def test_the_code_location_is_the_one_the_runs_name(ui):
     locations = ui["process"].create_request_context().code_location_names
     assert repository_label() == "__repository__@finrag_pipeline"
     assert locations == ["finrag_pipeline"]
-    # the "Auto-materialize on/off" badge: on, as the automation sensor runs
-    data = _graphql(ui, "query { instance { autoMaterializePaused } }", {})
-    assert data["instance"]["autoMaterializePaused"] is False
+    # automation runs through automation-condition sensors: the UI then shows no global "Auto-materializing"
+    # switch (DaemonList.tsx renders it only when useAutoMaterializeSensors is false), so nothing claims
+    # automation is off while the sensors run
+    data = _graphql(ui, "query { instance { useAutoMaterializeSensors } }", {})
+    assert data["instance"]["useAutoMaterializeSensors"] is True
 
 
 def test_demo_runs_are_listed_on_their_job_pages_with_trigger_and_filing(ui):

@@ -81,9 +81,11 @@ def test_distributed_instance_is_postgres_with_queue_limits_and_no_secret(monkey
     assert "pw" not in text  # the URL stays in the environment
     inst = yaml.safe_load(text)
     assert inst["storage"] == {"postgres": {"postgres_url": {"env": "FINRAG_POSTGRES_URL"}}}
-    coord = inst["run_coordinator"]
-    assert coord["class"] == "QueuedRunCoordinator"
-    assert {"key": "finrag/pool", "value": "evaluation", "limit": 2} in coord["config"]["tag_concurrency_limits"]
+    assert "run_coordinator" not in inst and "dagster._" not in text  # Dagster's default (queued) coordinator
+    runs = inst["concurrency"]["runs"]
+    assert runs["max_concurrent_runs"] == 8
+    assert {"key": "finrag/pool", "value": "evaluation", "limit": 2} in runs["tag_concurrency_limits"]
+    assert inst["run_queue"] == {"dequeue_interval_seconds": 1}
     assert inst["run_retries"]["enabled"] is True and inst["run_retries"]["max_retries"] == 2
     # Dagster accepts it as an instance config (it reads the URL from the environment)
     monkeypatch.setenv("FINRAG_POSTGRES_URL", DIST_ENV["FINRAG_POSTGRES_URL"])

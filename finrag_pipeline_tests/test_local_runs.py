@@ -90,3 +90,22 @@ def test_a_qa_set_change_is_a_runless_materialization_of_its_partitions():
         assert record.asset_materialization.metadata["finrag/trigger"].value == "cli"
         with pytest.raises(ValueError, match="unknown trigger"):
             report_qa_sets_changed(instance, ["AAPL-2022-10K"], change="x", trigger="manual")
+
+
+def test_a_worker_rebuilds_the_code_locations_job_from_the_public_reconstructable_pointer():
+    """Distributed mode hands Celery workers ``reconstructable_job``'s pointer (dg.build_reconstructable_job):
+    it must rebuild the named job of finrag_pipeline.definitions and subset it; the implicit asset job, which
+    that pointer cannot name, is refused with the reason, and the tests' driver reaches it another way."""
+    from _dagster_driver import code_location_recon_job
+
+    from finrag_pipeline.defs.local_runs import IMPLICIT_ASSET_JOB, reconstructable_job
+
+    recon = reconstructable_job("evaluate_filing")
+    assert recon.get_definition().name == "evaluate_filing"
+    origin = recon.get_python_origin()
+    assert dg.deserialize_value(dg.serialize_value(origin)) == origin  # what travels to the worker
+    subset = recon.get_subset(asset_selection={dg.AssetKey("retrieval_eval")})
+    assert subset.get_definition().asset_selection == {dg.AssetKey("retrieval_eval")}
+    with pytest.raises(ValueError, match="launched by the daemon"):
+        reconstructable_job(IMPLICIT_ASSET_JOB)
+    assert code_location_recon_job(IMPLICIT_ASSET_JOB).get_definition().name == IMPLICIT_ASSET_JOB

@@ -11,15 +11,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from _dagster_driver import execute_sensor_result, run_automation_until_quiet, tick_inbox_sensor
 
 from finrag_pipeline.core.inbox import InboxCursor
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths
 from finrag_pipeline.core.warehouse import Warehouse
-from finrag_pipeline.defs.local_runs import (
-    execute_sensor_result,
-    run_automation_until_quiet,
-    tick_inbox_sensor,
-)
 from finrag_pipeline.defs.resources import EmbedderResource, FinragResource
 
 DATA = Path(__file__).parent / "data"

@@ -49,13 +49,16 @@ def test_the_instance_queue_gets_the_limits(tmp_path):
     home.mkdir()
     (home / "dagster.yaml").write_text(dagster_instance_yaml(config))
     instance = dg.DagsterInstance.from_config(str(home))
-    queue = instance.run_coordinator.get_run_queue_config()
+    # what the daemon's run queue reads: the instance's `concurrency: runs:` settings over the coordinator's
+    queue = instance.get_concurrency_config().run_queue_config
     assert queue.tag_concurrency_limits == [{"key": "finrag/pool", "value": "evaluation", "limit": 3}]
+    assert type(instance.run_coordinator) is dg.QueuedRunCoordinator  # Dagster's default: no module path written
     # queued runs start within a second (Dagster's default pass is every 5 s; a wave queues ~8 runs in a chain)
     assert instance.run_coordinator.dequeue_interval_seconds == 1
     assert instance.run_monitoring_enabled  # the rest of the instance config is kept
-    # no limits configured: no run coordinator section (Dagster's default queue, unlimited)
-    assert "run_coordinator" not in dagster_instance_yaml(_write(tmp_path, "run_concurrency: []\n"))
+    # no limits configured: no concurrency section (Dagster's default queue, unlimited); never a module path
+    unlimited = dagster_instance_yaml(_write(tmp_path, "run_concurrency: []\n"))
+    assert "concurrency" not in unlimited and "run_coordinator" not in unlimited and "dagster._" not in unlimited
 
 
 def test_prepared_home_is_brought_up_to_date_but_a_hand_written_config_is_kept(tmp_path):

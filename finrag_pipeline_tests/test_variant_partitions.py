@@ -9,11 +9,11 @@ import sys
 import textwrap
 
 import dagster as dg
+from _dagster_driver import run_automation_until_quiet
 
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.variants import variant_names
 from finrag_pipeline.defs.index.variants import build_variant_assets, variants_code_version
-from finrag_pipeline.defs.local_runs import run_automation_until_quiet
 from finrag_pipeline.defs.partitions import (
     CHUNKING_DIMENSION,
     FILING_DIMENSION,

@@ -25,8 +25,9 @@ import pytest
 
 from finrag_pipeline.core.deployment import dagster_instance_yaml, load_deployment
 from finrag_pipeline.core.paths import REPO_ROOT, FinragPaths
-from finrag_pipeline.defs.run_health import PID_TAG
+from finrag_pipeline.defs.run_health import PID_TAG, process_alive
 from finrag_pipeline.defs.warm_launcher import (
+    FORKED_TAG,
     ForkServer,
     ForkServerError,
     WarmRunLauncher,
@@ -61,7 +62,11 @@ def test_the_instance_names_the_warm_launcher_unless_default_is_asked(tmp_path, 
         instance = dg.DagsterInstance.from_config(str(home))
         assert isinstance(instance.run_launcher, WarmRunLauncher)
         assert instance.run_launcher.module == "finrag_pipeline.definitions"
-        assert instance.run_launcher.supports_check_run_worker_health
+        # Dagster's public default launcher underneath (its launch and terminate are the fallback)
+        assert isinstance(instance.run_launcher, dg.DefaultRunLauncher)
+        # a forked run whose process died is failed by run_health.fail_dead_runs (inbox sensor, CLI), which
+        # needs no private launcher API
+        assert not instance.run_launcher.supports_check_run_worker_health
 
 
 def test_the_fork_server_holds_no_database_when_it_forks():
@@ -239,5 +244,6 @@ def test_a_cancelled_run_ends_canceled_and_its_process_is_reported_gone(daemon, 
     _wait(instance, lambda: instance.get_run_by_id(run.run_id).status in DONE, 120, "the cancelled run to end")
     assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELED
     _wait(instance, lambda: not Path(f"/proc/{pid}").exists(), 30, "the run's process to exit")
-    health = instance.run_launcher.check_run_worker_health(instance.get_run_by_id(run.run_id))
-    assert health.status.value == "FAILED" and str(pid) in health.msg
+    tags = instance.get_run_by_id(run.run_id).tags
+    assert tags[FORKED_TAG] == "warm_launcher" and tags[PID_TAG].split(":")[1] == str(pid)
+    assert not process_alive(tags[PID_TAG])  # what fail_dead_runs judges a run by

@@ -177,34 +177,36 @@ def load_deployment(config_dir: str | os.PathLike | None = None,
 DEQUEUE_INTERVAL_SECONDS = 1
 
 
+def _run_queue(tag_limits: list[dict], max_concurrent_runs: int | None = None) -> dict:
+    """The run limits as Dagster's documented instance settings: ``concurrency: runs:`` (the limits) and
+    ``run_queue:`` (how often the queue is read). Dagster's default run coordinator is the queued one, so no
+    ``run_coordinator`` section (with its module path inside dagster) is written."""
+    runs: dict = {"tag_concurrency_limits": tag_limits}
+    if max_concurrent_runs is not None:
+        runs = {"max_concurrent_runs": max_concurrent_runs, **runs}
+    return {"concurrency": {"runs": runs}, "run_queue": {"dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS}}
+
+
 def dagster_instance_yaml(cfg: DeploymentConfig) -> str:
-    """dagster.yaml for the mode. Local: the SQLite instance, with the queued run coordinator when
+    """dagster.yaml for the mode. Local: the SQLite instance, with the run queue's limits when
     ``run_concurrency`` lists limits (runs over a limit wait in the queue). Distributed: run, event-log and
     schedule storage on Postgres (URL read from its environment variable when the instance loads, so the
-    file holds no secret), the queued run coordinator with the tag limits, run monitoring and run retries.
+    file holds no secret), the run queue with the tag limits, run monitoring and run retries.
     Either mode: the warm run launcher unless deployment.yaml says ``run_launcher: default``."""
     launcher = {"run_launcher": WARM_RUN_LAUNCHER} if cfg.run_launcher == "warm" else {}
     if not cfg.distributed:
         limits = [t.as_dagster() for t in cfg.run_concurrency]
-        coordinator = {"run_coordinator": {
-            "module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator",
-            "config": {"tag_concurrency_limits": limits,
-                       "dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS}}} if limits else {}
-        extra = {**coordinator, **launcher}
+        queue = _run_queue(limits) if limits else {}
+        extra = {**queue, **launcher}
         return (f"{GENERATED_MARKER} (mode: local)\n" + DAGSTER_INSTANCE_YAML
                 + (yaml.safe_dump(extra, sort_keys=False) if extra else ""))
     s = cfg.settings
     instance = {
         "telemetry": {"enabled": False},
         "storage": {"postgres": {"postgres_url": {"env": s.postgres_url_env}}},
-        "run_coordinator": {
-            "module": "dagster._core.run_coordinator",
-            "class": "QueuedRunCoordinator",
-            "config": {"max_concurrent_runs": s.max_concurrent_runs,
-                       "tag_concurrency_limits": [t.as_dagster() for t in cfg.run_concurrency],
-                       "dequeue_interval_seconds": DEQUEUE_INTERVAL_SECONDS},
-        },
-        # A run whose process died is failed by the daemon, then re-executed from the failed step.
+        **_run_queue([t.as_dagster() for t in cfg.run_concurrency], max_concurrent_runs=s.max_concurrent_runs),
+        # A run that never starts is failed by run monitoring, one whose process died by the inbox sensor
+        # (defs/run_health.py); either is then re-executed from the failed step.
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 180, "max_resume_run_attempts": 0},
         "run_retries": {"enabled": s.run_retries > 0, "max_retries": s.run_retries,
                         "retry_on_asset_or_op_failure": True},

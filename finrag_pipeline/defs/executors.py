@@ -5,7 +5,7 @@ through the broker named in deployment.yaml, and fails a step whose worker vanis
 (core/worker_watch.py; docs/DEPLOYMENT.md, Failure modes). A step whose Celery task failed outside the step
 (its pool process killed: WorkerLostError; its worker lost) fails as a Dagster step, so the run ends."""
 
-import sys
+import traceback
 
 import dagster as dg
 
@@ -46,18 +46,17 @@ class StepFailingResult:
 
     def get(self) -> list[str]:
         from celery.exceptions import TaskRevokedError
-        from dagster._serdes import serialize_value
-        from dagster._utils.error import serializable_error_info_from_exc_info
+        from dagster_shared.error import SerializableErrorInfo
 
         try:
             return self._result.get()
         except TaskRevokedError:  # the run was terminated: the loop's own revoked-task path applies
             raise
-        except Exception:  # noqa: BLE001 - WorkerLostError, CeleryWorkerLost, a task that could not run
-            error = serializable_error_info_from_exc_info(sys.exc_info())
+        except Exception as exc:  # noqa: BLE001 - WorkerLostError, CeleryWorkerLost, a task that could not run
+            error = SerializableErrorInfo.from_traceback(traceback.TracebackException.from_exception(exc))
             event = self._executor.log_failure_or_retry_event_after_error(self._step_context, error,
                                                                            self._known_state)
-            return [serialize_value(event)]
+            return [dg.serialize_value(event)]
 
     def revoke(self, **kwargs) -> None:
         self._result.revoke(**kwargs)
@@ -75,7 +74,13 @@ def _watched_celery_executor_class():
             self.ping_interval_seconds = ping_interval_seconds
 
         def execute(self, plan_context, execution_plan):
-            # _submit_task: dagster-celery's one submission function (private, pinned 0.29.x), reused not copied
+            # Kept private import (3 of 3, docs/BENCHMARKS.md "Private Dagster APIs"): dagster-celery's one
+            # step-submission function, wrapped (never copied: it packs Dagster's internal ExecuteStepArgs) so a
+            # step whose worker died fails within worker_lost_after_seconds instead of the broker's visibility
+            # timeout (an hour), and a task error outside the step ends the run instead of spinning the loop
+            # (upstream: dagster-io/dagster#2084, errors outside the step are not handled; source
+            # python_modules/libraries/dagster-celery/dagster_celery/executor.py). Measured in
+            # docs/DEPLOYMENT.md "Failure modes"; test_dagster_private_api.py pins its signature.
             from dagster_celery.core_execution_loop import core_celery_execution_loop
             from dagster_celery.executor import _submit_task
 
@@ -102,18 +107,19 @@ def deployment_executor(cfg: DeploymentConfig | None = None) -> dg.ExecutorDefin
     cfg = cfg or load_deployment()
     if not cfg.distributed:
         return None
-    from dagster._core.execution.retries import RetryMode
-    from dagster_celery.executor import CELERY_CONFIG
+    from dagster_celery import celery_executor
 
     celery = cfg.settings.celery
 
-    @dg.executor(name=CELERY_EXECUTOR_NAME, config_schema=CELERY_CONFIG,
+    @dg.executor(name=CELERY_EXECUTOR_NAME, config_schema=celery_executor.config_schema,
                  requirements=dg.multiple_process_executor_requirements())
     def finrag_celery(init_context):
         conf = init_context.executor_config
+        # dagster-celery's public executor reads the config (retries included); ours watches its workers
+        plain = celery_executor.executor_creation_fn(init_context)
         return _watched_celery_executor_class()(
             lost_after_seconds=celery.worker_lost_after_seconds, ping_interval_seconds=celery.ping_interval_seconds,
             broker=conf.get("broker"), backend=conf.get("backend"), config_source=conf.get("config_source"),
-            include=conf.get("include"), retries=RetryMode.from_config(conf["retries"]))
+            include=conf.get("include"), retries=plain.retries)
 
     return finrag_celery.configured(celery_executor_config(cfg), name=CELERY_EXECUTOR_NAME)

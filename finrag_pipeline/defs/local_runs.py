@@ -18,7 +18,19 @@ from pathlib import Path
 
 import dagster as dg
 import yaml
-from dagster._core.execution.execution_result import ExecutionResult
+
+# Kept private import (1 of 3, docs/BENCHMARKS.md "Private Dagster APIs"): a run executed in this process gets
+# the remote origin of the workspace.yaml code location, as a run launched from the UI has. Without it the
+# run is missing from its job's page and the Overview timeline (which place runs by that origin) and the UI
+# cannot re-execute it (dagster-io/dagster#17707, #19458). Dagster has no public way to give an in-process
+# run an origin; the classes are serdes-stable (stored in every run). test_dagster_private_api.py fails when
+# they or create_run_for_job's ``remote_job_origin`` parameter change.
+from dagster._core.remote_origin import (
+    LoadableTargetOrigin,
+    ManagedGrpcPythonEnvCodeLocationOrigin,
+    RemoteJobOrigin,
+    RemoteRepositoryOrigin,
+)
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
 from finrag_pipeline.core.paths import FinragPaths
@@ -27,6 +39,9 @@ from finrag_pipeline.core.warehouse import Warehouse
 from finrag_pipeline.defs.executors import is_distributed_executor
 from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME, evaluated_variants
 from finrag_pipeline.defs.run_health import PID_TAG, fail_dead_runs, incomplete_filings, process_token
+
+# What executing a job returns: in this process (local mode), or through the job's executor (distributed)
+RunResult = dg.ExecuteInProcessResult | dg.JobExecutionResult
 
 SUPPORTED_SUFFIXES = (".pdf", ".htm", ".html", ".xhtml")
 TRIGGER_TAG = "finrag/trigger"
@@ -63,15 +78,8 @@ def code_location() -> tuple[str, str]:
     return entry.get("location_name") or entry["module_name"], entry["module_name"]
 
 
-def remote_job_origin(job_name: str):
+def remote_job_origin(job_name: str) -> RemoteJobOrigin:
     """The origin the webserver gives a run of ``job_name`` launched from the workspace.yaml location."""
-    from dagster._core.remote_origin import (
-        ManagedGrpcPythonEnvCodeLocationOrigin,
-        RemoteJobOrigin,
-        RemoteRepositoryOrigin,
-    )
-    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-
     from finrag_pipeline.core.paths import REPO_ROOT
 
     location, module = code_location()
@@ -87,64 +95,56 @@ def repository_label() -> str:
     return f"{REPOSITORY_NAME}@{code_location()[0]}"
 
 
-def reconstructable_job(job_name: str):
-    """A pointer to ``job_name`` of the code location that another process (a Celery worker) can load."""
-    from dagster._core.definitions.reconstruct import ReconstructableRepository
+def code_location_job(job_name: str) -> dg.JobDefinition:
+    """The job ``job_name`` of the code location's ``defs``: what another process (a Celery worker) rebuilds
+    the job with, through :func:`reconstructable_job`."""
+    import importlib
 
+    return importlib.import_module(code_location()[1]).defs.resolve_job_def(job_name)
+
+
+def reconstructable_job(job_name: str):
+    """A pointer to ``job_name`` of the code location that another process (a Celery worker) can load
+    (Dagster's public ``build_reconstructable_job``). Not for the implicit asset job: the public pointer
+    wraps the job in a repository of its own, where that name is reserved; its runs are the daemon's."""
     from finrag_pipeline.core.paths import REPO_ROOT
 
-    _location, module = code_location()
-    repository = ReconstructableRepository.for_module(module, "defs", working_directory=str(REPO_ROOT))
-    return repository.get_reconstructable_job(job_name)
+    if job_name == IMPLICIT_ASSET_JOB:
+        raise ValueError(f"{IMPLICIT_ASSET_JOB} runs are launched by the daemon; in distributed mode execute_job "
+                         "needs recon_job for it")
+    return dg.build_reconstructable_job(__name__, code_location_job.__name__, reconstructable_args=(job_name,),
+                                        reconstructor_working_directory=str(REPO_ROOT))
 
 
 def execute_job(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, *, trigger: str,
                 partition_key: str | None = None, asset_selection: Iterable[dg.AssetKey] | None = None,
-                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None) -> ExecutionResult:
+                run_config: Mapping | None = None, tags: Mapping[str, str] | None = None,
+                recon_job=None) -> RunResult:
     """Execute a job of the code location, recorded as a run of that job (with its remote origin, as if
     launched from the UI) and tagged with its trigger and filing. This process runs the job's executor:
     in local mode every step runs here; in distributed mode (the Celery executor) each step is sent to the
-    workers and this process waits for them."""
+    workers, which load the job from ``recon_job`` (default :func:`reconstructable_job`), and this process
+    waits for them."""
     job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
            else defs.resolve_job_def(job_name))
     all_tags = {**(tags or {}), **run_tags(trigger, filing_of_partition(partition_key))}
     if is_distributed_executor(job.executor_def):
         partition_tags = {"dagster/partition": partition_key} if partition_key else {}
-        with _runs_created_with_origin(instance, remote_job_origin(job.name)):
-            return dg.execute_job(reconstructable_job(job.name), instance, run_config=run_config,
+        with runs_created_with_origin(instance, remote_job_origin(job.name)):
+            return dg.execute_job(recon_job or reconstructable_job(job.name), instance, run_config=run_config,
                                   tags={**all_tags, **partition_tags},
                                   asset_selection=list(asset_selection) if asset_selection else None)
-    with _runs_created_with_origin(instance, remote_job_origin(job.name)):
+    with runs_created_with_origin(instance, remote_job_origin(job.name)):
         return job.execute_in_process(run_config=run_config, instance=instance, partition_key=partition_key,
                                       asset_selection=list(asset_selection) if asset_selection else None,
                                       tags=all_tags, raise_on_error=False)
 
 
-def retry_failed_run(defs: dg.Definitions, instance: dg.DagsterInstance, run_id: str) -> ExecutionResult:
-    """Re-execute a failed run from its failed steps, as the daemon's run retries do (instance setting
-    ``run_retries``): the steps that succeeded are not run again; the new run carries the retry tags."""
-    from dagster._core.storage.tags import RETRY_NUMBER_TAG
-
-    failed = instance.get_run_by_id(run_id)
-    if failed is None:
-        raise ValueError(f"no run {run_id}")
-    retry_number = int(failed.tags.get(RETRY_NUMBER_TAG, "0")) + 1
-    options = dg.ReexecutionOptions.from_failure(run_id, instance)
-    job_name = failed.job_name
-    job = (defs.resolve_implicit_global_asset_job_def() if job_name == IMPLICIT_ASSET_JOB
-           else defs.resolve_job_def(job_name))
-    with _runs_created_with_origin(instance, remote_job_origin(job.name)):
-        # the parent's own tags (trigger, filing) and its partition: a re-execution does not inherit them, and
-        # a partitioned asset step of a run without dagster/partition cannot run
-        inherited = {k: v for k, v in failed.tags.items() if not k.startswith("dagster/") or k == "dagster/partition"}
-        return dg.execute_job(reconstructable_job(job.name), instance, reexecution_options=options,
-                              tags={**inherited, RETRY_NUMBER_TAG: str(retry_number)})
-
-
 @contextlib.contextmanager
-def _runs_created_with_origin(instance: dg.DagsterInstance, origin) -> Iterator[None]:
-    """``execute_in_process`` has no parameter for the remote origin: hand it to the one run it creates.
-    Scoped to this instance object and this call."""
+def runs_created_with_origin(instance: dg.DagsterInstance, origin) -> Iterator[None]:
+    """``execute_in_process`` and ``execute_job`` have no parameter for the remote origin: hand it to the run
+    they create, through the instance's ``create_run_for_job`` (its ``remote_job_origin`` parameter), for
+    this instance object and this call only. Why the origin matters: the import of the origin classes above."""
     create = instance.create_run_for_job
 
     def create_with_origin(*args, **kwargs):
@@ -203,7 +203,7 @@ def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_
 
 
 def build_variant_partitions(defs: dg.Definitions, instance: dg.DagsterInstance, pairs: Iterable[tuple[str, str]],
-                             *, trigger: str, log_level: str = "WARNING") -> dict[tuple[str, str], ExecutionResult]:
+                             *, trigger: str, log_level: str = "WARNING") -> dict[tuple[str, str], RunResult]:
     """Run the ``build_chunking_variants`` job once per (filing, variant): the variant's chunks and both of
     its indexes, recorded by Dagster as that partition's materializations (what `finrag variants build` and
     `finrag eval --chunking` do). Filings that are not partitions yet are added first."""
@@ -243,21 +243,15 @@ class PipelineReport:
 
 def get_instance(paths: FinragPaths) -> dg.DagsterInstance:
     """The persistent instance under FINRAG_HOME/dagster_home (the one `make ui` opens)."""
-    from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
-
     from finrag_pipeline.core.deployment import load_deployment, write_instance_yaml
 
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
     # dagster.yaml for the deployment mode (local: SQLite, as FinragPaths.ensure writes it; distributed:
     # Postgres, run queue); a hand-written file is kept
     write_instance_yaml(paths.dagster_home, load_deployment())
-    instance = dg.DagsterInstance.from_config(str(paths.dagster_home))
-    # The UI's "Auto-materialize off" badge reads the asset daemon's pre-sensor pause switch, which a fresh
-    # instance has on. Automation runs through the finrag_automation sensor, which that switch does not
-    # stop: switched off so the badge does not claim automation is off while the sensor runs.
-    if get_auto_materialize_paused(instance):
-        set_auto_materialize_paused(instance, False)
-    return instance
+    # Automation runs through automation-condition sensors (Dagster's default), so the UI shows no global
+    # "Auto-materialize" switch to turn on (test_dagster_ui.py).
+    return dg.DagsterInstance.from_config(str(paths.dagster_home))
 
 
 def collect_files(inputs: Iterable[str | Path]) -> list[Path]:
@@ -276,7 +270,7 @@ _ERRORS_ONLY_JOBS = {"build_marts"}
 
 def _execute(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, report: PipelineReport,
              partition_key: str | None = None, log_dir: Path | None = None,
-             trigger: str = "cli") -> ExecutionResult:
+             trigger: str = "cli") -> RunResult:
     # The console shows warnings and errors; every event is still in the instance for `make ui`.
     level = "ERROR" if job_name in _ERRORS_ONLY_JOBS else "WARNING"
     quiet = {"loggers": {"console": {"config": {"log_level": level}}}}
@@ -420,75 +414,8 @@ def run_marts_build(defs: dg.Definitions, instance: dg.DagsterInstance, paths: F
     return report
 
 
-def first_error(result: ExecutionResult) -> str:
+def first_error(result: RunResult) -> str:
     for event in result.all_events:
         if event.is_failure and event.step_failure_data and event.step_failure_data.error:
             return f"{event.step_key}: {event.step_failure_data.error.message.strip()[:300]}"
     return "run failed"
-
-
-# ---------------------------------------------------------------------------------------------
-# Sensors and automation, driven by hand: what the daemon does, for tests and benchmarks.
-
-
-def tick_inbox_sensor(instance: dg.DagsterInstance, cursor: str | None = None) -> dg.SensorResult:
-    """One evaluation of the inbox sensor, as the daemon would run it."""
-    from finrag_pipeline.defs.automation.sensors import inbox_sensor
-    from finrag_pipeline.defs.resources import FinragResource
-
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"finrag": FinragResource()})
-    return inbox_sensor(context)
-
-
-def execute_sensor_result(defs: dg.Definitions, instance: dg.DagsterInstance, result: dg.SensorResult,
-                          job_name: str = "ingest_filing") -> list[ExecutionResult]:
-    """Add the partitions a sensor asked for and run its requests in this process, as the daemon would
-    (the requests carry the sensor's trigger tag)."""
-    for request in result.dynamic_partitions_requests or []:
-        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    return [execute_job(defs, job_name, instance, trigger=r.tags.get(TRIGGER_TAG, "inbox"),
-                        partition_key=r.partition_key, tags=r.tags) for r in result.run_requests]
-
-
-def run_automation_until_quiet(defs: dg.Definitions, instance: dg.DagsterInstance, cursor=None,
-                               max_ticks: int = 8) -> tuple[list[tuple[str, str | None]], object]:
-    """Evaluate the automation conditions and execute what they request, tick after tick, until nothing is
-    requested. Returns the (asset, partition) pairs that ran and the automation cursor."""
-    requested: list[tuple[str, str | None]] = []
-    for _ in range(max_ticks):
-        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-        cursor = result.cursor
-        if not result.total_requested:
-            return requested, cursor
-        requested += execute_requested(defs, instance, result)
-    raise RuntimeError(f"automation still requesting runs after {max_ticks} ticks: {requested[-10:]}")
-
-
-def execute_requested(defs: dg.Definitions, instance: dg.DagsterInstance,
-                      result: dg.EvaluateAutomationConditionsResult) -> list[tuple[str, str | None]]:
-    """Run what one automation tick requested, upstream first: consecutive assets (in topological order)
-    that share partitioning run together, one run per partition key, as the daemon's run grouping would:
-    runs of the implicit asset job, tagged ``finrag/trigger=automation``."""
-    graph = defs.resolve_asset_graph()
-    order = [k for k in graph.toposorted_asset_keys if result.get_num_requested(k)]
-    # one run holds assets of one partitioning (none, filings, filing x chunking)
-    groups: list[tuple[object, list[dg.AssetKey]]] = []
-    for key in order:
-        partitions_def = graph.get(key).partitions_def
-        if groups and groups[-1][0] == partitions_def:
-            groups[-1][1].append(key)
-        else:
-            groups.append((partitions_def, [key]))
-    ran: list[tuple[str, str | None]] = []
-    for partitions_def, keys in groups:
-        partitioned = partitions_def is not None
-        partition_keys = sorted(set().union(*(result.get_requested_partitions(k) for k in keys))) if partitioned else [None]
-        for pk in partition_keys:
-            selection = [k for k in keys if pk is None or pk in result.get_requested_partitions(k)]
-            run = execute_job(defs, IMPLICIT_ASSET_JOB, instance, trigger="automation", partition_key=pk,
-                              asset_selection=selection)
-            if not run.success:
-                raise RuntimeError(f"automation run failed: {[k.to_user_string() for k in selection]} {pk}: "
-                                   f"{first_error(run)}")
-            ran += [(k.to_user_string(), pk) for k in selection]
-    return ran

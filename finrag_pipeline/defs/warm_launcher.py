@@ -12,15 +12,19 @@ with dagster, dagster-dbt and every asset module already imported, then executes
   server that cannot start, goes to Dagster's DefaultRunLauncher (an engine event says why).
 - The code is fresh: the server is restarted when a source file of the package or a YAML under
   assets_config changed since it imported them (checked at each launch: a directory walk, milliseconds).
-- Each run process is tagged with its process token (``finrag/process``, defs/run_health.py): run monitoring
-  (``check_run_worker_health``) and the inbox sensor fail a run whose process died; termination sends SIGINT
-  to that process, which Dagster turns into a cancelled run, as the default launcher's gRPC cancel does.
+- Each run process is tagged with its process token (``finrag/process``, defs/run_health.py): the inbox
+  sensor's tick (run_health.fail_dead_runs) fails a run whose process died; termination sends SIGINT to that
+  process, which Dagster turns into a cancelled run, as the default launcher's gRPC cancel does.
 - The fork server refuses to serve when importing the code location started a Python thread (a fork keeps
   only the forking thread, and a lock another thread held would stay held in the run); it holds no open
   database (test_warm_launcher.py). Each run opens its own instance from the instance ref.
 
 Configured in dagster.yaml by core/deployment.py (``run_launcher: warm`` in assets_config/deployment.yaml,
 ``default`` for Dagster's own launcher).
+
+Dagster APIs: the launcher is Dagster's public DefaultRunLauncher with ``launch_run`` and ``terminate``
+overridden (its own behaviour is the fallback). One private import remains, in the run process: see
+``run_body``.
 """
 
 from __future__ import annotations
@@ -33,14 +37,13 @@ import sys
 import threading
 from pathlib import Path
 
-import dagster._check as check
-from dagster._core.launcher import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
-from dagster._core.launcher.default_run_launcher import DefaultRunLauncher
-from dagster._core.storage.tags import GRPC_INFO_TAG
-from dagster._serdes import ConfigurableClass, ConfigurableClassData
+import dagster as dg
 
 DEFAULT_MODULE = "finrag_pipeline.definitions"
 READY = "ready"
+# On every run this launcher forked (not on runs it handed to the default launcher): terminate() signals
+# their process itself.
+FORKED_TAG = "finrag/forked_by"
 
 
 class ForkServerError(RuntimeError):
@@ -168,20 +171,15 @@ def stop_servers() -> None:
         _SERVERS.clear()
 
 
-class WarmRunLauncher(RunLauncher, ConfigurableClass):
-    """Forks runs of ``module`` from its fork server; everything else goes to Dagster's DefaultRunLauncher."""
+class WarmRunLauncher(dg.DefaultRunLauncher):
+    """Forks runs of ``module`` from its fork server; everything else goes to Dagster's DefaultRunLauncher
+    (this class's parent)."""
 
-    def __init__(self, module: str = DEFAULT_MODULE, inst_data: ConfigurableClassData | None = None):
-        self._inst_data = inst_data
+    def __init__(self, module: str = DEFAULT_MODULE, inst_data=None):
         self.module = module
-        self._fallback = DefaultRunLauncher()
-        super().__init__()
+        super().__init__(inst_data=inst_data)
 
     # --- configuration (dagster.yaml: run_launcher: {module: ..., class: WarmRunLauncher, config: {module: ...}})
-    @property
-    def inst_data(self):
-        return self._inst_data
-
     @classmethod
     def config_type(cls):
         return {"module": str}
@@ -190,10 +188,6 @@ class WarmRunLauncher(RunLauncher, ConfigurableClass):
     def from_config_value(cls, inst_data, config_value):
         return cls(module=config_value.get("module", DEFAULT_MODULE), inst_data=inst_data)
 
-    def register_instance(self, instance):
-        super().register_instance(instance)
-        self._fallback.register_instance(instance)
-
     # --- launching
     def _is_ours(self, run) -> bool:
         origin = run.job_code_origin
@@ -201,54 +195,35 @@ class WarmRunLauncher(RunLauncher, ConfigurableClass):
         return (getattr(pointer, "module", None) == self.module
                 and os.path.realpath(origin.executable_path) == os.path.realpath(sys.executable))
 
-    def launch_run(self, context: LaunchRunContext) -> None:
-        from dagster._core.events import EngineEventData
-        from dagster._serdes import serialize_value
-
+    def launch_run(self, context) -> None:
         from finrag_pipeline.defs.run_health import PID_TAG, process_token
 
         run = context.dagster_run
         if not self._is_ours(run):
-            return self._fallback.launch_run(context)
+            return super().launch_run(context)
         try:
             server = current_server(self.module)
-            pid = server.fork(run.run_id, serialize_value(self._instance.get_ref()))
+            pid = server.fork(run.run_id, dg.serialize_value(self._instance.get_ref()))
         except ForkServerError as exc:
             self._instance.report_engine_event(
                 f"Warm run launcher: {exc}; starting the run with Dagster's default launcher instead.", run,
                 cls=self.__class__)
-            return self._fallback.launch_run(context)
-        self._instance.add_run_tags(run.run_id, {PID_TAG: process_token(pid)})
+            return super().launch_run(context)
+        self._instance.add_run_tags(run.run_id, {PID_TAG: process_token(pid), FORKED_TAG: "warm_launcher"})
         self._instance.report_engine_event(
             f"Run forked from the warm process that imported {self.module} (pid {pid}; fork server pid "
-            f"{server.pid}).", run,
-            EngineEventData.in_process(pid), cls=self.__class__)
+            f"{server.pid}).", run, cls=self.__class__)
 
-    # --- health and termination, by the run's process token
-    @property
-    def supports_check_run_worker_health(self) -> bool:
-        return True
-
-    def check_run_worker_health(self, run) -> CheckRunHealthResult:
-        from finrag_pipeline.defs.run_health import PID_TAG, process_alive
-
-        token = run.tags.get(PID_TAG)
-        if not token:
-            return CheckRunHealthResult(WorkerStatus.UNKNOWN, "no process token on the run")
-        if process_alive(token):
-            return CheckRunHealthResult(WorkerStatus.RUNNING)
-        return CheckRunHealthResult(WorkerStatus.FAILED, f"the run's process {token.split(':')[1]} is gone")
-
+    # --- termination, by the run's process token (a dead run process is failed by run_health.fail_dead_runs)
     def terminate(self, run_id: str) -> bool:
         from finrag_pipeline.defs.run_health import PID_TAG, process_alive
 
-        check.str_param(run_id, "run_id")
         run = self._instance.get_run_by_id(run_id)
         if not run or run.is_finished:
             return False
         token = run.tags.get(PID_TAG)
-        if not token or GRPC_INFO_TAG in run.tags:  # started by the fallback: cancelled its own way
-            return self._fallback.terminate(run_id)
+        if not token or FORKED_TAG not in run.tags:  # started by the default launcher: cancelled its own way
+            return super().terminate(run_id)
         self._instance.report_run_canceling(run)
         if not process_alive(token):
             return False
@@ -256,10 +231,7 @@ class WarmRunLauncher(RunLauncher, ConfigurableClass):
         return True
 
     def dispose(self) -> None:
-        self._fallback.dispose()  # the fork server outlives one instance: it ends with the process
-
-    def join(self, timeout: int = 30) -> None:
-        self._fallback.join(timeout)
+        super().dispose()  # the fork server outlives one instance: it ends with the process
 
 
 # --- the fork server process -------------------------------------------------------------------------------
@@ -275,6 +247,21 @@ def _reap(*_args) -> None:
             return
 
 
+def run_body():
+    """(``_execute_run_command_body``, ``capture_interrupts``): how `dagster api execute_run` executes a run
+    that exists in the instance, in this process.
+
+    Kept private import (2 of 3, docs/BENCHMARKS.md "Private Dagster APIs"): the body of `dagster api
+    execute_run` (dagster's python_modules/dagster/dagster/_cli/api.py, execute_run_command), so a forked run
+    emits the same events, status and cancellation as a run the default launcher starts, without importing
+    the code location again: 2.8-4.7 s saved per run (BENCHMARKS.md "One wave per arrival"; that import cost
+    upstream: dagster-io/dagster#25780). Dagster has no public "execute this created run here".
+    test_dagster_private_api.py pins both signatures, so an upgrade that moves them fails there by name."""
+    from dagster._cli.api import _execute_run_command_body, capture_interrupts
+
+    return _execute_run_command_body, capture_interrupts
+
+
 def _run_in_child(request: dict, reply_fd: int) -> None:
     """The forked run process: execute the run as `dagster api execute_run` does, then exit."""
     code = 1
@@ -284,16 +271,12 @@ def _run_in_child(request: dict, reply_fd: int) -> None:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
-        from dagster._cli.api import _execute_run_command_body
-        from dagster._core.instance import DagsterInstance, InstanceRef
-        from dagster._serdes import deserialize_value
-        from dagster._utils.interrupts import capture_interrupts
-
+        execute_run_body, capture_interrupts = run_body()
         with capture_interrupts():
-            ref = deserialize_value(request["instance_ref"], InstanceRef)
-            with DagsterInstance.from_ref(ref) as instance:
-                code = _execute_run_command_body(request["run_id"], instance, lambda _event: None,
-                                                 set_exit_code_on_failure=False)
+            ref = dg.deserialize_value(request["instance_ref"])
+            with dg.DagsterInstance.from_ref(ref) as instance:
+                code = execute_run_body(request["run_id"], instance, lambda _event: None,
+                                        set_exit_code_on_failure=False)
     except BaseException:  # noqa: BLE001 - whatever happened, the process must end here, never return to the loop
         import traceback
 
@@ -318,9 +301,7 @@ def serve(module: str) -> None:
     for value in vars(loaded).values():  # resolve the asset graph and the jobs once, not in every run
         if isinstance(value, dg.Definitions):
             value.get_repository_def().get_all_jobs()
-    # Import what each run executes with, once (dagster's run body, the instance, serdes).
-    import dagster._cli.api  # noqa: F401
-    import dagster._core.instance  # noqa: F401
+    run_body()  # imported once here, not in every run
 
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # whatever a run prints goes to the daemon's log, never into the reply pipe

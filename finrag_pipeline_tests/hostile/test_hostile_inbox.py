@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 
 
 def _tick_until_empty(instance, paths, cursor=None):
+    from _dagster_driver import tick_inbox_sensor
+
     from finrag_pipeline.core.inbox import pending_files
-    from finrag_pipeline.defs.local_runs import tick_inbox_sensor
 
     events, requests, partitions = [], [], []
     for _ in range(6):
@@ -82,8 +83,7 @@ def test_the_inbox_sensor_gives_every_hostile_entry_its_status(sandbox, hostile_
 
 def test_a_held_warehouse_makes_the_sensor_wait_not_fail(sandbox, hostile_files, monkeypatch):
     import dagster as dg
-
-    from finrag_pipeline.defs.local_runs import tick_inbox_sensor
+    from _dagster_driver import tick_inbox_sensor
 
     paths = FinragPaths.from_env(str(sandbox.home)).ensure()
     wh = Warehouse(paths.warehouse)

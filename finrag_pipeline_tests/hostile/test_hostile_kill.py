@@ -67,7 +67,7 @@ def test_kill_9_mid_ingest_then_rerun_repairs(sandbox):
 
     # The inbox sensor (what the daemon runs every 30 s) sees the same: it fails the dead run and asks for one
     # repair run of the filing, keyed by its version (the daemon launches one run per run key: no retry loop).
-    from finrag_pipeline.defs.local_runs import tick_inbox_sensor
+    from _dagster_driver import tick_inbox_sensor
 
     mp = pytest.MonkeyPatch()
     mp.setenv("FINRAG_HOME", str(home))

@@ -1,9 +1,7 @@
 """Marts for analysts: dbt models over the eval tables, a read-only snapshot, and an HTML report."""
 
 import os
-import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -15,34 +13,17 @@ from dagster_dbt import (
     dbt_assets,
 )
 
-from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.reporting.report import build_report, load_report_summary
 from finrag_pipeline.core.reporting.serve import REPORT_FILE, report_url
 from finrag_pipeline.core.warehouse import publish_snapshot
 from finrag_pipeline.defs.automation.conditions import EVALUATION_KEYS, REFRESH_MARTS
 from finrag_pipeline.defs.marts.columns import column_schema
+from finrag_pipeline.defs.marts.project import DBT_PROJECT_DIR, dbt_executable, dbt_project
 from finrag_pipeline.defs.resources import FinragResource
 
-DBT_PROJECT_DIR = REPO_ROOT / "dbt_metrics"
-# dbt is installed beside this interpreter (the project's venv), which need not be on PATH.
-_VENV_BIN = str(Path(sys.executable).parent)
-if _VENV_BIN not in os.environ.get("PATH", "").split(os.pathsep):
-    os.environ["PATH"] = _VENV_BIN + os.pathsep + os.environ.get("PATH", "")
-dbt_project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
-
-
-def _manifest_is_stale() -> bool:
-    """A fresh clone has no target/ (git-ignored), and an edited model outdates the manifest."""
-    if not dbt_project.manifest_path.exists():
-        return True
-    built = dbt_project.manifest_path.stat().st_mtime
-    sources = [p for pattern in ("*.sql", "*.yml") for p in DBT_PROJECT_DIR.rglob(pattern)
-               if "target" not in p.parts and "logs" not in p.parts]
-    return any(p.stat().st_mtime > built for p in sources)
-
-
-if _manifest_is_stale():
-    dbt_project.preparer.prepare(dbt_project)  # dbt parse, ~6 s
+# The manifest exists before the code location loads (defs/marts/project.py says who prepares it);
+# under `dagster dev` dagster-dbt re-parses a changed project here.
+dbt_project.prepare_if_dev()
 
 
 class MartsTranslator(DagsterDbtTranslator):
@@ -168,4 +149,4 @@ def eval_report(finrag: FinragResource) -> dg.MaterializeResult:
     })
 
 
-dbt_resource = DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR))
+dbt_resource = DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR), dbt_executable=dbt_executable())
