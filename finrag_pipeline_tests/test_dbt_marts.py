@@ -10,7 +10,9 @@ import shutil
 
 import duckdb
 import pytest
-from _synthetic_warehouse import STATS, build_synthetic_warehouse, dbt_executable, run_dbt_build
+from _synthetic_warehouse import STATS, build_synthetic_warehouse, run_dbt_build
+
+from finrag_pipeline.defs.marts.project import dbt_executable
 
 pytestmark = pytest.mark.skipif(
     shutil.which(dbt_executable()) is None, reason="dbt is not installed in this environment"

@@ -284,8 +284,8 @@ def test_build_writes_and_fully_replaces_the_tables(tmp_path):
     assert wh.query_df("select distinct built_at from eval.leaderboard")["built_at"].tolist() == [
         pd.Timestamp(T1 + dt.timedelta(days=1))]
     # 7 retrieval configs x 16 metrics (13 + the 3 ranked-page ones, NULL in these rows) + 3 answer configs
-    # (one a sanity answerer) x 12 answer metrics
-    assert n_board == 7 * 16 + 3 * 12
+    # (one a sanity answerer) x 13 answer metrics (key_fact_recall among them)
+    assert n_board == 7 * 16 + 3 * 13
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         types = dict(con.execute("select column_name, data_type from information_schema.columns "
                                  "where table_schema = 'eval' and table_name = 'comparisons'").fetchall())

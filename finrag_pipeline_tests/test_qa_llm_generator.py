@@ -94,11 +94,13 @@ def fake_api(calls: list):
         words = text.split()
         i = next((k for k, w in enumerate(words) if (m := NUM_TOKEN_RE.search(w))
                   and is_distinctive(digits_key(m.group(0)))), None)
-        if i is None:   # prose without a figure: a phrase of it is the answer
-            i = min(8, len(words) - 1)
+        if i is None:   # prose without a figure: a phrase of it is the answer (its end: chunks open alike,
+            i = len(words) - 1  # with the filing's and the table's title)
         figure = m.group(0) if (m := NUM_TOKEN_RE.search(words[i])) else " ".join(words[max(0, i - 2): i + 1])
         quote = " ".join(words[max(0, i - 6): i + 1])
-        label = " ".join(w for w in words[max(0, i - 6): i] if re.fullmatch(r"[A-Za-z,&'-]+", w)) or "this line"
+        # the words before the pick, figures included: two excerpts that open alike (table rows under one
+        # title) still ask two different questions
+        label = " ".join(w for w in words[max(0, i - 6): i] if re.fullmatch(r"[A-Za-z0-9.,%&'$-]+", w)) or "this line"
         kind = len(calls) % 3
         question = {1: f"What amount did Apple report for {label} in fiscal 2022?",
                     2: f"How much did Apple spend on {label} in fiscal 2022?",

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from _synthetic_warehouse import build_synthetic_warehouse, dbt_executable, run_dbt_build
+from _synthetic_warehouse import build_synthetic_warehouse, run_dbt_build
 from plotly.offline import get_plotlyjs
 
 from finrag_pipeline.core.reporting import build_report
@@ -24,6 +24,7 @@ from finrag_pipeline.core.reporting.report import (
     marts_needed,
 )
 from finrag_pipeline.core.warehouse import Warehouse
+from finrag_pipeline.defs.marts.project import dbt_executable
 
 CHART_DIVS = ['id="chart-leaderboard-filing"', 'id="chart-leaderboard-corpus"', 'id="chart-question-type-filing"',
               'id="chart-question-type-corpus"', 'id="chart-corpus-growth"', 'id="chart-answer-quality"',
