@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 from test_answer_scoring import EXTREME, HIGHER, LOOKUP, PP
 
+from finrag_pipeline.core.asked import requested_units
 from finrag_pipeline.core.evaluation import answer_metrics as am
 from finrag_pipeline.core.evaluation.answer_decision import decide
 from finrag_pipeline.core.numbers import parse_figures
 from finrag_pipeline.core.qa.answer_contract import answer_value, contract_from_text, sentence_contract
-from finrag_pipeline.core.qa.asked import requested_units
 
 
 def _score(key: dict, answer: str) -> am.Verdict:

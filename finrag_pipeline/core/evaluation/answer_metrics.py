@@ -571,7 +571,7 @@ def correctness(answer: str, *, question: str = "", answer_values: Sequence[Mapp
     * a bare number in the answer takes the scale the question asks for ("(in USD millions)":
       ``requested_scale``, read from the question when not given).
     """
-    from finrag_pipeline.core.qa.asked import requested_units
+    from finrag_pipeline.core.asked import requested_units
 
     refs = reference_values(answer_values)
     terms = [t for t in required_terms if str(t).strip()]
@@ -656,7 +656,7 @@ def _swapped_labels(reading: Any, refs: Sequence[ReferenceValue], inputs: Sequen
     a figure stated under another value's label ("Total revenue was $64,089 million and net cash from
     operations was $130,497 million", the two swapped) is that other value, wrong. None when no figure
     is labelled against its value."""
-    from finrag_pipeline.core.qa.asked import content_words
+    from finrag_pipeline.core.asked import content_words
 
     if len(refs) < 2:
         return None
@@ -982,7 +982,7 @@ def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -
     most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
     None with the reason when the reference has no key facts; 0 for an echo of the question or a bare
     list of figures (lazy answers recall by listing)."""
-    from finrag_pipeline.core.qa.asked import content_words, unit_of_figure
+    from finrag_pipeline.core.asked import content_words, unit_of_figure
 
     facts = [f for f in key_facts or [] if str(f).strip()]
     if not facts:

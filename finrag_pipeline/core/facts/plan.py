@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from finrag_pipeline.core.asked import requested_units
 from finrag_pipeline.core.facts.definitions import (
     DefinitionError,
     ParseContext,
@@ -29,6 +30,7 @@ from finrag_pipeline.core.facts.formula import Formula, parse_formula
 from finrag_pipeline.core.facts.labels import normalize_label
 from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
+from finrag_pipeline.core.retrieval.question_kind import classify_question
 
 __all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
            "written_formula_plan", "term_definitions", "strip_statement_hints", "UnreadOperand"]
@@ -55,10 +57,6 @@ _RATIO_OF_RE = re.compile(r"\bratio of (?P<a>.+?) to (?P<b>.+?)(?:\s+(?:in|for|d
                           re.IGNORECASE)
 _AS_PCT_OF_RE = re.compile(r"(?P<a>[\w&' ,-]+?) as a (?:percent(?:age)?|share|proportion|fraction) of "
                            r"(?:its |the )?(?P<b>[\w&' ,-]+?)(?:\s+(?:in|for|during|at)\b|[?,.]|$)", re.IGNORECASE)
-_DECIMALS_RE = re.compile(r"\b(?:to|with)\s+(?P<n>one|two|three|four|zero|no|\d)\s+decimal(?:\s+places?|s)?\b",
-                          re.IGNORECASE)
-_NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|thousandth|percent(?:age point)?|"
-                         r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
 _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
@@ -70,15 +68,9 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
     "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
     "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
-_NUM_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
-_NEAREST = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
 
 
-# questions that ask for a cause or a name, not a figure: the narrative answerer's (the calculator falls back)
-_ASKS_WHY_RE = re.compile(r"^\s*why\b|\b(?:what|which\s+factors?)\s+(?:drove|drives|caused|causes|explains?|explained"
-                          r"|contributed|led\s+to|were\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?))\b"
-                          r"|\bwhat\s+(?:is|was|were|are)\s+the\s+(?:main\s+|primary\s+|key\s+)?(?:drivers?|reasons?|causes?)\b",
-                          re.IGNORECASE)
+# questions that ask for a name, not a figure (a cause is the question-kind rule's: core/retrieval/question_kind.py)
 _ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?:[\w&'\u2019]+\s+){0,2}?(?:segments?|divisions?"
                             r"|businesses|business\s+units?|regions?|geograph\w*|products?|product\s+lines?|customers?"
                             r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
@@ -141,14 +133,8 @@ class Plan:
 
 
 def _decimals_asked(question: str) -> int | None:
-    m = _DECIMALS_RE.search(question)
-    if m:
-        n = m.group("n").lower()
-        return _NUM_WORDS[n] if n in _NUM_WORDS else int(n)
-    m = _NEAREST_RE.search(question)
-    if m:
-        return _NEAREST.get(m.group("what").lower(), 0)
-    return None
+    """The rounding the question asks for: the one reader the scorer uses too (core/asked.py)."""
+    return requested_units(question).decimals
 
 
 def resolve_term(term: str, lexicon: Lexicon, *, allow_formulas: bool = False) -> Concept | None:
@@ -210,7 +196,7 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     scale_m = _IN_SCALE_RE.search(full)
     display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
     years = list(years)
-    if _ASKS_WHY_RE.search(question) and not find_definitions(question):
+    if "cause" in classify_question(question).topics and not find_definitions(question):
         raise PlanError("asks for a cause or an explanation, not a figure")
     if _ASKS_WHICH_RE.search(question):
         raise PlanError("asks which segment, product or region, not a figure")

@@ -19,6 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from finrag_pipeline.core.asked import (
+    RequestedUnits,
+    content_words,
+    requested_units,
+    unit_of_figure,
+)
 from finrag_pipeline.core.models import QAItem
 from finrag_pipeline.core.numbers import (
     Figure,
@@ -29,12 +35,6 @@ from finrag_pipeline.core.numbers import (
     scale_of_text,
     unit_scale,
     years_in,
-)
-from finrag_pipeline.core.qa.asked import (
-    RequestedUnits,
-    content_words,
-    requested_units,
-    unit_of_figure,
 )
 
 # Relative tolerance of computed answers: a ratio or a percent change rounded to one decimal in the

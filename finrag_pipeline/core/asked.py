@@ -1,7 +1,8 @@
 """What a question asks for, read from its words: the units, scale and rounding of the answer
 (``requested_units``), the base unit a figure is written in (``unit_of_figure``) and the content
 words a worded fact is matched by (``content_words``). A leaf module: contracts
-(core/qa/answer_contract.py) and scoring (core/evaluation/answer_metrics.py) both read it.
+(core/qa/answer_contract.py), scoring (core/evaluation/answer_metrics.py) and the calculator's plans
+(core/facts/plan.py) all read the requested rounding here.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ class RequestedUnits:
 _NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 _DECIMALS_RE = re.compile(r"\b(?:round(?:ed)?|to|with|in)\s+(?:to\s+)?(?:the\s+nearest\s+)?(?P<n>\d|zero|one|two|three|four)"
                           r"\s+(?:decimal|decimals|digits?\s+after)", re.IGNORECASE)
+# "to the nearest tenth" -> 1 decimal; "nearest million / dollar / day" -> a whole number in that unit
+_NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|thousandth|percent(?:age point)?|"
+                         r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
+_NEAREST_DECIMALS = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2}
 _WHOLE_RE = re.compile(r"\b(?:nearest|to\s+a)\s+(?:whole\s+(?:number|percent(?:age)?|dollar)|integer)\b"
                        r"|\bno\s+decimals?\b", re.IGNORECASE)
 _PERCENT_Q_RE = re.compile(r"\bas\s+a\s+percent(?:age)?\b|\bin\s+percent(?:age)?\b|%|\bpercent(?:age)?\b|"
@@ -52,6 +57,8 @@ def requested_units(question: str) -> RequestedUnits:
     if m := _DECIMALS_RE.search(q):
         n = m.group("n").lower()
         decimals = int(n) if n.isdigit() else _NUMBER_WORDS[n]
+    elif m := _NEAREST_RE.search(q):
+        decimals = _NEAREST_DECIMALS.get(m.group("what").lower(), 0)
     elif _WHOLE_RE.search(q):
         decimals = 0
     unit = None
