@@ -64,7 +64,7 @@ def test_inbox_a_filing_failing_a_blocking_check_is_not_requested_again(sandbox)
     import dagster as dg
 
     from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import execute_sensor_result, tick_inbox_sensor
+    from finrag_pipeline_tests._dagster_driver import execute_sensor_result, tick_inbox_sensor
 
     paths = FinragPaths.from_env(str(sandbox.home)).ensure()
     wh = Warehouse(paths.warehouse)
