@@ -89,7 +89,10 @@ def main() -> None:
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, home / name)
     env = {**os.environ, "FINRAG_HOME": str(home), "DAGSTER_HOME": str(home / "dagster_home"),
            "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           # one string-hash order for every mode and its workers: the calculator's answer to a few questions
+           # depends on it (set order; two serial runs with PYTHONHASHSEED 1 and 2 differ the same way)
+           "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, {os.cpu_count()} cores, home copy {home}")
     print("| mode | filings | wall s | load avg before -> after | rows equal to the first mode |")
     print("|---|---|---|---|---|")
