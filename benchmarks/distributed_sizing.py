@@ -156,7 +156,7 @@ def measure(n_workers: int, files: list[Path], tmp: Path, base_env: dict[str, st
                                  text=True, timeout=4 * 3600)
         if out.returncode:
             raise SystemExit(f"driver for {n_workers} workers failed; log: {tmp / f'driver-{n_workers}.log'}")
-        result = json.loads(out.stdout.strip().splitlines()[-1])
+        result = json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
         for name in list(svc.workers):
             log = svc.root / f"worker-{name}.log"
             if log.exists():

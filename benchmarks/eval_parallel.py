@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TIMING_COLUMNS = {"latency_ms", "evaluated_at", "started_at", "finished_at", "dagster_run_id"}
+# re-measured or recorded per run, not results: timings, the Dagster run, the checkout (git describe --dirty)
+TIMING_COLUMNS = {"latency_ms", "evaluated_at", "started_at", "finished_at", "dagster_run_id", "code_version"}
 TABLES = ("eval.runs", "eval.retrieval_results", "eval.answer_results")
 
 
@@ -112,9 +113,14 @@ def main() -> None:
             if first is None:
                 first, same = rows, "(reference)"
             else:
+                diffs = []
                 for table in TABLES:
-                    pd.testing.assert_frame_equal(rows[table], first[table], check_dtype=False, obj=table)
-                same = "yes (" + ", ".join(f"{len(rows[t])} {t.split('.')[1]}" for t in TABLES) + ")"
+                    try:
+                        pd.testing.assert_frame_equal(rows[table], first[table], check_dtype=False, obj=table)
+                    except AssertionError as exc:
+                        diffs.append(str(exc).splitlines()[0])
+                same = ("NO: " + "; ".join(diffs)) if diffs else (
+                    "yes (" + ", ".join(f"{len(rows[t])} {t.split('.')[1]}" for t in TABLES) + ")")
             print(f"| {mode} | {len(result['filings'])} | {result['seconds']} | {before:.1f} -> {after:.1f} | {same} |",
                   flush=True)
             if result["failed"]:

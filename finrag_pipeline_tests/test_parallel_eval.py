@@ -32,7 +32,8 @@ needs_demo = pytest.mark.skipif(not (DEMO_HOME / "warehouse.duckdb").exists() or
                                 reason=f"no demo home at {DEMO_HOME} (make demo, or FINRAG_DEMO_HOME)")
 
 # what a re-measurement changes; every other column must be equal between serial and parallel runs
-TIMING_COLUMNS = {"latency_ms", "evaluated_at", "started_at", "finished_at", "dagster_run_id"}
+# re-measured or recorded per run, not results: timings, the Dagster run, the checkout (git describe --dirty)
+TIMING_COLUMNS = {"latency_ms", "evaluated_at", "started_at", "finished_at", "dagster_run_id", "code_version"}
 
 
 # ---------------------------------------------------------------------------------------------
