@@ -278,3 +278,30 @@ def test_the_shared_dense_search_returns_what_each_retriever_searched_alone(demo
                     name, scope, item.question)
                 compared += 1
     assert compared == 2 * len(items) * len(names)
+
+
+@needs_demo
+@pytest.mark.slow
+def test_finrag_eval_with_workers_prints_no_bars_when_piped_and_records_each_filing_run(demo_copy, monkeypatch):
+    """`finrag eval --workers 2` with its output captured (not a terminal): the plain table, no cursor movement or
+    colour codes; one evaluate_filing run per filing recorded by Dagster, and the rows those runs wrote."""
+    from click.testing import CliRunner
+
+    from finrag_pipeline.cli import main
+    from finrag_pipeline.core.warehouse import Warehouse
+
+    monkeypatch.setenv("FINRAG_HOME", str(demo_copy))
+    monkeypatch.setenv("DAGSTER_HOME", str(demo_copy / "dagster_home"))
+    filings = _two_filings(demo_copy)
+    args = ["--home", str(demo_copy), "eval", "--workers", "2", "--config", "bm25", "--config", "dense", "--k", "5",
+            "--scope", "filing", *[x for f in filings for x in ("--filing", f)]]
+    out = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.output and "\r" not in out.output
+    assert "bm25@5" in out.output and "dense@5" in out.output
+    runs = Warehouse(demo_copy / "warehouse.duckdb").query_df(
+        "SELECT filing_id, config_name, dagster_run_id FROM eval.runs WHERE kind = 'retrieval' AND scope = 'filing' "
+        "AND config_name IN ('bm25@5', 'dense@5') AND filing_id IN (?, ?)", filings)
+    assert len(runs) == 4 and runs["dagster_run_id"].notna().all()
+    assert runs.groupby("filing_id")["dagster_run_id"].nunique().eq(1).all()  # each filing: its own run wrote both
+    assert runs["dagster_run_id"].nunique() == 2
