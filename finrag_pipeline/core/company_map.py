@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
+
+from finrag_pipeline.core.config import read_yaml
 
 BUNDLED_MAP = Path(__file__).parent / "data" / "company_map.csv.gz"
 EXTRA_MAP = Path(__file__).parent / "data" / "company_map_extra.yaml"
@@ -137,7 +138,7 @@ def write_map_csv(companies: Iterable[Company], path: Path) -> Path:
 
 def apply_extra(companies: list[Company], extra_path: Path = EXTRA_MAP) -> list[Company]:
     """Former names/tickers and common names the ticker table does not carry."""
-    extra = yaml.safe_load(extra_path.read_text(encoding="utf-8")) or {} if extra_path.is_file() else {}
+    extra = read_yaml(extra_path, missing_ok=True)
     by_cik = {c.cik: c for c in companies}
     for cik, info in (extra.get("companies") or {}).items():
         c = by_cik.get(str(cik).lstrip("0"))

@@ -28,6 +28,7 @@ from finrag_pipeline.core.evaluation.answer_claims import (
     plain_latex,
     read_claims,
 )
+from finrag_pipeline.core.evaluation.failure_scoring import unanswered_scores
 from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
 from finrag_pipeline.core.evaluation.response_states import (
     ANSWERED,
@@ -43,8 +44,8 @@ from finrag_pipeline.core.numbers import (
     years_in,
 )
 
-__all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
-           "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
+__all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "RATE_METRICS", "Figure", "parse_figures", "years_in", "score_answer",
+           "correctness", "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
            "reference_values", "LLMJudge", "key_fact_recall", "yes_no_of"]
 
 # ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
@@ -1142,8 +1143,7 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         return metrics, dict.fromkeys(ANSWER_METRICS, why)
     if response_state != ANSWERED:
         reason = f"{response_state}: scored 0"
-        metrics = {m: (None if m in RATE_METRICS or (judge is None and m in JUDGE_METRICS) else 0.0)
-                   for m in ANSWER_METRICS}
+        metrics = unanswered_scores(judged=judge is not None)   # the rule of failure_scoring.py
         notes = dict.fromkeys(ANSWER_METRICS, reason)
         if not key.key_facts:   # nothing to recall: not computable, for an answer as for a failure
             metrics["key_fact_recall"], notes["key_fact_recall"] = None, NO_KEY_FACTS

@@ -164,6 +164,18 @@ BINARY_METRICS = frozenset(s.name for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_MET
 RETRIEVAL_KEYS = ("scope", "config_name", "retriever", "k", "chunking")
 LOWER_IS_BETTER = frozenset(s.name for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS)
                             if s.direction == "lower")
+# How configurations are ranked: the ranking metric, then the tie-break (core/evaluation/leaderboard.py;
+# dbt's rank_by_page_in_scope_k ranks retrieval alike).
+RETRIEVAL_RANK_BY = ("ndcg_page", "hit_page")
+ANSWER_RANK_BY = ("correctness", "state_correct")
+# The headline metrics a summary shows, the ranking metric first: the leaderboard's markdown and the
+# evaluation assets' metadata; the boards (`finrag eval`'s tables, the web explorer) show these and more.
+# Display choices only: every metric is in the tables and the marts.
+HEADLINE_RETRIEVAL_METRICS = ("ndcg_page", "hit_page", "mrr_page", "ndcg_chunk")
+HEADLINE_ANSWER_METRICS = ("correctness", "non_committal", "grounded", "block_citation_precision", "citation_recall")
+BOARD_RETRIEVAL_METRICS = (*HEADLINE_RETRIEVAL_METRICS, "recall_page", "all_evidence_hit", "hit_chunk")
+BOARD_ANSWER_METRICS = ("correctness", "grounded", "period_ok", "citation_precision", "citation_recall",
+                        "state_correct", "faithfulness", "answer_relevancy")
 # Metrics with a chance level, and the per-question columns of eval.retrieval_results that carry it:
 # ``<metric>_chance`` (NULL = not recorded or not computable) and what it was computed from.
 CHANCE_METRICS = tuple(s.name for s in RETRIEVAL_METRIC_SPECS if s.chance)
