@@ -179,3 +179,38 @@ def test_failures_score_by_one_rule():
     metrics, _notes = score_answer(answer="", response_state="backend_error", citations=[], cited_texts=[],
                                    key=Key())
     assert metrics == fs.unanswered_scores(judged=False)
+
+
+# --- what a question asks -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("question,scale", [
+    ("What was Apple's revenue in fiscal 2022 (in $ millions)?", 1e6),
+    ("What was Apple's revenue in fiscal 2022 ($ millions)?", 1e6),
+    ("What was Apple's free cash flow in fiscal 2022, in USD billions?", 1e9),
+    ("What was Apple's operating income in fiscal 2022 (Dollars in thousands)?", 1e3),
+    ("What was Apple's revenue in fiscal 2022?", None),
+])
+def test_the_calculator_reads_the_asked_scale_from_asked(question, scale):
+    """core/asked.py is the one reading of the scale a question asks for: the contract's and the
+    calculator plan's display scale agree."""
+    from finrag_pipeline.core.asked import requested_units
+    from finrag_pipeline.core.config import config_path
+    from finrag_pipeline.core.facts.plan import make_plan
+    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+
+    assert requested_units(question).scale == scale
+    plan = make_plan(question, [2022], Lexicon.load(str(config_path("lexicon.yaml"))))
+    assert plan.display_scale == (int(scale) if scale else None)
+
+
+def test_the_explanation_rule_is_the_question_kinds():
+    from finrag_pipeline.core.retrieval.question_kind import asks_for_explanation
+
+    for question in ("Why did Amazon's North America segment earn more in 2024?",
+                     "Explain the change in Apple's gross margin.",
+                     "What were the main reasons for the decline in Boeing's revenue?",
+                     "Which segment lost the most in 2022, and why did it?",
+                     "What was the main driver of Microsoft's gross margin growth?"):
+        assert asks_for_explanation(question), question
+    for question in ("What was Apple's total revenue in fiscal 2022?", "How much did Apple spend on capex in 2024?"):
+        assert not asks_for_explanation(question), question
