@@ -76,10 +76,11 @@ def test_one_parser_for_cells_and_short_texts(text, cell, printed, value):
 
 
 def test_one_dash_set():
-    """A lone dash of any kind is nil for table cells (0.0, or the dash_value asked for)."""
+    """A lone dash of any kind is nil, in a table cell (0.0, or the dash_value asked for) as in an XBRL fact."""
     for dash in ("\u2014", "\u2013", "-", "\u2212", "\u2014\u2014", "\u2014 \u2014", "(\u2014)", "(\u2013)"):
         assert parse_cell(dash) == 0.0 and parse_cell(dash, dash_value=None) is None, dash
         assert cell_decimal(dash) is None, dash
+        assert parse_ixt(dash, "ixt:num-dot-decimal") == 0.0, dash   # an inline-XBRL fact shown as a dash is nil
 
 
 @pytest.mark.parametrize("unit,expected", [

@@ -246,7 +246,7 @@ def parse_ixt(text: str, fmt: str | None) -> float | None:
     scale and sign): zero dashes, number words ("three"), comma-decimal ("1.234,5") and dot-decimal."""
     f = (fmt or "").rsplit(":", 1)[-1].lower()
     t = _SPACES_RE.sub(" ", text or "").strip()
-    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or t in ("—", "–", "-", ""):
+    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or not t or t.replace(" ", "") in NIL_DASHES:
         return 0.0
     if f in ("numwordsen", "num-word-en", "numwordssen"):
         return float(_NUM_WORDS[t.lower()]) if t.lower() in _NUM_WORDS else None
