@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-
-from finrag_pipeline.core.config import read_yaml
+import yaml
 
 BUNDLED_MAP = Path(__file__).parent / "data" / "company_map.csv.gz"
 EXTRA_MAP = Path(__file__).parent / "data" / "company_map_extra.yaml"
@@ -138,7 +137,7 @@ def write_map_csv(companies: Iterable[Company], path: Path) -> Path:
 
 def apply_extra(companies: list[Company], extra_path: Path = EXTRA_MAP) -> list[Company]:
     """Former names/tickers and common names the ticker table does not carry."""
-    extra = read_yaml(extra_path, missing_ok=True)
+    extra = yaml.safe_load(extra_path.read_text(encoding="utf-8")) or {} if extra_path.is_file() else {}
     by_cik = {c.cik: c for c in companies}
     for cik, info in (extra.get("companies") or {}).items():
         c = by_cik.get(str(cik).lstrip("0"))
