@@ -21,15 +21,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
+from finrag_pipeline.core.analyst import CalculatorAnswerer, FactStore
 from finrag_pipeline.core.paths import SAMPLE_EXTERNAL_QA, SAMPLE_FILINGS_DIR
-from finrag_pipeline.core.qa.answer_contract import (
+from finrag_pipeline.core.scoring.answer_contract import (
     COMPUTED_TOLERANCE,
     single_figure_answer,
     value_from_figure,
 )
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 
 def parsed_filings(cache: Path | None):

@@ -8,11 +8,10 @@ from collections import Counter
 
 from _analyst_corpus import parsed_samples
 
+from finrag_pipeline.core.analyst import CalculatorAnswerer, FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
 from finrag_pipeline.core.qa.model_free import generate_model_free
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 ps = parsed_samples()
 calc = CalculatorAnswerer(FactStore.from_parsed(ps.values()))

@@ -22,14 +22,14 @@ from collections import Counter
 import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, parsed_samples
 
+from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
 from finrag_pipeline.core.qa.config import QAConfig, load_qa_config
 from finrag_pipeline.core.qa.model_free import _load_synonyms, generate_model_free
 from finrag_pipeline.core.qa.phrasing import load_phrasing
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 LOOKUP_TYPES = ("factual", "numerical", "comparative", "temporal", "multi-page")
 

@@ -2,15 +2,15 @@
 
 For a question it (1) reads the company and fiscal years (query understanding over the corpus
 catalog, or the QA item's ``periods``), (2) plans the quantity and the arithmetic
-(core/facts/plan.py: a lexicon formula, a definition given in the question, change, % change,
+(core/analyst/plan.py: a lexicon formula, a definition given in the question, change, % change,
 sum, average, per share, ratio, days), (3) looks every input up in the filing's fact layer
-(core/facts/store.py), (4) computes with exact decimals and rounds as asked, and (5) answers with
+(core/analyst/store.py), (4) computes with exact decimals and rounds as asked, and (5) answers with
 one figure, its unit and the formula, citing the table row (chunk id + page) or XBRL fact of every
 input. A missing input is an abstention that names it. Plan, inputs, formula and timings are in
 ``AnswerResult.details``.
 
 Qualitative questions ("what drove ...", "why ...", "which risks ...": the one rule of
-core/retrieval/question_kind.py) go to the narrative answerer, never to a figure; questions that name
+core/question_kind.py) go to the narrative answerer, never to a figure; questions that name
 no line item or metric otherwise go to the extractive answerer.
 """
 
@@ -24,17 +24,9 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from finrag_pipeline.core.chunking.text import short_company
-from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
-from finrag_pipeline.core.evaluation.answerers import (
-    AnswerResult,
-    Citation,
-    ExtractiveAnswerer,
-    routed_to_narrative,
-)
-from finrag_pipeline.core.facts.definitions import resolve_operand, statement_hints
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
-from finrag_pipeline.core.facts.judgements import (
+from finrag_pipeline.core.analyst.definitions import resolve_operand, statement_hints
+from finrag_pipeline.core.analyst.formula import FormulaError, MissingInput, evaluate, parse_formula
+from finrag_pipeline.core.analyst.judgements import (
     Decision,
     Judgement,
     JudgementConfig,
@@ -49,13 +41,16 @@ from finrag_pipeline.core.facts.judgements import (
     threshold_judgement,
     unsuitable_metric,
 )
-from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
-from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
+from finrag_pipeline.core.analyst.model import FactValue
+from finrag_pipeline.core.analyst.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
+from finrag_pipeline.core.analyst.store import FactStore, FilingFacts, normalize_label
+from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
+from finrag_pipeline.core.chunking.text import short_company
+from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, routed_to_narrative
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+from finrag_pipeline.core.query_understanding import QueryParser
 
 # a cash-flow row printed as a payment: an operand of a written formula is the amount paid ("- principal
 # repayments of finance leases" subtracts 7,941, not -7,941), like the lexicon's outflow lines (capex)
@@ -206,7 +201,7 @@ class CalculatorAnswerer:
         qu = self.parser.parse(question)
         years = dict(qu.fiscal_years)
         if periods:
-            from finrag_pipeline.core.evaluation.answer_metrics import years_in
+            from finrag_pipeline.core.scoring.answer_metrics import years_in
 
             asked = sorted(set().union(*(years_in(p) for p in periods)), reverse=True)
             if asked:
@@ -582,7 +577,7 @@ class CalculatorAnswerer:
               "sum_years": "sum over years", "average_years": "average over years"}.get(plan.operation)
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
 
-    # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
+    # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
                rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
