@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from finrag_pipeline.core.analyst import CalculatorAnswerer
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR
@@ -135,7 +135,7 @@ def main() -> None:
         hits = {}
         for q in questions:
             hits[q["q"]] = retriever.retrieve(q["q"], args.k, None).hits
-        answerers = {"calculator": CalculatorAnswerer(warehouse=session.warehouse), "extractive": ExtractiveAnswerer()}
+        answerers = {"calculator": calculator_answerer(warehouse=session.warehouse), "extractive": ExtractiveAnswerer()}
         scores: dict[str, list[float]] = {name: [] for name in answerers}
         first_ms: dict[str, float] = {}
         rows = []

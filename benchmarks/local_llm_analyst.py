@@ -23,7 +23,8 @@ import os
 import random
 import time
 
-from finrag_pipeline.core.analyst import CalculatorAnswerer, StructuredPromptAnswerer, ToolCallingAnswerer
+from finrag_pipeline.core.analyst import StructuredPromptAnswerer, ToolCallingAnswerer
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.evaluation.runner import answer_key, cited_texts
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.records import qa_item_from_row
@@ -51,7 +52,7 @@ def main() -> None:
     items = [qa_item_from_row(r) for r in rows]
     if args.limit and len(items) > args.limit:
         items = sorted(random.Random(args.seed).sample(items, args.limit), key=lambda i: i.qa_id)
-    calculator = CalculatorAnswerer(warehouse=wh)
+    calculator = calculator_answerer(warehouse=wh)
     if args.answerer == "tools":
         llm = ToolCallingAnswerer(args.model, calculator, temperature=0.0, max_tokens=args.max_tokens,
                                   timeout=args.timeout)

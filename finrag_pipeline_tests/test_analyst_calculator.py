@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
 
-from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
 from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing, table_row_chunk_id
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def store(parsed):
 
 @pytest.fixture(scope="module")
 def calc(store):
-    return CalculatorAnswerer(store)
+    return calculator_answerer(store)
 
 
 def _fid(parsed, name):

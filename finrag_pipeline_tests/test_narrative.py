@@ -243,11 +243,11 @@ def test_lazy_narratives_score_zero_and_a_reworded_answer_scores_one(lazy):
 # ---- routing: no bare figure for a qualitative question -----------------------------------------
 
 def test_calculator_and_extractive_route_qualitative_questions_to_the_narrative():
-    from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
     from finrag_pipeline.core.analyst.store import FactStore
+    from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 
     parsed = parsed_samples()
-    calc = CalculatorAnswerer(FactStore.from_parsed([parsed[APPLE]]))
+    calc = calculator_answerer(FactStore.from_parsed([parsed[APPLE]]))
     hits = _hits(APPLE, "Products gross margin increased during 2022", "Services gross margin percentage increased")
     asked = "What drove the expansion of Apple's services gross margin percentage in 2022?"
     for answerer in (calc, ExtractiveAnswerer(), build_answerer("narrative")):

@@ -560,11 +560,11 @@ def default_answerer_factory(cfg: AnswerConfig, **context: Any) -> Answerer:
     if cfg.prompt_type in ANALYST_PROMPT_TYPES and takes_decoding(cfg.model):
         # the calculator's lookups + arithmetic handed to the model (core/analyst/llm_answerers.py)
         from finrag_pipeline.core.analyst import llm_answerers
-        from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
+        from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
         from finrag_pipeline.core.llm.client import LLMClient
         from finrag_pipeline.core.llm.registry import load_model_registry
 
-        calculator = CalculatorAnswerer(warehouse=context.get("warehouse"))
+        calculator = calculator_answerer(warehouse=context.get("warehouse"))
         if cfg.prompt_type == "analyst_tools":
             spec = load_model_registry().get(cfg.model)
             params = {**spec.params, "temperature": cfg.temperature, "top_p": cfg.top_p}
