@@ -249,3 +249,27 @@ def test_core_imports_no_dagster():
                             a.name.startswith("dagster") for a in n.names)
                         for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))))]
     assert offenders == []
+
+
+def _picture_layers() -> dict[int, set[str]]:
+    """Layer number -> the words on its lines, from the picture under "## Rooms" of docs/ARCHITECTURE.md."""
+    import re
+
+    text = (REPO_ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    picture = text.split("## Rooms", 1)[1].split("```", 2)[1]
+    words: dict[int, set[str]] = {}
+    layer = None
+    for line in picture.splitlines():
+        start = re.match(r"\s+(\d+)\s{2}", line)
+        if start:
+            layer = int(start.group(1))
+        if layer is not None:
+            words.setdefault(layer, set()).update(w.lower() for w in re.findall(r"\w+", line))
+    return words
+
+
+def test_architecture_picture_places_every_package_in_its_layer():
+    """docs/ARCHITECTURE.md draws the rooms; the picture and LAYERS say the same."""
+    words = _picture_layers()
+    misplaced = sorted(p for p, layer in LAYERS.items() if p not in words.get(layer, set()))
+    assert misplaced == []
