@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 from finrag_pipeline.cli import main
-from finrag_pipeline.core.evaluation.metric_registry import BOARD_RETRIEVAL_METRICS
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR, FinragPaths
+from finrag_pipeline.core.scoring.metric_registry import BOARD_RETRIEVAL_METRICS
 from finrag_pipeline.core.warehouse import Warehouse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -74,7 +74,7 @@ def test_read_yaml_errors_and_empty_files(tmp_path):
 ])
 def test_one_answer_json_check(data, key, state, error):
     """The LLM answerer (pages) and the analyst (fact refs) check a model's JSON alike."""
-    from finrag_pipeline.core.evaluation.answerers import AnswerResult, read_answer_json
+    from finrag_pipeline.core.answering import AnswerResult, read_answer_json
 
     out = read_answer_json(data, "RAW", key, {"prompt_tokens": 3}, {"tool_calls": []} if key == "refs" else None)
     if state is None:
@@ -90,8 +90,8 @@ def test_one_answer_json_check(data, key, state, error):
 def test_analyst_and_llm_answerer_share_the_check_and_the_states():
     from typing import get_args
 
-    from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, from_client_state
     from finrag_pipeline.core.llm.client import ResponseState
+    from finrag_pipeline.core.scoring.response_states import FAILURE_STATES, from_client_state
 
     assert {s: from_client_state(s) for s in get_args(ResponseState)} == {
         "ok": "answered", "timeout": "backend_error", "backend_error": "backend_error", "unavailable": "backend_error",
@@ -99,7 +99,7 @@ def test_analyst_and_llm_answerer_share_the_check_and_the_states():
     assert from_client_state("something new") == "backend_error" and from_client_state(None) in FAILURE_STATES
     written = [p.relative_to(PACKAGE).as_posix() for p in sorted(PACKAGE.rglob("*.py"))
                if "JSON without 'answer'" in p.read_text(encoding="utf-8")]
-    assert written == ["core/evaluation/answerers.py"]
+    assert written == ["core/answering.py"]
 
 
 # --- the latest corpus state ----------------------------------------------------------------------
@@ -142,7 +142,7 @@ def _metric_name_lists(path: Path, names: set[str]) -> list[tuple[int, list[str]
 def test_metric_lists_are_the_registrys():
     """No product module writes down a list of three or more metric names: they read
     core/evaluation/metric_registry.py (headline, board and ranking lists included)."""
-    from finrag_pipeline.core.evaluation import metric_registry as reg
+    from finrag_pipeline.core.scoring import metric_registry as reg
 
     names = set(reg.RETRIEVAL_METRICS) | set(reg.ANSWER_METRICS)
     found = {p.relative_to(PACKAGE).as_posix(): lists for p in sorted(PACKAGE.rglob("*.py"))
@@ -160,11 +160,11 @@ def test_metric_lists_are_the_registrys():
 
 def test_failures_score_by_one_rule():
     """The writers store what the views compute: both read core/evaluation/failure_scoring.py."""
-    from finrag_pipeline.core.evaluation import failure_scoring as fs
-    from finrag_pipeline.core.evaluation import metric_registry as reg
-    from finrag_pipeline.core.evaluation import results_views as rv
-    from finrag_pipeline.core.evaluation.answer_metrics import score_answer
     from finrag_pipeline.core.evaluation.runner import _retrieval_row
+    from finrag_pipeline.core.scoring import failure_scoring as fs
+    from finrag_pipeline.core.scoring import metric_registry as reg
+    from finrag_pipeline.core.scoring import results_views as rv
+    from finrag_pipeline.core.scoring.answer_metrics import score_answer
 
     sql = rv.view_sql()
     assert all(fs.retrieval_metric_sql(s) in sql[rv.RETRIEVAL_SCORED] for s in reg.RETRIEVAL_METRIC_SPECS)
@@ -196,10 +196,10 @@ def test_failures_score_by_one_rule():
 def test_the_calculator_reads_the_asked_scale_from_asked(question, scale):
     """core/asked.py is the one reading of the scale a question asks for: the contract's and the
     calculator plan's display scale agree."""
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.plan import make_plan
     from finrag_pipeline.core.asked import requested_units
     from finrag_pipeline.core.config import config_path
-    from finrag_pipeline.core.facts.plan import make_plan
-    from finrag_pipeline.core.retrieval.lexicon import Lexicon
 
     assert requested_units(question).scale == scale
     plan = make_plan(question, [2022], Lexicon.load(str(config_path("lexicon.yaml"))))
@@ -207,7 +207,7 @@ def test_the_calculator_reads_the_asked_scale_from_asked(question, scale):
 
 
 def test_the_explanation_rule_is_the_question_kinds():
-    from finrag_pipeline.core.retrieval.question_kind import asks_for_explanation
+    from finrag_pipeline.core.question_kind import asks_for_explanation
 
     for question in ("Why did Amazon's North America segment earn more in 2024?",
                      "Explain the change in Apple's gross margin.",

@@ -26,10 +26,10 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from finrag_pipeline.core.evaluation.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.reporting.serve import REPORT_FILE
+from finrag_pipeline.core.scoring.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.web import queries as q
 from finrag_pipeline.web.explorer import Explorer
 
@@ -43,8 +43,8 @@ ASK_DEFAULTS = {"retriever": "hybrid_rrf", "k": 5, "model": "extractive"}
 
 
 def _calc_explanation(details: Any) -> Any:
-    """The calculator's plan and operands of an answer (core.evaluation.calculator.explanation), or None."""
-    from finrag_pipeline.core.evaluation.calculator import explanation
+    """The calculator's plan and operands of an answer (core.analyst.calculator.explanation), or None."""
+    from finrag_pipeline.core.analyst import explanation
 
     return explanation(details) if isinstance(details, dict) else None
 

@@ -7,7 +7,7 @@ the next request and reopens; results derived from the snapshot are cached per g
 
 Numbers come from the marts (or, before the first dbt build, from the same loaders the HTML report
 uses: core/reporting/report.py), never from a second implementation; the current rows and their scoring
-are the warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py). Columns are read by name and
+are the warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/scoring/results_views.py). Columns are read by name and
 optional columns are looked up with ``.get``: other branches add and rename scoring columns.
 """
 
@@ -25,11 +25,11 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from finrag_pipeline.core.evaluation import metric_registry as registry
 from finrag_pipeline.core.models import Chunk, Page, QAItem, TableRow
 from finrag_pipeline.core.records import from_row, qa_item_from_row, table_row_from_row
 from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.retrieval.resources import chunk_from_row
+from finrag_pipeline.core.scoring import metric_registry as registry
 from finrag_pipeline.core.warehouse import LATEST_CORPUS_VERSION_SQL
 
 # Leaderboard metrics shown as columns (the registry's board lists; more are in the mart; the page shows what exists).

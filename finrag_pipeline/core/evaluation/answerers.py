@@ -17,43 +17,21 @@ import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
-from finrag_pipeline.core.evaluation.response_states import from_client_state
+from finrag_pipeline.core.answering import (
+    ANSWERERS,
+    AnswerResult,
+    Citation,
+    read_answer_json,
+    register_answerer,
+)
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import format_printed_figure, printed_figures
-
-Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
-
-
-@dataclass
-class AnswerResult:
-    text: str
-    citations: list[Citation]
-    response_state: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
-    cost_usd: float = 0.0
-    error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-class Answerer(Protocol):
-    """Anything with a ``name`` and ``answer(question, hits, periods=None) -> AnswerResult``.
-
-    ``periods`` are the asked periods when the caller knows them (QA items do: ["FY2022"]); else
-    the answerer reads years from the question.
-    """
-
-    name: str
-
-    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        ...
+from finrag_pipeline.core.scoring.answer_metrics import years_in
+from finrag_pipeline.core.scoring.response_states import from_client_state
 
 
 def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
@@ -208,8 +186,8 @@ NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrativ
 
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
-    core/retrieval/question_kind.py), else None: the offline answerers route by it."""
-    from finrag_pipeline.core.retrieval.question_kind import classify_question
+    core/question_kind.py), else None: the offline answerers route by it."""
+    from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
     if not route.qualitative:
@@ -292,7 +270,7 @@ def _lexicon():
 
 @functools.lru_cache(maxsize=4)
 def _lexicon_at(path: str):
-    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
 
     return Lexicon.load(path)
 
@@ -410,26 +388,6 @@ class LLMAnswerer:
                                                                     if k not in ("answer", "citations")},
                             **base)
 
-
-def read_answer_json(data: Any, raw: str, cited_key: str, base: Mapping[str, Any],
-                     details: dict[str, Any] | None = None) -> AnswerResult | tuple[str, list[Any]]:
-    """The one check of a model's answer JSON ``{"answer", <cited_key>: [...], "abstain"}`` (the LLM
-    answerer cites pages, the analyst cites fact refs): (answer, what it cites), or the AnswerResult that
-    ends the answer: ``abstained`` when it abstains, else ``invalid_output`` for no JSON object / no
-    "answer", an empty answer, or nothing cited. The caller resolves what is cited."""
-    extra = {**base, **({"details": details} if details is not None else {})}
-    if not isinstance(data, dict) or "answer" not in data:
-        return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", **extra)
-    answer = str(data.get("answer") or "").strip()
-    abstain = data.get("abstain")
-    if abstain is True or str(abstain).lower() == "true":
-        return AnswerResult(answer, [], "abstained", **extra)
-    if not answer:
-        return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", **extra)
-    cited = data.get(cited_key)
-    if not isinstance(cited, list) or not cited:
-        return AnswerResult(answer, [], "invalid_output", error=f"answer without {cited_key}", **extra)
-    return answer, cited
 
 
 def _resolve_citation(c: Any, hits: Sequence[Hit]) -> Citation | None:

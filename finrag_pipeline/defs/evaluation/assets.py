@@ -11,8 +11,8 @@ from pydantic import Field
 from finrag_pipeline.core.config import config_fingerprint, parse_overrides, using_config_dir
 from finrag_pipeline.core.evaluation.agreement import agreement_markdown, build_external_agreement
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
-from finrag_pipeline.core.evaluation.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
+from finrag_pipeline.core.scoring.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.core.variants import VariantNotBuilt, is_default_chunking
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS

@@ -8,13 +8,13 @@ LLM judge's and the configuration has no judge (then it is "n/a", never a mean o
 The rule is applied twice, from here, so stored rows and the marts agree:
 * when a row is written (runner._retrieval_row, answer_metrics.score_answer): the raw tables already carry
   the zeros, so even a naive AVG over them counts a failure;
-* when rows are read (the SQL of core/evaluation/results_views.py, and runner.metric_values for data
+* when rows are read (the SQL of core/scoring/results_views.py, and runner.metric_values for data
   frames): a row any writer stored (an outside system's, an older version's) is scored by the same rule.
 """
 
 from __future__ import annotations
 
-from finrag_pipeline.core.evaluation.metric_registry import (
+from finrag_pipeline.core.scoring.metric_registry import (
     ANSWER_METRIC_SPECS,
     RETRIEVAL_METRIC_SPECS,
     MetricSpec,

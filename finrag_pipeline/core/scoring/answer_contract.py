@@ -194,9 +194,9 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
       aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
     * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
     Anything else: no contract, with the reason."""
-    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
-    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
-    from finrag_pipeline.core.retrieval.question_kind import asks_for_explanation
+    from finrag_pipeline.core.question_kind import asks_for_explanation
+    from finrag_pipeline.core.scoring.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
+    from finrag_pipeline.core.scoring.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
 
     text = re.sub(r"\*\*|__|`", "", reference or "").strip()
     if not text:
@@ -219,7 +219,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
                             reason=f"a direction asked; the reference's lead states {direction}")
     options = question_options(question)
     if options:
-        from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+        from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
         chosen, why = choice_of(text, options, question)
         if chosen is not None:
@@ -494,7 +494,7 @@ def year_choice_contract(question: str, reference: str) -> Contract | None:
     reference adds ("Fiscal 2022, with $394,328 million."): a choice among the named years (a range
     spelled out), the one the reference commits to (answer_metrics.choice_of). None for any other
     question, or a reference that commits to no one year."""
-    from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+    from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
     if not _WHICH_YEAR_Q_RE.search(question or "") or _SECOND_PART_Q_RE.search(question or ""):
         return None     # "Which year ..., and by how much?": the year is half the answer
@@ -557,7 +557,7 @@ def recompute_scoring_fields(item: QAItem, *, question: str | None = None,
     new answer has no figure, a choice item whose new answer names no option): scoring would
     silently read the old answer.
     """
-    from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+    from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
     out = copy.deepcopy(item)
     if question is not None and question.strip() and question.strip() != item.question:

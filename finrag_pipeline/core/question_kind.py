@@ -82,7 +82,7 @@ class QuestionKindsFile(BaseModel):
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
     # a question that asks for an explanation ("Why ...", "Explain ...", "..., and why did ...?"): its reference's
-    # figures support the explanation, they are not the asked value (core/qa/answer_contract.py)
+    # figures support the explanation, they are not the asked value (core/scoring/answer_contract.py)
     explanation_forms: list[str] = Field(default_factory=list)
 
     @field_validator("metric_cues", "judgement_cues", "open_forms", "explanation_forms")
