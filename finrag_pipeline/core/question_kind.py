@@ -132,11 +132,7 @@ class QuestionKinds:
     @classmethod
     def load(cls, path: str | Path | None = None) -> QuestionKinds:
         path = Path(path or config_path("question_kinds.yaml"))
-        try:
-            data = read_yaml(path)
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"question kinds not found: {path}") from exc
-        return cls(QuestionKindsFile.model_validate(data))
+        return cls(QuestionKindsFile.model_validate(read_yaml(path)))   # a missing file: read_yaml names it
 
     def asked_part(self, question: str) -> str:
         """The question without its instruction sentences ("If gross margin is not a useful metric, state
