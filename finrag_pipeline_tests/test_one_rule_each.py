@@ -183,6 +183,34 @@ def test_failures_score_by_one_rule():
                                    key=Key())
     assert metrics == fs.unanswered_scores(judged=False)
 
+    class NoKeyFacts:   # an answerable question whose reference gives no key facts
+        answerable, key_facts = True, []
+
+    metrics, notes = score_answer(answer="", response_state="backend_error", citations=[], cited_texts=[],
+                                  key=NoKeyFacts())
+    assert metrics == fs.unanswered_scores(judged=False, has_key_facts=False)
+    assert metrics["key_fact_recall"] is None and metrics["correctness"] == 0.0
+    assert "key facts" in notes["key_fact_recall"]
+
+
+def test_a_failure_without_key_facts_reads_null_in_the_views_too(tmp_path):
+    """The stored NULL of key_fact_recall (no key facts) stays NULL in eval.answer_scored; a recorded value of a
+    failed row reads 0; correctness of the same failed rows reads 0 either way."""
+    import duckdb
+
+    from finrag_pipeline.core.scoring import failure_scoring as fs
+    from finrag_pipeline.core.scoring import metric_registry as reg
+
+    spec = next(s for s in reg.ANSWER_METRIC_SPECS if s.name == "key_fact_recall")
+    correctness = next(s for s in reg.ANSWER_METRIC_SPECS if s.name == "correctness")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("create table t (_failed boolean, _judged boolean, answerable boolean, key_fact_recall double,"
+                " correctness double)")
+    con.execute("insert into t values (true, false, true, null, null), (true, false, true, 0.5, 1.0),"
+                " (false, false, true, 0.5, 1.0)")
+    rows = con.execute(f"select {fs.answer_metric_sql(spec)}, {fs.answer_metric_sql(correctness)} from t").fetchall()
+    assert rows == [(None, 0.0), (0.0, 0.0), (0.5, 1.0)]
+
 
 # --- what a question asks -------------------------------------------------------------------------
 

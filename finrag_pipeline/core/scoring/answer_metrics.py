@@ -37,7 +37,12 @@ from finrag_pipeline.core.scoring.answer_claims import (
     read_claims,
 )
 from finrag_pipeline.core.scoring.failure_scoring import unanswered_scores
-from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
+from finrag_pipeline.core.scoring.metric_registry import (
+    ANSWER_METRICS,
+    JUDGE_METRICS,
+    KEY_FACT_METRICS,
+    RATE_METRICS,
+)
 from finrag_pipeline.core.scoring.response_states import (
     ANSWERED,
     NON_ANSWER_STATES,
@@ -1143,10 +1148,10 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         return metrics, dict.fromkeys(ANSWER_METRICS, why)
     if response_state != ANSWERED:
         reason = f"{response_state}: scored 0"
-        metrics = unanswered_scores(judged=judge is not None)   # the rule of failure_scoring.py
+        metrics = unanswered_scores(judged=judge is not None,   # the rule of failure_scoring.py
+                                    has_key_facts=bool(key.key_facts))
         notes = dict.fromkeys(ANSWER_METRICS, reason)
-        if not key.key_facts:   # nothing to recall: not computable, for an answer as for a failure
-            metrics["key_fact_recall"], notes["key_fact_recall"] = None, NO_KEY_FACTS
+        notes.update({m: NO_KEY_FACTS for m in KEY_FACT_METRICS if metrics[m] is None})
         notes["abstention_correct"] = "answerable question"
         notes["non_committal"] = f"{response_state}: not an answer"
         if judge is None:
