@@ -78,48 +78,46 @@ class LoadSampler:
 
 
 def drive(files: list[str], concurrent_runs: int, warmup_runs: int) -> dict:
-    """Register ``files`` through the inbox sensor and execute its ingest runs, ``concurrent_runs`` at a time.
-    Runs ``warmup_runs`` ingests of one excerpt first (not timed). One instance object per thread:
-    ``execute_job`` hands the run its origin through the instance it is given."""
+    """Register ``files`` through the inbox sensor and execute its ingest runs, ``concurrent_runs`` at a time,
+    each run in a process of its own (as the daemon's run launcher starts them; threads sharing one Dagster
+    process hung here). Runs ``warmup_runs`` excerpt ingests first (not timed)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from finrag_pipeline.core.paths import FinragPaths
     from finrag_pipeline.core.warehouse import Warehouse
-    from finrag_pipeline.definitions import defs
-    from finrag_pipeline.defs.local_runs import execute_job, get_instance
+    from finrag_pipeline.defs.local_runs import get_instance
     from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
     from finrag_pipeline_tests._dagster_driver import tick_inbox_sensor
 
     paths = FinragPaths.from_env().ensure()
     instance = get_instance(paths)
-    local = threading.local()
 
-    def run(partition_key: str, tags: dict) -> tuple[str, bool, float, float]:
-        if not hasattr(local, "instance"):
-            local.instance = get_instance(paths)
+    def run(partition_key: str) -> tuple[str, bool, float, float]:
         t0 = time.time()
-        result = execute_job(defs, "ingest_filing", local.instance, trigger=tags.get("finrag/trigger", "inbox"),
-                             partition_key=partition_key, tags=tags)
-        return partition_key, result.success, t0, time.time()
+        out = subprocess.run([sys.executable, "-m", "finrag_pipeline_tests._inbox_driver", "reingest", partition_key],
+                             cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+        ok = out.returncode == 0 and bool(lines) and json.loads(lines[-1]).get("success", False)
+        return partition_key, ok, t0, time.time()
 
-    def register(batch: list[str]) -> list[tuple[str, dict]]:
+    def register(batch: list[str]) -> list[str]:
         for f in batch:
             shutil.copy(f, paths.inbox)
         tick = tick_inbox_sensor(instance)
         for request in tick.dynamic_partitions_requests or []:
             instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, list(request.partition_keys))
-        return [(r.partition_key, dict(r.tags)) for r in tick.run_requests]
+        return [r.partition_key for r in tick.run_requests]
 
     warm = []
     if warmup_runs:  # not timed, not counted: each worker's first step loads torch and the model
         warmups = register([str(f) for f in WARMUP[:warmup_runs]])
         with ThreadPoolExecutor(len(warmups)) as pool:
-            warm = list(pool.map(lambda r: run(*r), warmups))
+            warm = list(pool.map(run, warmups))
     warm_ids = {key for key, *_ in warm}
     t_register = time.time()
     requests = register(files)
     with ThreadPoolExecutor(concurrent_runs) as pool:
-        runs = list(pool.map(lambda r: run(*r), requests))
+        runs = list(pool.map(run, requests))
     timed = [key for key, *_ in runs]
     wh = Warehouse(paths.warehouse)
     marks = ",".join("?" * len(timed))
