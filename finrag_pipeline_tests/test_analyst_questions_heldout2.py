@@ -154,6 +154,36 @@ def test_no_question_repeats_another_set_or_itself():
     assert [r["financebench_id"] for r, k in zip(RECORDS, mine, strict=True) if k in others] == []
 
 
+def _content_words(text: str) -> set[str]:
+    stop = {"the", "and", "what", "was", "for", "fiscal", "round", "one", "decimal", "place", "its", "did", "from",
+            "with", "usd", "millions", "answer", "year"}
+    return {w for w in re.findall(r"[a-z0-9&%]+", text.lower()) if len(w) > 2 and w not in stop}
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = _content_words(a), _content_words(b)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+def test_no_question_is_a_near_copy_of_an_earlier_question_on_its_filing():
+    """The set is fresh: no question shares 60% or more of its content words with an earlier question of the same
+    filing (the closest pair, written apart, shares 50%), and no figure answer repeats an earlier answer there."""
+    others = _other_records()
+    near = [(r["financebench_id"], o["financebench_id"]) for r in RECORDS for o in others
+            if o["doc_name"] == r["doc_name"] and _overlap(r["question"], o["question"]) >= 0.6]
+    assert near == []
+    same_figure = [(r["financebench_id"], o["financebench_id"]) for r in RECORDS for o in others
+                   if r["question_category"] in ("metric", "lookup") and o["doc_name"] == r["doc_name"]
+                   and _norm(o["answer"]) == _norm(r["answer"])]
+    assert same_figure == []
+
+
+def test_the_overlap_measure():
+    assert _overlap("What drove Apple's total net sales growth in fiscal 2022?",
+                    "What drove the growth in Apple's total net sales in FY 2022?") >= 0.6
+    assert _overlap("What was Apple's DPO in FY2022?", "What drove Apple's Services gross margin?") < 0.3
+
+
 def test_every_justification_step_is_right():
     """The build script's checker re-evaluates each 'arithmetic = value' step (a typo fails)."""
     check = _load("build_analyst_questions_dev_heldout").check_arithmetic
