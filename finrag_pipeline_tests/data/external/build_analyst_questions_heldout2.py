@@ -11,20 +11,18 @@ The questions, answers and evidence below were read by hand in the filings' page
 them (`page` is the project's 1-based page: the PDF's physical page; for the inline-XBRL filings the page
 of the HTML parser). Every derived figure was computed by hand from the operands quoted in the evidence
 and is written out in the justification. This script only:
-- checks that every evidence text is verbatim (whitespace aside) on its page (the pages of the project's
-  parser, or core.pages of an ingested home with --home: the same text);
-- checks the arithmetic of each justification (``check_arithmetic`` of the first split set: one checker);
+- checks that every evidence text is verbatim (whitespace aside) on its page as the project's parser reads it
+  (analyst_build.py, the helpers the build scripts share);
+- checks the arithmetic of each justification (``check_arithmetic`` of the second set's script: one checker);
 - writes the file in FinanceBench format (evidence_page_num = page - 1, 0-indexed as FinanceBench), every
   record with split "heldout2", and evidence_pages_heldout2.json (the text of the evidence pages, for the
   fast import test).
 
-    PYTHONPATH=$PWD python finrag_pipeline_tests/data/external/build_analyst_questions_heldout2.py [--home HOME]
+    PYTHONPATH=$PWD python finrag_pipeline_tests/data/external/build_analyst_questions_heldout2.py
 """
-import argparse
 import functools
 import importlib.util
-import json
-import re
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -33,23 +31,23 @@ OUT = HERE / "analyst_questions_heldout2.jsonl"
 PAGES_OUT = HERE / "evidence_pages_heldout2.json"
 SPLIT = "heldout2"
 FIRST_ID = 201     # the earlier sets hold analyst_001..analyst_125; a gap leaves room for more dev questions
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))   # the helpers the build scripts share, beside them
+
+from analyst_build import Questions, evidence_not_on_page, record, write_evidence_pages, write_jsonl  # noqa: E402
 
 
 @functools.cache
-def shared():
-    """The first split set's build script: its parser access, company names, FinanceBench types and the
-    arithmetic checker (one place for each)."""
+def second_set():
+    """The second set's build script: its FinanceBench question types and its arithmetic checker (one place each)."""
     spec = importlib.util.spec_from_file_location("build_dev_heldout", HERE / "build_analyst_questions_dev_heldout.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-Q = []
-
-
-def q(doc, cat, question, answer, evidence, justification=None):
-    Q.append((doc, cat, question, answer, evidence, justification))
+Q = Questions()
+q = Q.q
 
 
 # ---------------------------------------------------------------- Apple FY2021 (APPLE_2021_10K.pdf)
@@ -465,91 +463,28 @@ q(NV, "lookup",
   [(56, "Payments related to repurchases of common stock (33,706) (9,533) (10,039)")])
 
 # ---------------------------------------------------------------- checks and output
-def norm(s):
-    return re.sub(r"\s+", " ", s).strip()
-
-
-@functools.cache
-def home_pages(home: str) -> dict[str, dict]:
-    """core.pages of an ingested home, read only: {doc stem: {filing_id, n_pages, pages: {page: text}}}."""
-    import duckdb
-
-    con = duckdb.connect(str(Path(home) / "warehouse.duckdb"), read_only=True)
-    try:
-        rows = con.execute("SELECT f.original_name, f.filing_id, p.page_number, p.text FROM core.pages p "
-                           "JOIN core.filings f USING (filing_id)").fetchall()
-    finally:
-        con.close()
-    out: dict[str, dict] = {}
-    for name, fid, page, text in rows:
-        entry = out.setdefault(Path(name).stem, {"filing_id": fid, "pages": {}})
-        entry["pages"][int(page)] = text or ""
-    for entry in out.values():
-        entry["n_pages"] = len(entry["pages"])
-    return out
-
-
 def records() -> list[dict]:
     """The questions as FinanceBench records, every one in split heldout2 (no filing is parsed here)."""
-    build = shared()
-    rows = []
-    for i, (doc, cat, question, answer, evidence, just) in enumerate(Q, FIRST_ID):
-        rec = {"financebench_id": f"analyst_{i:03d}", "company": build.COMPANY[doc], "doc_name": doc,
-               "question_type": build.FB_TYPE[cat], "question_category": cat, "question": question, "answer": answer,
-               "evidence": [{"doc_name": doc, "evidence_page_num": page - 1, "evidence_text": text}
-                            for page, text in evidence]}
-        if just:
-            rec["justification"] = just
-        rec["split"] = SPLIT
-        rows.append(rec)
+    rows = [record(i, entry, second_set().FB_TYPE) for i, entry in enumerate(Q, FIRST_ID)]
+    for r in rows:
+        r["split"] = SPLIT
     return rows
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--home", help="read the pages from core.pages of this ingested home instead of parsing")
-    args = ap.parse_args()
-    build = shared()
-    if args.home:
-        pages = home_pages(args.home)
-
-        def page_text(doc, page):
-            return pages[doc]["pages"][page]
-
-        def filing(doc):
-            return pages[doc]["filing_id"], pages[doc]["n_pages"]
-    else:
-        page_text = build.page_text
-
-        def filing(doc):
-            return build.parsed(doc).meta.filing_id, len(build.parsed(doc).pages)
     rows = records()
-    bad = 0
+    problems = evidence_not_on_page(rows)
     for r in rows:
-        doc = r["doc_name"]
-        for ev in r["evidence"]:
-            if norm(ev["evidence_text"]) not in norm(page_text(doc, ev["evidence_page_num"] + 1)):
-                print("NOT ON PAGE", r["financebench_id"], doc, ev["evidence_page_num"] + 1, ev["evidence_text"][:80])
-                bad += 1
-        n_checked, problems = build.check_arithmetic(r.get("justification", ""))
-        for problem in problems:
-            print("ARITHMETIC", r["financebench_id"], problem)
-            bad += 1
+        n_checked, wrong = second_set().check_arithmetic(r.get("justification", ""))
+        problems += [f"ARITHMETIC {r['financebench_id']} {problem}" for problem in wrong]
         if r["question_category"] == "metric" and not n_checked:
-            print("UNCHECKED", r["financebench_id"], "a metric without an arithmetic step in its justification")
-            bad += 1
-    if bad:
-        raise SystemExit(f"{bad} problem(s): nothing written")
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    fixture = {}
-    for r in rows:
-        doc = r["doc_name"]
-        fid, n_pages = filing(doc)
-        entry = fixture.setdefault(doc, {"filing_id": fid, "n_pages": n_pages, "pages": {}})
-        for ev in r["evidence"]:
-            page = ev["evidence_page_num"] + 1
-            entry["pages"][str(page)] = page_text(doc, page)
-    PAGES_OUT.write_text(json.dumps(fixture, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+            problems.append(f"UNCHECKED {r['financebench_id']} a metric without an arithmetic step in its justification")
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise SystemExit(f"{len(problems)} problem(s): nothing written")
+    write_jsonl(OUT, rows)
+    write_evidence_pages(PAGES_OUT, rows)
     print(len(rows), Counter(r["question_category"] for r in rows), Counter(r["doc_name"] for r in rows))
 
 
