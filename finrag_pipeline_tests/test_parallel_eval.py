@@ -14,16 +14,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from finrag_pipeline.core.evaluation.parallel import (
-    ParallelEvalConfig,
+from finrag_pipeline.core.evaluation.prepared import (
     PreparedEvaluation,
     discard_prepared,
     has_prepared,
     matrix_key,
     offer_prepared,
     take_prepared,
-    worker_count,
 )
+from finrag_pipeline.core.parallel_eval import ParallelEvalConfig, worker_count
 from finrag_pipeline.core.paths import REPO_ROOT
 from finrag_pipeline.core.progress import ProgressEvent, relay, reporting_to
 
@@ -205,8 +204,8 @@ def test_parallel_evaluation_writes_the_serial_rows_and_a_rerun_replaces_them(de
 @needs_demo
 @pytest.mark.slow
 def test_worker_processes_report_progress_per_filing_and_configuration(demo_copy, monkeypatch):
-    from finrag_pipeline.core.evaluation.parallel import SessionRecipe, prepare_evaluations
     from finrag_pipeline.core.indexing.embedder import load_embedder_config
+    from finrag_pipeline.core.parallel_eval import SessionRecipe, prepare_evaluations
     from finrag_pipeline.core.session import FinragSession
 
     monkeypatch.setenv("FINRAG_HOME", str(demo_copy))

@@ -233,7 +233,7 @@ class FinragSession:
                            dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
         """Run the retrieval matrix on one filing's accepted questions and write the rows idempotently.
         Rows a parallel evaluation's worker computed for this filing, matrix and unchanged inputs
-        (core/evaluation/parallel.py) are written instead of computing them again."""
+        (core/parallel_eval.py) are written instead of computing them again."""
         runs, rows = self._prepared_or("retrieval", filing_id, matrix, scope, lambda m: self.compute_retrieval(
             filing_id, m, scope=scope, dagster_run_id=dagster_run_id), dagster_run_id)
         self._replace_runs(runs, "eval.retrieval_results", rows)
@@ -291,13 +291,13 @@ class FinragSession:
 
     def _prepared_or(self, kind: str, filing_id: str, matrix: Any, scope: str | None, compute: Any,
                      dagster_run_id: str | None) -> tuple[list[dict], list[dict]]:
-        from finrag_pipeline.core.evaluation import parallel
+        from finrag_pipeline.core.evaluation import prepared as ahead
         from finrag_pipeline.core.evaluation.runner import EvalMatrix
 
-        if scope is None and parallel.has_prepared(self.paths.home, kind, filing_id):
+        if scope is None and ahead.has_prepared(self.paths.home, kind, filing_id):
             with self.configured():
                 resolved = matrix or EvalMatrix.load()
-            prepared = parallel.take_prepared(self.paths.home, kind, filing_id, resolved, self.inputs_fingerprint())
+            prepared = ahead.take_prepared(self.paths.home, kind, filing_id, resolved, self.inputs_fingerprint())
             if prepared is not None:
                 from finrag_pipeline.core.progress import task
 

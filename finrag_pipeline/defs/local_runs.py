@@ -188,7 +188,7 @@ def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_
     of the warehouse that are not partitions yet are added first.
 
     With more than one worker (``workers``, else assets_config/evaluation_workers.yaml; local mode only) the
-    filings' rows are first computed in parallel (core/evaluation/parallel.py) and each filing's run then
+    filings' rows are first computed in parallel (core/parallel_eval.py) and each filing's run then
     writes its rows, so DuckDB keeps one writer and the rows equal a serial run's."""
     fids = list(dict.fromkeys(filing_ids))
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
@@ -208,7 +208,7 @@ def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_
                 work.advance()
     finally:
         if home is not None:
-            from finrag_pipeline.core.evaluation.parallel import discard_prepared
+            from finrag_pipeline.core.evaluation.prepared import discard_prepared
 
             discard_prepared(home)
     return results
@@ -220,10 +220,10 @@ def _prepare_in_parallel(fids: list[str], narrowed: Mapping[str, list] | None, a
     computed for), or None when serial: one worker or one filing, or distributed mode (there each filing's
     run already executes on the Celery workers)."""
     from finrag_pipeline.core.config import using_config_dir
-    from finrag_pipeline.core.evaluation.parallel import (
+    from finrag_pipeline.core.evaluation.prepared import offer_prepared
+    from finrag_pipeline.core.parallel_eval import (
         SessionRecipe,
         load_parallel_config,
-        offer_prepared,
         prepare_evaluations,
         worker_count,
     )

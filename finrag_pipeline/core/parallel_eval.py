@@ -33,15 +33,15 @@ import os
 import queue as queue_module
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from finrag_pipeline.core import progress
+from finrag_pipeline.core.evaluation.prepared import PreparedEvaluation, matrix_key
 
 CONFIG_FILE = "evaluation_workers.yaml"
 _log = logging.getLogger(__name__)
@@ -72,10 +72,6 @@ def worker_count(config: ParallelEvalConfig, n_filings: int, cores: int | None =
     return max(1, min(wanted, n_filings))
 
 
-def matrix_key(matrix: Any) -> str:
-    return matrix.model_dump_json()
-
-
 @dataclass(frozen=True)
 class SessionRecipe:
     """What a worker needs to open the same session as the caller (picklable): FINRAG_HOME, the config
@@ -85,54 +81,6 @@ class SessionRecipe:
     config_dir: str | None
     embedder_config: Any
     retriever_overrides: tuple[tuple[str, Any], ...] = ()
-
-
-@dataclass
-class PreparedEvaluation:
-    kind: str                    # "retrieval" | "answers"
-    filing_id: str
-    matrix_key: str
-    fingerprint: str             # FinragSession.inputs_fingerprint() before and after computing ("" = changed)
-    runs: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
-    seconds: float
-    worker: str                  # "pid 123" / "thread 2"
-
-
-# ---------------------------------------------------------------------------------------------
-# Rows handed from the workers to the filing's evaluation run (same process)
-
-_PREPARED: dict[tuple[str, str, str], PreparedEvaluation] = {}
-_PREPARED_LOCK = threading.Lock()
-
-
-def offer_prepared(home: str | os.PathLike, prepared: Iterable[PreparedEvaluation]) -> None:
-    with _PREPARED_LOCK:
-        for p in prepared:
-            _PREPARED[(str(Path(home)), p.kind, p.filing_id)] = p
-
-
-def has_prepared(home: str | os.PathLike, kind: str, filing_id: str) -> bool:
-    return (str(Path(home)), kind, filing_id) in _PREPARED
-
-
-def take_prepared(home: str | os.PathLike, kind: str, filing_id: str, matrix: Any,
-                  fingerprint: str) -> PreparedEvaluation | None:
-    """The rows a worker computed for this filing, if they were computed for ``matrix`` under ``fingerprint``
-    (removed either way: prepared rows are used once)."""
-    with _PREPARED_LOCK:
-        prepared = _PREPARED.pop((str(Path(home)), kind, filing_id), None)
-    if (prepared is None or not prepared.fingerprint or prepared.matrix_key != matrix_key(matrix)
-            or prepared.fingerprint != fingerprint):
-        return None
-    return prepared
-
-
-def discard_prepared(home: str | os.PathLike) -> None:
-    """Forget what was not taken (a run that failed before its evaluation asked)."""
-    with _PREPARED_LOCK:
-        for key in [k for k in _PREPARED if k[0] == str(Path(home))]:
-            del _PREPARED[key]
 
 
 # ---------------------------------------------------------------------------------------------
