@@ -52,6 +52,8 @@ affected impact impacted change changes changed spend spending spent amount amou
 performance result results period periods most least highest lowest largest smallest fastest slowest
 biggest best worst involved involve involves involving face faces facing related regarding concerning
 material any
+according describes described discusses discussed mentions notes note item items annual report reports filing
+form 10-k k sec says say state states stated explain
 """))
 _UP_RE = re.compile(r"\b(?:increas\w*|grew|grow\w*|growth|rose|rise|rising|higher|expan\w*|jump\w*|improv\w*|gain\w*|"
                     r"surg\w*|strong\w*|accelerat\w*)\b",
@@ -129,10 +131,13 @@ class Subject:
         return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
 
 
-def read_subject(question: str, route: QuestionRoute, vocabulary: AnalystVocabulary | None,
+def read_subject(question: str, route: QuestionRoute,
+                 vocabulary: AnalystVocabulary | Sequence[AnalystVocabulary] | None,
                  company_words: set[str], periods: Sequence[str] | None = None) -> Subject:
     """The subject of ``question``: its content words, less question forms, the company's name and the
-    topic words themselves ("risks", "litigation" say what kind of answer, not what it is about)."""
+    topic words themselves ("risks", "litigation" say what kind of answer, not what it is about). A term
+    of a vocabulary (the analyst vocabulary: "R&D"; the prose phrasings of question_kinds.yaml: "earn
+    more") is one word group whose alternatives are its expansions."""
     subject = Subject(years=asked_years(question, periods))
     text = re.sub(r"\b(?:FY|CY|Q[1-4])\s?'?\d{2,4}\b|\b(?:19|20)\d\d\b", " ", question)
     if _UP_RE.search(text) and not _DOWN_RE.search(text):
@@ -140,10 +145,21 @@ def read_subject(question: str, route: QuestionRoute, vocabulary: AnalystVocabul
     elif _DOWN_RE.search(text) and not _UP_RE.search(text):
         subject.direction = -1
     text = _UP_RE.sub(" ", _DOWN_RE.sub(" ", text))
-    for m in (vocabulary.match(text) if vocabulary is not None else []):
-        phrases = tuple(e.lower() for e in m.expansions) + (m.term.lower(),)
-        subject.groups.append((m.term, frozenset(word_stems(m.term)), phrases))
-        text = re.sub(re.escape(m.term), " ", text, flags=re.IGNORECASE)
+    vocabularies = [] if vocabulary is None else [vocabulary] if isinstance(vocabulary, AnalystVocabulary) \
+        else list(vocabulary)
+    for vocab in vocabularies:
+        # the longest term first, each read once: "gross profit" is one subject word, not "gross" + "profit"
+        for m in sorted(vocab.match(text), key=lambda m: -len(m.term)):
+            term_re = re.compile(r"(?<![\w&])" + r"[\s\-]+".join(map(re.escape, m.term.split())) + r"(?![\w&])",
+                                 re.IGNORECASE)
+            if not term_re.search(text):
+                continue
+            phrases = tuple(e.lower() for e in m.expansions) + (m.term.lower(),)
+            # a term of several words is named by the phrase (or an expansion), never by any one of its
+            # words: "earn more" is not named by "more", "cost of goods sold" not by "of"
+            stems = frozenset(word_stems(m.term)) if len(m.term.split()) == 1 else frozenset()
+            subject.groups.append((m.term, stems, phrases))
+            text = term_re.sub(" ", text)
     topic_groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
     for i, word in enumerate(_WORD_RE.findall(text)):
         low = word.lower()
@@ -178,6 +194,7 @@ class _Sentence:
     cue: float = 0.0
     cues: list[str] = field(default_factory=list)
     named: list[str] = field(default_factory=list)
+    answers: bool = False   # names enough of the subject and carries a cue of the asked topic
 
 
 def _prose_of(hit: Hit) -> str:
@@ -232,12 +249,48 @@ class NarrativeAnswerer:
     name = "narrative"
 
     def __init__(self, kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None, *,
-                 max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2) -> None:
+                 max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2, warehouse: Any = None,
+                 window: int = 1) -> None:
         self.kinds = kinds or default_question_kinds()
         self.vocabulary = vocabulary if vocabulary is not None else default_vocabulary()
+        # the analyst vocabulary ("R&D") and the prose phrasings of question_kinds.yaml ("earn more")
+        self.vocabularies = [v for v in (self.vocabulary, self.kinds.prose_vocabulary) if v is not None]
         self.max_hits = max_hits
         self.min_subject = min_subject
         self.max_sentences = max_sentences
+        # with a warehouse, each prose hit is read with its ``window`` neighbouring passages on each side:
+        # a cause often sits in the passage after the one that names the subject
+        self.warehouse = warehouse
+        self.window = window
+
+    def _with_neighbours(self, hits: Sequence[Hit]) -> list[Hit]:
+        """The first ``max_hits`` hits by rank, then the prose passages next to each prose hit (reading
+        order of core.chunks, ``window`` on each side) as hits of the same rank, stage ``window``."""
+        used = sorted(hits, key=lambda h: h.rank)[: self.max_hits]
+        prose = [h for h in used if h.chunk_type == "prose"]
+        if self.warehouse is None or self.window <= 0 or not prose:
+            return used
+        marks = ", ".join("?" for _ in prose)
+        rows = self.warehouse.query_df(f"""
+            SELECT h.chunk_id AS hit_id, c.chunk_id, c.filing_id, c.page_start, c.page_end, c.text, c.section,
+                   c.fiscal_year, c.parent_id, c.position
+            FROM core.chunks h JOIN core.chunks c
+              ON c.filing_id = h.filing_id AND c.chunk_type = 'prose' AND c.is_leaf
+             AND c.position BETWEEN h.position - ? AND h.position + ? AND c.chunk_id <> h.chunk_id
+            WHERE h.chunk_id IN ({marks})""", [self.window, self.window, *[h.chunk_id for h in prose]])
+        rank_of = {h.chunk_id: h.rank for h in prose}
+        seen = {h.chunk_id for h in used}
+        out = list(used)
+        for r in sorted(rows.itertuples(), key=lambda r: (rank_of[r.hit_id], r.position)):
+            if r.chunk_id in seen:
+                continue
+            seen.add(r.chunk_id)
+            out.append(Hit(chunk_id=r.chunk_id, score=0.0, rank=rank_of[r.hit_id], filing_id=r.filing_id,
+                           page_start=int(r.page_start), page_end=int(r.page_end), chunk_type="prose", text=r.text,
+                           stage="window", section=r.section,
+                           fiscal_year=None if r.fiscal_year is None else int(r.fiscal_year),
+                           parent_id=r.parent_id, position=int(r.position)))
+        return out
 
     def _score(self, s: _Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
         s.subject, s.named = subject.overlap(s.text)
@@ -265,20 +318,21 @@ class NarrativeAnswerer:
                 direction = -0.3
         structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
         s.score = (3.0 * s.subject + 1.0 * head + min(s.cue, 6.0) / 2.0 + section_bonus + period + direction + structure
-                   - 0.05 * (s.hit.rank - 1))
+                   - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
 
-    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        t0 = time.perf_counter()
+    def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
+                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[_Sentence]]:
+        """The route and subject of ``question`` and every sentence of the prose hits (the first
+        ``max_hits`` by rank, default the answerer's), scored, each marked ``answers`` when it may answer:
+        it names enough of the subject (or, for a topic-only question, reads as one of the topic's
+        answers) and carries a cue of the asked topic when the topic has cues. The answerer quotes the
+        best of them; ``qualitative_routed`` ranks passages by them (``passage_relevance``)."""
         route = self.kinds.classify(question)
-        details: dict[str, Any] = {"route": route.as_info()}
-        if not hits:
-            return self._result("No evidence retrieved.", [], "no_evidence", details, t0)
-        used = sorted(hits, key=lambda h: h.rank)[: self.max_hits]
-        subject = read_subject(question, route, self.vocabulary, _company_words(used), periods)
-        details["subject"] = [g[0] for g in subject.groups]
+        used = sorted(hits, key=lambda h: h.rank)[: max_hits or self.max_hits]
+        subject = read_subject(question, route, self.vocabularies, _company_words(used), periods)
         # a topic without cues (or a metric question handed here) ranks by subject alone
         cue_topics = tuple(t for t in route.topics if self.kinds.cues.get(t))
-        candidates: list[_Sentence] = []
+        out: list[_Sentence] = []
         for hit in used:
             if hit.chunk_type not in ("prose", "section"):
                 continue
@@ -289,8 +343,43 @@ class NarrativeAnswerer:
                 # answers (a lawsuit named, a risk stated), whatever words it uses
                 if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
                     about = True
-                if about and (not cue_topics or s.cue > 0):
-                    candidates.append(s)
+                s.answers = about and (not cue_topics or s.cue > 0)
+                out.append(s)
+        return route, subject, out
+
+    def passage_relevance(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None
+                          ) -> dict[str, float]:
+        """Chunk id -> how well its best sentence answers ``question``, in [0, 1]: the share of the
+        subject it names, how much of it leads the sentence and the cue's strength, halved for a sentence
+        that does not answer (no cue of the asked topic, too little of the subject). Chunks without
+        prose are left out. What a sentence window of the passage says, rather than the passage's words
+        as a bag."""
+        _, subject, sentences = self.scored_sentences(question, hits, periods, max_hits=len(hits))
+        # the subject leaves the company out (every passage of its filing names it): across filings, a
+        # passage of another company than the one asked, or of another year's filing, answers less
+        asked = word_stems(question)
+        companies = {h.chunk_id: _company_words([h]) for h in hits}
+        names_one = any(words & asked for words in companies.values())
+        best: dict[str, float] = {}
+        for s in sentences:
+            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, _TOPICAL_MIN_CUE) / _TOPICAL_MIN_CUE) / 2.0
+            value *= 1.0 if s.answers else 0.5
+            if names_one and companies[s.hit.chunk_id] and not companies[s.hit.chunk_id] & asked:
+                value *= 0.2
+            if subject.years and s.hit.fiscal_year is not None and s.hit.fiscal_year not in subject.years:
+                value *= 0.5
+            best[s.hit.chunk_id] = max(best.get(s.hit.chunk_id, 0.0), value)
+        return best
+
+    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        t0 = time.perf_counter()
+        if not hits:
+            route = self.kinds.classify(question)
+            return self._result("No evidence retrieved.", [], "no_evidence", {"route": route.as_info()}, t0)
+        read = self._with_neighbours(hits)
+        route, subject, sentences = self.scored_sentences(question, read, periods, max_hits=len(read))
+        details: dict[str, Any] = {"route": route.as_info(), "subject": [g[0] for g in subject.groups]}
+        candidates = [s for s in sentences if s.answers]
         if not candidates:
             what = " ".join(details["subject"][:6]) or "the question"
             return self._result(f"Insufficient context: no retrieved passage answers it ({what}).", [],

@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, VocabularyFile, VocabularyTerm
 
 QuestionKind = Literal["metric", "qualitative"]
 METRIC: QuestionKind = "metric"
@@ -82,6 +83,10 @@ class QuestionKindsFile(BaseModel):
     instruction_leads: str = r"^\s*(?:if|please|answer|round)\b"  # sentences that instruct, not ask
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
+    # how analysts word a qualitative question -> what the 10-K's prose prints ("earn more" -> "operating
+    # income increased"); the same form as analyst_vocabulary.yaml's terms, read by the narrative answerer's
+    # subject and by the search expansion of qualitative_routed (``phrasings: true``)
+    phrasings: dict[str, VocabularyTerm] = Field(default_factory=dict)
 
     @field_validator("metric_cues", "judgement_cues", "open_forms")
     @classmethod
@@ -125,6 +130,8 @@ class QuestionKinds:
         self.open_forms = [_compile(p) for p in file.open_forms]
         self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
         self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
+        self.prose_vocabulary = (AnalystVocabulary(VocabularyFile(terms=file.phrasings)) if file.phrasings
+                                 else None)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> QuestionKinds:
