@@ -17,7 +17,7 @@ passages; ``--window 0``: the hits alone). Scored by
   Refusal, cached on disk; an abstention is not sent (it is a Refusal: the reference gives an answer);
   a judge that gives no verdict is counted apart (coverage), never as 0 or 1.
 
-``--lazy`` also scores two lazy answers per question the same way (the question echoed; a random sentence
+``--lazy [echo random_sentence]`` also scores two lazy answers per question the same way (the question echoed; a random sentence
 of the retrieved passages, seeded): both must stay near 0. Per-question rows go to ``--out``.
 Whoever wrote a set also wrote its references: on a self-written set every figure is an upper bound.
 """
@@ -65,7 +65,8 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--window", type=int, default=1)
     ap.add_argument("--judge", default=None, help="models.yaml name of the rubric judge (none: key-fact recall only)")
-    ap.add_argument("--lazy", action="store_true")
+    ap.add_argument("--lazy", nargs="*", choices=["echo", "random_sentence"], default=None,
+                    help="also score these lazy answers (no value: both)")
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
@@ -92,8 +93,10 @@ def main() -> None:
         facts = key_facts(item)
         answers = {"narrative": answerer.answer(item.question, hits, item.periods)}
         texts = {"narrative": answers["narrative"].text if answers["narrative"].response_state == "answered" else None}
-        if args.lazy:
+        lazy = ["echo", "random_sentence"] if args.lazy == [] else args.lazy or []
+        if "echo" in lazy:
             texts["lazy_echo"] = item.question
+        if "random_sentence" in lazy:
             texts["lazy_random_sentence"] = random_sentence(hits, rng)
         for who, text in texts.items():
             recall, why = key_fact_recall(text or "", facts, item.question) if facts else (None, "no key facts")

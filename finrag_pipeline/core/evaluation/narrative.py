@@ -53,7 +53,7 @@ performance result results period periods most least highest lowest largest smal
 biggest best worst involved involve involves involving face faces facing related regarding concerning
 material any
 according describes described discusses discussed mentions notes note item items annual report reports filing
-form 10-k k sec says say state states stated explain
+form 10-k k sec says say state states stated explain year-over-year year-on-year yoy
 """))
 _UP_RE = re.compile(r"\b(?:increas\w*|grew|grow\w*|growth|rose|rise|rising|higher|expan\w*|jump\w*|improv\w*|gain\w*|"
                     r"surg\w*|strong\w*|accelerat\w*)\b",
@@ -64,6 +64,15 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*
 # A second sentence that continues the first ("This increase was ...", "The decrease ...", "Partially offset ...").
 _CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
                            r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
+# a sentence that refers back to the change the previous one states ("The year over year increase was
+# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's
+_ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:over|on)[\s-]+year|overall|net|"
+                          r"total)\s+)?(?:increases?|decreases?|growth|declines?|changes?|improvements?|reductions?|"
+                          r"expansions?|contractions?|rises?)\b", re.IGNORECASE)
+# what the text layer runs into a sentence: the page header, a heading before the sentence's first word
+_PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
+_HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
+                         r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
@@ -101,6 +110,7 @@ class Subject:
 
     groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = field(default_factory=list)  # (label, stems, phrases)
     names: set[str] = field(default_factory=set)       # stems of capitalised names in the question (weighed double)
+    line_items: set[str] = field(default_factory=set)  # labels of the analyst vocabulary's terms ("R&D"; weighed double)
     direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
     years: list[int] = field(default_factory=list)
     topical: bool = False    # the question names only its topic ("What legal proceedings ...?")
@@ -116,12 +126,26 @@ class Subject:
     def _share(self, stems: set[str], low: str) -> tuple[float, list[str]]:
         got, total, named = 0.0, 0.0, []
         for label, alternatives, phrases in self.groups:
-            weight = 2.0 if alternatives & self.names else 1.0
+            weight = 2.0 if alternatives & self.names or label in self.line_items else 1.0
             total += weight
             if alternatives & stems or any(p in low for p in phrases):
                 got += weight
                 named.append(label)
         return got / total, named
+
+    def names_one(self, sentence: str) -> bool:
+        """Whether the sentence names one of the question's names ("Products", "Greater China"), when it
+        has any: a sentence about another segment or region answers another question."""
+        if not self.names:
+            return True
+        named = self._share(word_stems(sentence), sentence.lower())[1]
+        return any(stems & self.names for label, stems, _ in self.groups if label in named)
+
+    def lead_share(self, sentence: str) -> float:
+        """Share of the subject named in the sentence's first six words: a sentence about the subject
+        opens with it ("Services net sales increased ...")."""
+        lead = " ".join(sentence.split()[:6])
+        return self._share(word_stems(lead), lead.lower())[0] if self.groups else 0.0
 
     def head_share(self, sentence: str, cue_at: int | None) -> float:
         """Share of the subject named before the sentence's first cue (or in its first 12 words): the
@@ -147,7 +171,7 @@ def read_subject(question: str, route: QuestionRoute,
     text = _UP_RE.sub(" ", _DOWN_RE.sub(" ", text))
     vocabularies = [] if vocabulary is None else [vocabulary] if isinstance(vocabulary, AnalystVocabulary) \
         else list(vocabulary)
-    for vocab in vocabularies:
+    for n, vocab in enumerate(vocabularies):
         # the longest term first, each read once: "gross profit" is one subject word, not "gross" + "profit"
         for m in sorted(vocab.match(text), key=lambda m: -len(m.term)):
             term_re = re.compile(r"(?<![\w&])" + r"[\s\-]+".join(map(re.escape, m.term.split())) + r"(?![\w&])",
@@ -159,6 +183,8 @@ def read_subject(question: str, route: QuestionRoute,
             # words: "earn more" is not named by "more", "cost of goods sold" not by "of"
             stems = frozenset(word_stems(m.term)) if len(m.term.split()) == 1 else frozenset()
             subject.groups.append((m.term, stems, phrases))
+            if n == 0:      # the analyst vocabulary names a line item: the heart of the subject
+                subject.line_items.add(m.term)
             text = term_re.sub(" ", text)
     topic_groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
     for i, word in enumerate(_WORD_RE.findall(text)):
@@ -194,7 +220,9 @@ class _Sentence:
     cue: float = 0.0
     cues: list[str] = field(default_factory=list)
     named: list[str] = field(default_factory=list)
+    lead: float = 0.0
     answers: bool = False   # names enough of the subject and carries a cue of the asked topic
+    antecedent: _Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
 
 
 def _prose_of(hit: Hit) -> str:
@@ -205,12 +233,38 @@ def _prose_of(hit: Hit) -> str:
 def _sentences(hit: Hit) -> list[_Sentence]:
     text = _prose_of(hit)
     out = []
-    for i, (a, b) in enumerate(split_sentences(text)):
-        s = _without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip())
+    spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
+    for i, (a, b) in enumerate(spans):
+        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
             out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
     return out
+
+
+# a sentence that starts with a name spelt in lower case ("... certain products. iPhone net sales increased ..."),
+# which the shared splitter (core/chunking/sentences.py, whose spans the chunks keep) does not end
+_LOWER_NAME_START = re.compile(r"(?<=[a-z]\.)\s+(?=[a-z]+[A-Z]\w*\s)")
+
+
+def _split_lowercase_names(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    out, start = [], a
+    for m in _LOWER_NAME_START.finditer(text, a, b):
+        out.append((start, m.start()))
+        start = m.end()
+    out.append((start, b))
+    return out
+
+
+def _without_heading(sentence: str) -> str:
+    """"Table of Contents International sales decreased ..." -> "International sales decreased ...";
+    "Item 3. Legal Proceedings Digital Markets Act Investigations On March 25, 2024, ..." -> "On March 25, ...":
+    the page header and a Title-Case heading the text layer runs into the sentence that follows it."""
+    sentence = _PAGE_HEADER_RE.sub("", sentence)
+    m = _HEADING_RE.match(sentence)
+    if m and len(m.group(0).split()) >= 2:
+        return sentence[m.end():]
+    return sentence
 
 
 def _without_repeated_heading(sentence: str) -> str:
@@ -317,7 +371,9 @@ class NarrativeAnswerer:
             elif (subject.direction > 0 and down and not up) or (subject.direction < 0 and up and not down):
                 direction = -0.3
         structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
-        s.score = (3.0 * s.subject + 1.0 * head + min(s.cue, 6.0) / 2.0 + section_bonus + period + direction + structure
+        s.lead = subject.lead_share(s.text)
+        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, _TOPICAL_MIN_CUE) / 2.0 + section_bonus
+                   + period + direction + structure
                    - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
 
     def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
@@ -336,9 +392,18 @@ class NarrativeAnswerer:
         for hit in used:
             if hit.chunk_type not in ("prose", "section"):
                 continue
+            previous: _Sentence | None = None
             for s in _sentences(hit):
                 self._score(s, subject, route, cue_topics)
-                about = s.subject >= self.min_subject and bool(s.named)
+                if (previous is not None and previous.index == s.index - 1 and _ANAPHORA_RE.match(s.text)
+                        and previous.subject > s.subject):
+                    # "Gross margins increased to 75.0% ... The year over year increase was primarily driven by
+                    # ...": the cause sentence is about the previous sentence's subject, and is quoted with it
+                    s.score += 3.0 * (previous.subject - s.subject) + 1.5 * max(0.0, previous.head - s.head)
+                    s.subject, s.head, s.named, s.antecedent = previous.subject, previous.head, previous.named, previous
+                previous = s
+                about = s.subject >= self.min_subject and bool(s.named) and subject.names_one(
+                    s.antecedent.text + " " + s.text if s.antecedent else s.text)
                 # a question naming only its topic is answered by a sentence that reads as one of its
                 # answers (a lawsuit named, a risk stated), whatever words it uses
                 if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
@@ -386,8 +451,11 @@ class NarrativeAnswerer:
                                 "insufficient_context", details, t0)
         candidates.sort(key=lambda s: (-s.score, s.hit.rank, s.index))
         best = candidates[0]
-        chosen = [best]
+        # an anaphoric cause is quoted after the sentence it continues
+        chosen = [best.antecedent, best] if best.antecedent is not None else [best]
         for s in candidates[1:]:
+            if best.antecedent is not None:
+                break
             if len(chosen) >= self.max_sentences:
                 break
             same_hit_next = s.hit.chunk_id == best.hit.chunk_id and s.index == best.index + 1
