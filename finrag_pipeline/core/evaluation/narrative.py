@@ -16,6 +16,16 @@ hit's rank; (5) answers with the best sentence, plus a second one when it contin
 first (an offset, another cause), citing each sentence's page and chunk. When no sentence passes,
 the answer is the recorded abstention ``insufficient_context`` (``no_evidence`` without hits).
 
+With a ``warehouse`` (the runner passes it), each prose hit is read with its ``window`` neighbouring passages
+(core.chunks reading order): a cause often sits in the passage after the one that names the subject. A
+sentence that refers back to the change the previous one states ("The year over year increase was primarily
+driven by ...") takes that sentence's subject and is quoted after it. When the question names a segment,
+region or product ("Products", "Greater China"), a sentence must name it. The prose phrasings of
+question_kinds.yaml ("earn more" -> operating income, "gross profit" -> gross margin) count as the subject's
+words, as the analyst vocabulary's terms do ("R&D" -> research and development; those weigh double: the line
+item is the heart of the subject). ``passage_relevance`` gives the same scoring to retrieval
+(``qualitative_sentences``).
+
 Nothing is written in the answerer's own words: a quoted sentence carries the filing's key facts or
 the answer abstains, so a restated question or "due to various factors" never comes out of it.
 """

@@ -14,6 +14,13 @@ the notes and Item 1A. The question's kind and topics come from the one rule of
    are sentences, not table rows); with ``section_mode: prefilter`` hits outside those Items only fill
    the slots the Items cannot.
 
+3. with ``sentence_weight`` > 0 (the ``qualitative_sentences`` configuration), adds ``sentence_weight`` x range x
+   the passage's sentence relevance: how well its best sentence answers the question by the narrative
+   answerer's own scoring (core/evaluation/narrative.py ``passage_relevance``: the subject named and leading
+   the sentence, a cue of the asked topic, the asked company and year), a sentence window read inside each
+   candidate rather than the passage's words as a bag; with ``phrasings: true`` the expansion also adds the
+   prose phrasings of question_kinds.yaml ("earn more" -> "operating income").
+
 A metric question passes through to ``base`` unchanged; a qualitative one is searched with
 ``qualitative_base`` (default: ``base``). Each kind gets the retriever built for it: ``base:
 decomposed_routed`` keeps the metric routing, whose statement boost favours statement table rows, while
