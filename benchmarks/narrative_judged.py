@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from qualitative_retrieval import financebench_items  # noqa: E402
 
 from finrag_pipeline.core.chunking.sentences import sentences as split_sentences  # noqa: E402
-from finrag_pipeline.core.evaluation.answer_metrics import key_fact_recall  # noqa: E402
 from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import page_groups, scope_filters  # noqa: E402
-from finrag_pipeline.core.qa.answer_contract import key_facts_of  # noqa: E402
 from finrag_pipeline.core.records import load_qa_items  # noqa: E402
+from finrag_pipeline.core.scoring.answer_contract import key_facts_of  # noqa: E402
+from finrag_pipeline.core.scoring.answer_metrics import key_fact_recall  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
 
 

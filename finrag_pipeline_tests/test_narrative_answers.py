@@ -27,13 +27,14 @@ import pytest
 from _analyst_corpus import AMZN, APPLE, MSFT, hits_from_chunks, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import key_fact_recall
-from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer, read_subject
+from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
 from finrag_pipeline.core.models import Hit
-from finrag_pipeline.core.qa.answer_contract import key_facts_of
+from finrag_pipeline.core.question_kind import classify_question, default_question_kinds
+from finrag_pipeline.core.retrieval.answer_sentences import prose_vocabulary, read_subject
 from finrag_pipeline.core.retrieval.base import Retriever
 from finrag_pipeline.core.retrieval.qualitative_routing import QualitativeRoutingRetriever
-from finrag_pipeline.core.retrieval.question_kind import classify_question, default_question_kinds
+from finrag_pipeline.core.scoring.answer_contract import key_facts_of
+from finrag_pipeline.core.scoring.answer_metrics import key_fact_recall
 
 # ---- real phrasings -> kind, topic and the Item searched first -------------------------------------------
 # Phrasings of analysts (the external sets of finrag_pipeline_tests/data/external, FinanceBench's styles and
@@ -254,7 +255,7 @@ def test_phrasings_expand_the_search_only_when_configured():
     route = classify_question(asked)
     assert "operating income" not in routed.expanded_query(asked, route)
     assert "operating income" in QualitativeRoutingRetriever(_FixedBase([]), phrasings=True).expanded_query(asked, route)
-    assert default_question_kinds().prose_vocabulary is not None
+    assert prose_vocabulary(default_question_kinds()) is not None
 
 
 def test_qualitative_sentences_builds_from_the_yaml():

@@ -34,12 +34,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, default_vocabulary
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
+from finrag_pipeline.core.retrieval.answer_sentences import SentenceScorer, prose_vocabulary
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
-from finrag_pipeline.core.retrieval.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, default_vocabulary
 
 
 class QualitativeRoutingConfig(WrapperConfig):
@@ -135,15 +136,12 @@ class QualitativeRoutingRetriever(Retriever):
         self.kinds = kinds or default_question_kinds()
         self.vocabulary = vocabulary if vocabulary is not None else default_vocabulary()
         self.phrasings, self.sentence_weight = phrasings, sentence_weight
-        self._sentences: Any = None
+        self._sentences: SentenceScorer | None = None
 
-    def sentence_scorer(self) -> Any:
-        """The narrative answerer, whose sentence scoring ranks passages (built on first use; imported here
-        so that retrieval modules load without the answerers)."""
+    def sentence_scorer(self) -> SentenceScorer:
+        """The sentence scoring the narrative answerer quotes by, which ranks passages (built on first use)."""
         if self._sentences is None:
-            from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
-
-            self._sentences = NarrativeAnswerer(self.kinds, self.vocabulary)
+            self._sentences = SentenceScorer(self.kinds, self.vocabulary)
         return self._sentences
 
     @classmethod
@@ -157,8 +155,9 @@ class QualitativeRoutingRetriever(Retriever):
 
     def expanded_query(self, query: str, route: QuestionRoute) -> str:
         expanded = self.vocabulary.expand(query)
-        if self.phrasings and self.kinds.prose_vocabulary is not None:
-            expanded = self.kinds.prose_vocabulary.expand(expanded)
+        phrasings = prose_vocabulary(self.kinds) if self.phrasings else None
+        if phrasings is not None:
+            expanded = phrasings.expand(expanded)
         extra = [w for w in (*acronyms(query), *route.expansion) if w.lower() not in expanded.lower()]
         return f"{expanded} {' '.join(extra)}" if extra else expanded
 

@@ -28,7 +28,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from finrag_pipeline.core.config import config_path
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, VocabularyFile, VocabularyTerm
 
 QuestionKind = Literal["metric", "qualitative"]
 METRIC: QuestionKind = "metric"
@@ -76,6 +75,15 @@ class TopicSpec(BaseModel):
         return v
 
 
+class PhrasingTerm(BaseModel):
+    """How analysts word a matter and what a 10-K's prose prints for it (the form of analyst_vocabulary.yaml's
+    terms, read as a vocabulary by core/retrieval/answer_sentences.py ``prose_vocabulary``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    terms: list[str] = Field(min_length=1)
+    expansions: list[str] = Field(min_length=1)
+
+
 class QuestionKindsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric_cues: list[str] = Field(min_length=1)
@@ -86,7 +94,7 @@ class QuestionKindsFile(BaseModel):
     # how analysts word a qualitative question -> what the 10-K's prose prints ("earn more" -> "operating
     # income increased"); the same form as analyst_vocabulary.yaml's terms, read by the narrative answerer's
     # subject and by the search expansion of qualitative_routed (``phrasings: true``)
-    phrasings: dict[str, VocabularyTerm] = Field(default_factory=dict)
+    phrasings: dict[str, PhrasingTerm] = Field(default_factory=dict)
 
     @field_validator("metric_cues", "judgement_cues", "open_forms")
     @classmethod
@@ -130,8 +138,6 @@ class QuestionKinds:
         self.open_forms = [_compile(p) for p in file.open_forms]
         self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
         self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
-        self.prose_vocabulary = (AnalystVocabulary(VocabularyFile(terms=file.phrasings)) if file.phrasings
-                                 else None)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> QuestionKinds:
