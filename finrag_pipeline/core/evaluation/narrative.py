@@ -4,7 +4,8 @@
 sentence that states the cause ("Services net sales increased ... due primarily to higher net sales
 from advertising, the App Store and cloud services."), with its page, never by a figure.
 
-For a question it (1) reads the question's kind and topics (core/question_kind.py: cause,
+Steps 1-4 are THE sentence scoring of core/retrieval/answer_sentences.py (``qualitative_sentences`` ranks
+passages by it too). For a question it (1) reads the question's kind and topics (core/question_kind.py: cause,
 risk, legal, customers, geography, segments, business) and its subject: the words that name the line
 item, segment or matter (the analyst vocabulary's expansions count as the same word: "R&D" is
 "research and development"), the direction asked (an increase or a decrease) and the years;
