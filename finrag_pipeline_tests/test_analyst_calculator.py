@@ -690,8 +690,9 @@ def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
      "of FY2022?", "$120,069 million —"),
     # "intensity" is a share: 24,512 / 198,270 (MSFT_2022_10K p.57)
     ("What was Microsoft's FY2022 R&D intensity (R&D expense / revenue)?", "12.4% —"),
-    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416))
-    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.4 billion —"),
+    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416)); shown in a
+    # larger scale than printed, an amount keeps two decimals
+    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.42 billion —"),
     # a sign judgement on a quantity the question defines with the standard formula: 46,752 - 63,645
     ("Has Amazon's free cash flow been positive in 2022? Take free cash flow as operating cash flow minus purchases "
      "of property and equipment.", "No, because free cash flow was -$16,893 million"),

@@ -443,7 +443,7 @@ class CalculatorAnswerer:
             return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
-            return self._unsuitable(unsuited, plan, filings[0], missing[0], details, timings, t0)
+            return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
@@ -531,7 +531,8 @@ class CalculatorAnswerer:
         unit = plan.unit
         shown = self._shown(value, unit, scale)
         if unit in ("USD", "shares") and plan.decimals is None:
-            decimals = 0 if shown == shown.to_integral() else 1
+            # an amount shown in a larger scale than printed ("in USD billions") keeps two decimals: $21.81 billion
+            decimals = 0 if shown == shown.to_integral() else (2 if plan.display_scale else 1)
         else:
             decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
         rounded = round_decimal(shown, decimals)
@@ -608,6 +609,7 @@ class CalculatorAnswerer:
         if judgement.kind == "customer_concentration":
             return self._concentration(hits, details, timings, t0)
         missing: list[str] = []
+        filing: FilingFacts | None = None
         for filing in [row_filing] if row_filing is not None else self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
@@ -623,6 +625,12 @@ class CalculatorAnswerer:
             return self._judged(decision, filing, inputs, details, timings, t0)
         if missing:
             details["missing"] = missing
+            unsuited = unsuitable_metric(question)
+            if unsuited and judgement.metric is not None and filing is not None:
+                # "If operating margin is not a useful metric for a company like this, state that": the filing
+                # prints no line the judged metric needs (Nike reports no operating income)
+                metric = judgement.metric
+                return self._unsuitable(unsuited, metric.formula or metric.key, filing, missing[0], details, timings, t0)
             return self._abstain(f"cannot judge ({judgement.kind.replace('_', ' ')}): not in the filing: {missing[0]}",
                                  details, timings, t0)
         return None
@@ -898,16 +906,15 @@ class CalculatorAnswerer:
         return AnswerResult(f"{answer}, because {reason}", [(hit.filing_id, int(hit.page_start or 0), hit.chunk_id)],
                             "answered", latency_ms=timings["total"], details=details)
 
-    def _unsuitable(self, metric: str, plan: Plan, filing: FilingFacts, missing: str, details: dict,
+    def _unsuitable(self, metric: str, formula: str, filing: FilingFacts, missing: str, details: dict,
                     timings: dict, t0: float) -> AnswerResult:
         """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
         line = missing.split(" for FY")[0]
         text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its financial statements "
-                f"print no {line} line ({missing}), so {metric} ({plan.formula}) cannot be computed from what it "
-                f"reports; its results are better read through the lines it does report (e.g. operating income "
-                f"and operating margin).")
+                f"print no {line} line ({missing}), so {metric} ({formula}) cannot be computed from what it "
+                f"reports; its results are better read through the lines it does report.")
         timings["total"] = _ms(t0)
         return AnswerResult(text, [], "answered", latency_ms=timings["total"],
                             details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})

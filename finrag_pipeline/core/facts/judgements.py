@@ -28,6 +28,9 @@ class TrendRule(BaseModel):
     years: int = 3
     min_change_percent_points: float = 0.5
     min_change_relative: float = 0.02
+    # "improving as of FY2022" is no longer true when the latest year fell back by the margin, whatever the
+    # first year of the series was (Adobe: operating margin 32.9% -> 36.8% -> 34.6% is not improving)
+    latest_year_must_not_reverse: bool = True
 
 
 class CapitalIntensiveRule(BaseModel):
@@ -228,9 +231,9 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     if not material:
         rule = TrendRule(years=rule.years, min_change_percent_points=0.0, min_change_relative=0.0)
     if unit == "percent":
-        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points)) and delta != 0
+        big = delta != 0 and _material(delta, v0, unit, rule)
         size = f"{delta * 100:+.1f} percentage points"
-        threshold = f"{rule.min_change_percent_points} percentage points"
+        threshold = f"{rule.min_change_percent_points} percentage points or {rule.min_change_relative:.0%} of FY{y0}"
     else:
         big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative)) and delta != 0
         size = f"{(delta / abs(v0) * 100) if v0 else 0:+.1f}%"
@@ -244,7 +247,24 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
     rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
                  f"{threshold} in that direction")
+    if material and rule.latest_year_must_not_reverse and len(series) >= 3:
+        (yp, vp) = series[-2]
+        step = v1 - vp
+        reversed_ = step != 0 and (step > 0) != want_up and _material(step, vp, unit, rule)
+        rule_text += f", and FY{y1} does not move back against it by that margin vs FY{yp}"
+        if yes and reversed_:
+            yes = False
+            reason += f"; but it moved the other way in the latest year (FY{yp}: {fmt(vp)} -> FY{y1}: {fmt(v1)})"
     return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
+
+
+def _material(delta: Decimal, base: Decimal, unit: str, rule: TrendRule) -> bool:
+    """A move of ``delta`` from ``base`` is at least the rule's margin: a share of ``base``, or for a percent
+    metric the percentage points, whichever is smaller (a 3% retail margin moving to 3.3% has moved)."""
+    relative = base != 0 and abs(delta) / abs(base) >= Decimal(str(rule.min_change_relative))
+    if unit == "percent":
+        return relative or abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points))
+    return relative
 
 
 def metric_name(concept: Concept) -> str:

@@ -239,6 +239,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
             normalize_label(rest[len(_raw_prefix(rest, matches[0].end)):]))])) or None
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
+        if unit in ("percent", "ratio") and unit_asked(full) in ("percent", "ratio"):
+            unit = unit_asked(full)  # a ratio asked "as a percentage" (or a percent "in times") is shown so
     else:
         formula, unit = main.key, main.unit or "USD"
         others = [c for c in concepts[1:] if not c.formula]
@@ -293,6 +295,10 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
                                       or _HOW_MUCH_CHANGED_RE.search(rest)):
         operation = "change"
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
+        operation = "sum_years"
+    elif (len(years) >= 2 and unit == "USD" and _YEAR_RANGE_RE.search(full) and re.search(r"\btotal\b", rest, re.I)
+          and not main.formula):
+        # "What is the FY2019 - FY2021 total D&A?": an amount over a range of years is their sum
         operation = "sum_years"
     elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
@@ -419,7 +425,9 @@ def term_definitions(question: str, years: list[int], lexicon: Lexicon) -> tuple
         target = d.target
         pronoun = target is None or normalize_label(target) in _PRONOUNS
         concept = None if pronoun else resolve_operand(target, lexicon)
-        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body):
+        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body) or (
+                concept.fallback and re.search(r"\+|\bplus\b|\band\b", d.body)):
+            # a line made of parts ("total debt", "SG&A") defined as the sum of its parts is the quantity asked
             whole.append(d)
         elif normalize_label(target) in phrases:
             keys[concept.key] = phrases[normalize_label(target)]
@@ -519,6 +527,12 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
             rest = without_defs
             break
         except DefinitionError as exc:
+            listed = _listed_inputs(d.body, lexicon)
+            if metric is not None and metric.formula and listed and listed <= set(parse_formula(metric.formula).names):
+                # "Calculate unadjusted EBITDA using unadjusted operating income and D&A": the inputs of the metric
+                # named, listed without the arithmetic: its standard formula over them
+                notes.append(f"the definition lists the inputs of {metric.key}: its formula")
+                continue
             # an operand that is no line item: abstain naming it (never answer another metric's formula);
             # wording the parser cannot follow: the standard formula of the metric named, noted
             if (metric is None or exc.operand) and d.source not in ("paren", "ie"):
@@ -559,6 +573,22 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
         plan.years = plan.years[:1] if plan.operation == "value" else plan.years
     return plan
+
+
+def _listed_inputs(body: str, lexicon: Lexicon) -> set[str] | None:
+    """The line items a definition lists without arithmetic ("unadjusted operating income and D&A (from the cash
+    flow statement)"), as concept keys of base lines; None unless every listed phrase names one."""
+    text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", body)
+    parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
+    if len(parts) < 2:
+        return None
+    keys: set[str] = set()
+    for part in parts:
+        concept = resolve_operand(part, lexicon)
+        if concept is None:
+            return None
+        keys |= set(parse_formula(concept.formula).names) if concept.formula else {concept.key}
+    return keys
 
 
 def _named_before(text: str) -> str | None:
