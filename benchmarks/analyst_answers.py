@@ -48,6 +48,8 @@ def main() -> None:
     ap.add_argument("--retriever", default="decomposed_routed")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="write one JSON line per question and answerer (id, category, state, correctness, answer)")
     args = ap.parse_args()
 
     session = FinragSession.open(args.home)
@@ -73,6 +75,12 @@ def main() -> None:
             rows += got
             print(f"  {fid}: {len(items)} questions ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
 
+    if args.rows:
+        ids = {i.qa_id: (i.metadata or {}).get("financebench_id") or i.qa_id for i in imported.items}
+        args.rows.write_text("".join(json.dumps({
+            "id": ids.get(r["qa_id"], r["qa_id"]), "answerer": r["model"], "category": r["category"],
+            "state": r["response_state"], "correctness": r.get("correctness"), "key_fact_recall": r.get("key_fact_recall"),
+            "answer": (r.get("answer") or "")[:300]}) + "\n" for r in rows if r["model"] in args.answerers))
     table = []
     for (model, category), group in sorted(_group(rows, args.answerers).items()):
         decided = [r["correctness"] for r in group if r.get("correctness") is not None]

@@ -32,7 +32,7 @@ from finrag_pipeline.core.evaluation.answerers import (
     ExtractiveAnswerer,
     routed_to_narrative,
 )
-from finrag_pipeline.core.facts.definitions import resolve_operand, statement_hints
+from finrag_pipeline.core.facts.definitions import plain_wording, resolve_operand, statement_hints
 from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.facts.judgements import (
     Decision,
@@ -321,6 +321,7 @@ class CalculatorAnswerer:
         routed = routed_to_narrative(question, hits, periods)
         if routed is not None:  # "what drove / why / which risks" is never answered with a bare figure
             return routed
+        question = plain_wording(question)
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         if self._parser is None:  # first answer only: the corpus catalog (company names, fiscal calendars)
@@ -373,13 +374,13 @@ class CalculatorAnswerer:
         elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
                 "compare", "threshold", "capital_intensive", "high_growth")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
-            standard = (judgement is not None and judgement.kind in ("sign", "trend") and judgement.metric is not None
-                        and plan.concept_key == judgement.metric.key)
+            standard = (judgement is not None and judgement.kind in ("sign", "trend", "liquidity")
+                        and judgement.metric is not None and plan.concept_key == judgement.metric.key)
             judgement = threshold_judgement(question, Concept(
                 key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit)) \
                 or (judgement if standard else None)
             # "Has free cash flow been positive? Take free cash flow as CFO - capex" (the standard formula): judged
-            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend")
+            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend", "liquidity")
         if judgement is not None and (defined_metric or judgement.kind in ("capital_intensive", "high_growth")
                                       or not (plan is not None and plan.definition_given
                                               and judgement.kind not in ("compare", "threshold"))):
@@ -586,9 +587,9 @@ class CalculatorAnswerer:
     # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
-               rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
+               rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decimal, list[FactValue], int]:
         plan = Plan(formula, formula, [year], "value", unit)
-        value, inputs, scale, _ = self._compute(plan, filing, extra=rows)
+        value, inputs, scale, _ = self._compute(plan, filing, segment, extra=rows)
         return value, inputs, scale
 
     def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
@@ -613,10 +614,22 @@ class CalculatorAnswerer:
         for filing in [row_filing] if row_filing is not None else self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
+            segment = None
+            if judgement.segment:
+                # "Amazon's International segment": the segment this filing reports under those words
+                asked = _without_company(normalize_label(judgement.segment), filing) or ""
+                segment = next((q for q in (normalize_label(judgement.segment), asked) if q and filing.find_segment(q) == q),
+                               None)
+                if segment is None:
+                    missing.append(f"segment '{judgement.segment}' (not a segment it reports) in {filing.filing_id}")
+                    continue
+                details["segment"] = segment
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows, segment)
             except MissingInput as exc:
-                missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
+                name, _, seg = exc.name.partition(" (segment")
+                missing.append(f"{self._label(name)}{' (segment' + seg if seg else ''} for FY{exc.fiscal_year} in "
+                               f"{filing.filing_id}")
                 continue
             except (FormulaError, PlanError) as exc:
                 missing.append(f"{exc} in {filing.filing_id}")
@@ -637,9 +650,9 @@ class CalculatorAnswerer:
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
                 inputs: list[FactValue], asked: Sequence[int] = (),
-                rows: dict[str, Concept] | None = None) -> tuple[Decision, list[dict]]:
+                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decision, list[dict]]:
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
-            v, used, scale = self._value(formula, unit, y, filing, rows)
+            v, used, scale = self._value(formula, unit, y, filing, rows, segment)
             inputs.extend(i for i in used if i not in inputs)
             return v, scale
 
@@ -742,7 +755,13 @@ class CalculatorAnswerer:
             v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
             positive = v > 0
             yes = positive == (judgement.direction == "up")
-            reason = f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}"
+            where = f" of the {segment} segment" if segment else ""
+            reason = f"{metric_name(metric).lower()}{where} was {self._fmt(v, unit, scale)} in FY{year}"
+            try:  # the year before, for "did it become profitable"
+                before, _ = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year - 1)
+                reason += f", after {self._fmt(before, unit, scale)} in FY{year - 1}"
+            except (MissingInput, FormulaError):
+                pass
             return Decision("Yes" if yes else "No", reason, f"sign: {metric.key} {'>' if judgement.direction == 'up' else '<'} 0"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
         if judgement.kind == "liquidity":

@@ -149,6 +149,25 @@ _UNIT_PAREN_RE = re.compile(r"\(\s*(?:in\s+)?(?:usd|us\$|\$)?\s*(?:thousands|mil
 _PERCENT_MARGIN_RE = re.compile(r"\s*%\s*margin\b", re.I)
 
 
+_CASH_PAID_FOR_RE = re.compile(r"\bhow\s+much\s+cash\s+(?P<verb>did|does|do|has|have|had)\s+(?P<who>.+?)\s+"
+                               r"(?:pay|paid|spend|spent)\s+(?:for|on)\s+(?P<what>[^?;]+)", re.I)
+_CASH_AS_AMOUNT_RE = re.compile(r"\bhow\s+much\s+cash\s+(?=(?:did|does|do|has|have|had|was|were)\b)", re.I)
+
+
+def plain_wording(question: str) -> str:
+    """Analysts' wording of a cash amount, in the words statements print: "How much cash did Apple pay for
+    interest in FY2021?" -> "How much cash paid for interest in FY2021 did Apple?" (the supplemental row "Cash
+    paid for interest"); "How much cash did Apple return to shareholders" -> "How much did Apple return to
+    shareholders" ("cash" there is the amount's word, not the balance-sheet line)."""
+    m = _CASH_PAID_FOR_RE.search(question)
+    if m:
+        what = m.group("what").rstrip(" ?.")
+        question = question[:m.start()] + f"how much cash paid for {what} {m.group('verb')} {m.group('who')}" + \
+            question[m.end():]
+        return question
+    return _CASH_AS_AMOUNT_RE.sub("how much ", question)
+
+
 def clean_question(question: str) -> str:
     """The question without what only instructs the answerer: sentences that say how to answer ("Answer in
     USD millions.", "Base your judgement on the balance sheet.", "Calculate what was asked by utilizing the
@@ -512,10 +531,41 @@ def operand(phrase: str, ctx: ParseContext) -> str:
         return _at_year(expr, max(years) if years else None, ctx)
     prior = _PRIOR_RE.search(text)
     core = _without_period(_PRIOR_RE.sub(" ", text)) if prior else _without_period(text)
-    expr = _line_item(core, ctx)
+    core = re.sub(r"\s*,?\s*\b(?:all|both|each)$", "", core, flags=re.I)  # "..., all from the balance sheet"
+    try:
+        expr = _line_item(core, ctx)
+    except DefinitionError as exc:
+        # "cash and cash equivalents and marketable securities": a list of lines, their sum
+        parts = _list_of_lines(core, ctx) if exc.operand else None
+        if parts is None:
+            raise
+        expr = "(" + " + ".join(parts) + ")"
     if prior:
         return f"lag({expr}, 1)"
     return _at_year(expr, max(years) if years else None, ctx)
+
+
+def _list_of_lines(text: str, ctx: ParseContext, depth: int = 0) -> list[str] | None:
+    """The lines a phrase lists ("A and B", "A, B and C", where a line may itself hold "and": "cash and cash
+    equivalents"), each read as a line item; None unless the whole phrase splits into lines."""
+    seps = list(re.finditer(r"\s*,\s*(?:and\s+)?|\s+and\s+", text))[::-1]  # the longest first line first
+    if depth > 5:
+        return None
+    for sep in seps:
+        head, tail = text[:sep.start()].strip(), text[sep.end():].strip()
+        if not head or not tail:
+            continue
+        try:
+            first = _line_item(head, ParseContext(ctx.lexicon, ctx.year, ctx.terms))
+        except DefinitionError:
+            continue
+        try:
+            rest = [_line_item(tail, ParseContext(ctx.lexicon, ctx.year, ctx.terms))]
+        except DefinitionError:
+            rest = _list_of_lines(tail, ctx, depth + 1)
+        if rest:
+            return [first, *rest]
+    return None
 
 
 def _without_period(text: str) -> str:

@@ -93,6 +93,12 @@ _THAN_RE = re.compile(r"\b(higher|greater|larger|bigger|more|lower|less|smaller|
                       r"|\b(exceed(?:ed|s)?|surpass(?:ed|es)?|above|below|under)\b", re.I)
 _SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "k": 10**3, "m": 10**6, "mm": 10**6, "bn": 10**9, "b": 10**9}
 _SIGN_RE = re.compile(r"\b(?:positive|negative)\b", re.I)
+# "Did Amazon's International segment become profitable?", "Is the company loss-making?": the sign of the profit line
+_PROFITABLE_RE = re.compile(r"\b(?P<no>unprofitable|loss[\s-]making|in\s+the\s+red|(?:make|made|post(?:ed)?|report(?:ed)?)"
+                            r"\s+an?\s+(?:operating\s+|net\s+)?loss)\b|\b(?:profitable|in\s+the\s+black|turn(?:ed)?\s+(?:a\s+)?"
+                            r"profit)\b", re.I)
+_SEGMENT_NAMED_RE = re.compile(r"\b(?P<name>[A-Z][\w&'\u2019.-]*(?:\s+(?:&\s+)?[A-Z][\w&'\u2019.-]*)*)\s+(?:segment|business"
+                               r"|division|reportable\s+segment)\b")
 _UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
                             r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
 
@@ -108,6 +114,7 @@ class Judgement:
     profile: bool = True                # trend: a profile over years with a materiality margin; False for a plain
                                         # "did revenue increase in FY2022" (vs the prior year, any change counts)
     notes: list[str] = field(default_factory=list)
+    segment: str | None = None          # the segment the figure is read for ("Amazon's International"), as asked
 
 
 _EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|rise|rose|increase|grow|fall|fell"
@@ -177,6 +184,16 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
             # "Was Amazon's capex in 2022 higher than its operating cash flow?"
             low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
             return Judgement("compare", before[-1], "down" if low else "up", other=after[0])
+    profitable = _PROFITABLE_RE.search(question)
+    if profitable and yes_no and not _THAN_RE.search(question):
+        # a segment's profit is its operating income; the company's, its net income (unless a line is named)
+        segment = _SEGMENT_NAMED_RE.search(question)
+        line = metric if metric is not None and not metric.formula and metric.statement == "income_statement" else (
+            lexicon.concepts.get("operating_income") if segment else lexicon.concepts.get("net_income"))
+        if line is not None:
+            name = re.sub(r"^(?:(?:did|does|do|is|was|were|are|has|have|had|will|can|could|would|should)\s+)+", "",
+                          segment.group("name"), flags=re.I) if segment else None
+            return Judgement("sign", line, "down" if profitable.group("no") else "up", segment=name or None)
     sign = _SIGN_RE.search(question)
     if metric is not None and sign and yes_no:
         # "Does PayPal have positive working capital?": the sign of the figure decides

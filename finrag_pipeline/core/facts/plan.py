@@ -511,7 +511,8 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         metric = next((m.concept for m in lexicon.match(after) if m.concept.formula), None)
     without_defs = clean
     for d in find_definitions(question):
-        without_defs = without_defs.replace(d.body, " ")
+        # the body as written, and as the cleaned question has it (statement hints taken out)
+        without_defs = without_defs.replace(d.body, " ").replace(strip_statement_hints(d.body), " ")
     # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
     # Define unadjusted EBITDA as ..."): the defined terms are operands of it
     clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)
@@ -566,6 +567,10 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
                       formula=formula, unit=unit)
     plan = _make_plan(rest, years, lexicon, line_item=concept)
     plan.quantity, plan.definition_given, plan.definition = quantity, True, written
+    if plan.qualifier is None and _SEGMENT_WORD_RE.search(question):
+        # "the operating margin of Amazon's AWS segment, i.e. AWS operating income divided by AWS net sales": the
+        # formula is read on the segment named (the calculator drops the company's own name from it)
+        plan.qualifier = _qualifier("", question)
     plan.concept_key = metric.key if metric else None
     plan.decimals = decimals if decimals is not None else plan.decimals
     plan.display_scale = display_scale or plan.display_scale

@@ -360,6 +360,10 @@ class FilingFacts:
                     for (tid, _), lab in self.norm_labels.items())
         if found:
             return norm
+        # "technology and content expense": the statement prints the cost line without the word "expense(s)"
+        bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
+        if bare != norm and len(bare.split()) >= 2:
+            return self.statement_label(bare)
         # "current term debt" / "non-current term debt": a balance-sheet label printed once in each section
         side = re.match(r"(?:non\s?current|current)\s+(?P<rest>.+)$", norm)
         if side and any(lab == side.group("rest") and self.statement_of[tid] == "balance_sheet"
