@@ -756,6 +756,14 @@ def test_as_a_multiple_of_is_a_ratio(calc, question):
     # a definition over a segment's lines: AWS 22,841 / 80,096 (AMAZON p.23-24), never the consolidated 2.4%
     ("What was the operating margin of Amazon's AWS segment in 2022, i.e. AWS operating income divided by AWS net "
      "sales? Round to one decimal place.", "28.5% —"),
+    # the three cash-flow activities as options: 46,752 operating, -37,601 investing, 9,718 financing (AMAZON p.36)
+    ("Among operations, investing, and financing activities, which brought in the most (or lost the least) cash flow "
+     "for Amazon in FY2022?", "operations had the highest net cash flow"),
+    # an inventory turnover asked with "if ... not meaningful ... explain why": a figure, not a cause question;
+    # 288,831 / ((34,405 + 32,640) / 2) (AMAZON_2022_10K p.37, p.39)
+    ("Roughly how many times has Amazon sold its inventory in FY2022? Calculate inventory turnover ratio for the "
+     "FY2022; if conventional inventory management is not meaningful for the company then state that and explain "
+     "why.", "8.62 —"),
     # "total" over a range of years: 11,104 + 11,284 + 11,056 (APPLE_2022_10K p.36)
     ("What is the FY2020 - FY2022 total D&A (from the cash flow statement) for Apple? Answer in USD millions.",
      "$33,444 million —"),

@@ -500,6 +500,16 @@ CLASSES = [
     ("What is Costco's year-over-year change in unadjusted operating income from FY2019 to FY2020 (in units of "
      "percents and round to one decimal place)? Give a solution to the question by using the income statement.",
      [2020, 2019], "operating_income", "pct_change", [2020, 2019], "percent", 1, ["income_statement"]),
+    # the change of a written ratio ("change in EBITDA % margin"): the ratio changes, in percentage points
+    ("What is the FY2019 - FY2020 change in Costco's unadjusted EBITDA % margin? Use unadjusted operating income and "
+     "D&A from the cash flow statement.", [2020, 2019], "(operating_income + depreciation_amortization) / revenue",
+     "change", [2020, 2019], "percentage points", None, ["cash_flow"]),
+    # the owners named after a line are the company's own: no segment
+    ("What is Costco's FY2020 net income attributable to shareholders? Answer in USD millions.", [2020],
+     "net_income", "value", [2020], "USD", None, []),
+    # "basing your answers off of the cash flow statement"
+    ("Basing your answer off of the cash flow statement, how much did Apple return to shareholders in FY2022?",
+     [2022], "abs(dividends) + abs(share_repurchases)", "value", [2022], "USD", None, ["cash_flow"]),
     # dividends "using total cash dividends paid and net income attributable to shareholders" (a parenthesis of words)
     ("What is the FY2020 dividend payout ratio (using total cash dividends paid and net income attributable to "
      "shareholders) for Costco? Round answer to two decimal places.", [2020],

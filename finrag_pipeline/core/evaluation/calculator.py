@@ -62,6 +62,10 @@ from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
                                r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
+_ACTIVITIES = (("operating_cash_flow", r"\boperat"), ("investing_cash_flow", r"\binvest"),
+               ("financing_cash_flow", r"\bfinanc"))
+_FIGURE_ASKED_RE = re.compile(r"\b(?:give|provide|report|show|state)\s+(?:us\s+|me\s+)?(?:the|its|their)\b", re.I)
+
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
 
 
@@ -318,7 +322,9 @@ class CalculatorAnswerer:
     # ---- the answer -----------------------------------------------------------------------------
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        routed = routed_to_narrative(question, hits, periods)
+        # "... if X is not a useful metric, state that and explain why" asks no cause: routed without that clause
+        routed = routed_to_narrative(strip_unsuitable_clause(question) if unsuitable_metric(question) else question,
+                                     hits, periods)
         if routed is not None:  # "what drove / why / which risks" is never answered with a bare figure
             return routed
         question = plain_wording(question)
@@ -375,7 +381,9 @@ class CalculatorAnswerer:
                 "compare", "threshold", "capital_intensive", "high_growth")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
             standard = (judgement is not None and judgement.kind in ("sign", "trend", "liquidity")
-                        and judgement.metric is not None and plan.concept_key == judgement.metric.key)
+                        and judgement.metric is not None and plan.concept_key == judgement.metric.key
+                        # "Was Boeing liquid? Give the current ratio (...)": the figure is what is asked
+                        and not (judgement.kind == "liquidity" and _FIGURE_ASKED_RE.search(question)))
             judgement = threshold_judgement(question, Concept(
                 key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit)) \
                 or (judgement if standard else None)
@@ -955,15 +963,24 @@ class CalculatorAnswerer:
 
     def _choose(self, choice, companies: list[str], years: list[int], hits: Sequence[Hit], timings: dict,
                 t0: float) -> AnswerResult | None:
+        # "Among operations, investing, and financing activities, which brought in the most cash flow?": each option
+        # is the net cash flow of that activity (the cash-flow statement's three totals)
+        activity = {o: next((key for key, pattern in _ACTIVITIES if re.search(pattern, o, re.I)), None)
+                    for o in choice.options}
+        by_activity = all(activity.values()) and len(set(activity.values())) == len(activity)
         named = [m for m in self.lexicon.match(choice.rest) if not m.concept.formula]
-        if not named:
+        if not named and not by_activity:
             return None
-        concept, quantity = named[0].concept, named[0].alias
+        if by_activity:
+            concept, quantity = Concept(key="net_cash_flow", aliases=["net cash flow"], unit="USD"), "net cash flow"
+        else:
+            concept, quantity = named[0].concept, named[0].alias
         missing: list[str] = []
         details: dict[str, Any] = {"choice_options": choice.options, "companies": companies}
         for filing in self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
-            facts = [(o, self._option_fact(filing, concept, o, year)) for o in choice.options]
+            facts = [(o, filing.lookup(self.lexicon.concepts[activity[o]], year) if by_activity
+                      else self._option_fact(filing, concept, o, year)) for o in choice.options]
             lost = [o for o, f in facts if f is None]
             if lost:
                 missing.append(f"{quantity} of '{lost[0]}' for FY{year} in {filing.filing_id}")

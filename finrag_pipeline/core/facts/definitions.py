@@ -184,6 +184,9 @@ def clean_question(question: str) -> str:
     text = re.sub(r"/?\(([^()]*)\)/?", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
     text = strip_statement_hints(text)
     text = _PERCENT_MARGIN_RE.sub(" as a % of revenue", text)
+    # "net income attributable to shareholders": the parent's owners, the line the statement prints as the net income
+    text = re.sub(r"\s+attributable\s+to\s+(?:the\s+)?(?:company'?s?\s+)?(?:common\s+)?(?:share|stock)holders\b", " ", text,
+                  flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -215,7 +215,9 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     return None
 
 
-_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
+# from the clause that says it ("...for the FY2020; if conventional inventory management is not meaningful ..."): the
+# instruction before a ";" stays ("Calculate inventory turnover ratio for the FY2020")
+_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!;]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
                                      r"|appropriate|suitable|good|helpful|sensible)\b[^.?!]*[.?!]?", re.I)
 
 

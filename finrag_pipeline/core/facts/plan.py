@@ -481,6 +481,10 @@ def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[s
         c = _LEAD_YEARS_RE.sub("", c.strip())
         c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
         c = re.sub(r"\b(?:of\s+)?[\w.&-]+(?:'s|\u2019s|s')\s+", lambda m: "of " if m.group(0).startswith("of") else "", c)
+        # "the change in EBITDA as a % of revenue": the change of the whole ratio (the plan's operation), so the
+        # written arithmetic is the ratio alone
+        c = re.sub(r"^(?:the\s+)?(?:(?:year[\s-]+over[\s-]+year|yoy|annual)\s+)?(?:change|increase|decrease)\s+(?:in|of)\s+"
+                   r"(?:the\s+)?(?=.*(?:\bas\s+an?\s+(?:%|percent)|\bas\s+%|/|\bdivided\s+by\b))", "", c, flags=re.I)
         if c:
             out.append(c)
     return out
