@@ -2,7 +2,7 @@
 
 Series are the companies' income-statement figures (USD millions, fiscal years as labelled); Microsoft's and
 Amazon's checked in the demo PDFs (MICROSOFT_2022_10K p.57, AMAZON_2022_10K p.37), Adobe's from its FY2022 10-K
-(not in the corpus):
+(not in the corpus); Nike's in the robustness PDF:
 - Adobe operating margin FY2020-FY2022: 4,237 / 12,868 = 32.9%, 5,802 / 15,785 = 36.8%, 6,098 / 17,606 = 34.6%
   (risen over three years, fallen in the asked year: not "improving as of FY2022").
 - Microsoft operating margin FY2020-FY2022: 52,959 / 143,015 = 37.0%, 69,916 / 168,088 = 41.6%,
@@ -36,6 +36,10 @@ def _series(*pairs):
 ADOBE = _series((2020, 4237, 12868), (2021, 5802, 15785), (2022, 6098, 17606))
 MSFT = _series((2020, 52959, 143015), (2021, 69916, 168088), (2022, 83383, 198270))
 AMZN = _series((2020, 22899, 386064), (2021, 24879, 469822), (2022, 12248, 513983))
+# Nike gross margin FY2018-FY2020 (NIKE_2020_10K p.58): 15,956 / 36,397 = 43.8%, 17,474 / 39,117 = 44.7%,
+# 16,241 / 37,403 = 43.4%: little changed over three years, down 1.2 points in the asked year
+NKE_GM = _series((2018, 15956, 36397), (2019, 17474, 39117), (2020, 16241, 37403))
+GM = LEX.concepts["gross_margin_pct"]
 
 
 @pytest.mark.parametrize("series,direction,answer", [
@@ -49,6 +53,12 @@ def test_improving_profile_both_directions(series, direction, answer):
     d = decide_trend(series, MARGIN, direction, "percent", TrendRule(), lambda v: f"{v * 100:.1f}%")
     assert d.answer == answer
     assert "FY2020" in d.reason and "FY2022" in d.reason  # the series it rests on is said
+
+
+@pytest.mark.parametrize("direction,answer", [("down", "Yes"), ("better", "No"), ("worse", "Yes"), ("up", "No")])
+def test_the_asked_year_decides_a_flat_series(direction, answer):
+    d = decide_trend(NKE_GM, GM, direction, "percent", TrendRule(), lambda v: f"{v * 100:.1f}%")
+    assert d.answer == answer and "FY2019" in d.reason
 
 
 def test_the_reversal_rule_is_configuration():

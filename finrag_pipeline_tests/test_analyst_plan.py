@@ -504,6 +504,9 @@ CLASSES = [
     ("What is the FY2019 - FY2020 change in Costco's unadjusted EBITDA % margin? Use unadjusted operating income and "
      "D&A from the cash flow statement.", [2020, 2019], "(operating_income + depreciation_amortization) / revenue",
      "change", [2020, 2019], "percentage points", None, ["cash_flow"]),
+    # an instruction sentence after the question names no segment ("Use unadjusted operating income.")
+    ("What is Intel's FY2020 unadjusted EBIT margin? Use unadjusted operating income.", [2020],
+     "operating_income / revenue", "value", [2020], "percent", None, []),
     # the owners named after a line are the company's own: no segment
     ("What is Costco's FY2020 net income attributable to shareholders? Answer in USD millions.", [2020],
      "net_income", "value", [2020], "USD", None, []),
@@ -547,3 +550,23 @@ def test_d_and_a_printed_as_two_lines_is_their_sum():
     assert set(parse_formula(c.fallback).names) == {"depreciation", "amortization_of_intangibles"}
     # the parts have no alias: a question naming "depreciation and amortization" asks D&A itself
     assert [m.concept.key for m in LEX.match("depreciation and amortization")] == ["depreciation_amortization"]
+
+
+def test_lines_some_balance_sheets_do_not_print_have_a_fallback():
+    # Intel prints no "Total liabilities" line (INTEL_2020_10K p.78): assets less equity; most print no total debt
+    assert LEX.concepts["total_liabilities"].fallback == "total_assets - shareholders_equity"
+    assert set(parse_formula(LEX.concepts["total_debt"].fallback).names) == {"short_term_debt", "long_term_debt"}
+
+
+def test_the_balance_sheet_total_is_no_total_liabilities():
+    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    meta = FilingMeta(filing_id="X-2020-10K", content_sha256="0" * 64, source_path="x.pdf", original_name="x.pdf",
+                      source_format="pdf", company="X", ticker=None, cik=None, form_type="10-K", fiscal_year=2020,
+                      period_end_date=None)
+    facts = FilingFacts(meta, [], [], LEX)
+    score, _ = facts._label_score("total liabilities, temporary equity, and stockholders equity",
+                                  LEX.concepts["total_liabilities"])
+    assert score == 0
+    assert facts._label_score("total liabilities", LEX.concepts["total_liabilities"])[0] >= 10

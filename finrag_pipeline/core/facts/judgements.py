@@ -267,13 +267,22 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
                  f"{threshold} in that direction")
     if material and rule.latest_year_must_not_reverse and len(series) >= 3:
+        # "as of" the asked year: the latest year decides against a series that says otherwise. Yes when the series
+        # moves by the margin in the asked direction and the latest year does not move back by it, or when the
+        # latest year moves by the margin in the asked direction and the series does not move against it
         (yp, vp) = series[-2]
         step = v1 - vp
-        reversed_ = step != 0 and (step > 0) != want_up and _material(step, vp, unit, rule)
-        rule_text += f", and FY{y1} does not move back against it by that margin vs FY{yp}"
+        step_big = step != 0 and _material(step, vp, unit, rule)
+        reversed_ = step_big and (step > 0) != want_up
+        latest_only = step_big and (step > 0) == want_up and not (big and moved_up != want_up)
+        rule_text += (f", and FY{y1} does not move back against it by that margin vs FY{yp} (or: FY{y1} moves by "
+                      f"that margin vs FY{yp} in that direction, the series not against it)")
         if yes and reversed_:
             yes = False
             reason += f"; but it moved the other way in the latest year (FY{yp}: {fmt(vp)} -> FY{y1}: {fmt(v1)})"
+        elif not yes and latest_only:
+            yes = True
+            reason += f"; in the latest year it moved from {fmt(vp)} in FY{yp} to {fmt(v1)} in FY{y1}"
     return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
 
 

@@ -235,8 +235,9 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         concepts = [m.concept for m in matches]
         main = concepts[0]
         alias = matches[0].alias
+        after = re.split(r"[?;]|\.(?:\s|$)", rest[len(_raw_prefix(rest, matches[0].end)):])[0]  # this sentence only
         qualifier = " ".join(filter(None, [_qualifier(_raw_prefix(rest, matches[0].start), rest), trailing_words(
-            normalize_label(rest[len(_raw_prefix(rest, matches[0].end)):]))])) or None
+            normalize_label(after))])) or None
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
         if unit in ("percent", "ratio") and unit_asked(full) in ("percent", "ratio"):

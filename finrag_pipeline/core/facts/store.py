@@ -180,6 +180,8 @@ class FilingFacts:
         best = 0.0
         for phrase in items + aliases:
             if len(phrase) > 3 and (label.startswith(phrase + " ") or bare.startswith(phrase + " ")):
+                if "equity" not in phrase and re.search(r"\bequity\b|\bdeficit\b", bare[len(phrase):]):
+                    continue  # "Total liabilities, temporary equity, and stockholders' equity" is the balance total
                 extra = len(bare.split()) - len(phrase.split())
                 best = max(best, 5.0 - 0.75 * extra)
                 if _CONTRA_TAIL.match(bare[len(phrase):]):
