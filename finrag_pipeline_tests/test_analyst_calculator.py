@@ -777,6 +777,10 @@ def test_phrasing_classes_answered(calc, question, start):
     # profitability of a segment: its operating income (AMAZON_2022_10K p.24: International -7,746 / -924, AWS 22,841)
     ("Did Amazon's International segment become profitable in 2022?", "No", ["-$7,746 million in FY2022"]),
     ("Was Amazon's AWS segment profitable in 2022?", "Yes", ["$22,841 million in FY2022"]),
+    # two of the company's own lines: net sales 469,822 -> 513,983 (+9.4%), cost of sales 272,344 -> 288,831 (+6.1%)
+    # (AMAZON_2022_10K p.37); Apple: net sales +7.8% (365,817 -> 394,328), R&D +19.8% (21,914 -> 26,251) (APPLE p.32)
+    ("Did Amazon's revenue grow faster than its cost of sales in 2022?", "Yes", ["9.4%", "6.1%"]),
+    ("Did Apple's revenue grow faster than its R&D expense in FY2022?", "No", ["7.8%", "19.8%"]),
     # a quick ratio the question defines by the standard formula is still judged: (13,931 + 90,826 + 44,261) / 95,082
     ("Does Microsoft have a healthy liquidity profile based on its quick ratio at the end of FY2022? Define the quick "
      "ratio as (cash and cash equivalents + short-term investments + accounts receivable, net) / total current "

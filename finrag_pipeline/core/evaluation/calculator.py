@@ -852,6 +852,9 @@ class CalculatorAnswerer:
             for option in (asked.first, asked.second):
                 # a line item of its own ("net sales" vs "operating income"), else a segment or row of the line
                 own = resolve_operand(option, self.lexicon)
+                if not _without_company(normalize_label(option), filing):
+                    own = line  # "Did Nike's revenue grow faster than its cost of sales": the company's own line
+                    option = metric_name(line).lower()
                 if own is not None and not own.formula:
                     now, before = (filing.lookup(own, y) for y in (year, year - 1))
                 else:

@@ -367,6 +367,8 @@ def _option_name(text: str) -> str:
         owned = re.sub(r"^(?:the|its|their)\s+", "", text.strip(), flags=re.I)
     short = _OPTION_LINE_RE.sub("", owned).strip()
     short = _OPTION_LINE_RE.sub("", re.sub(r"['’]s$", "", short)).strip()  # "the Data Center segment's revenue"
+    if re.search(r"\b(?:of|and|for|from|to|in|on)$", short, re.I):
+        return owned  # "cost of sales" is a line, not "cost of"
     return owned if short.lower() in trivial else short
 
 
