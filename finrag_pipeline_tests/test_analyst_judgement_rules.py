@@ -48,6 +48,9 @@ GM = LEX.concepts["gross_margin_pct"]
     (AMZN, "better", "No"),
     (AMZN, "down", "Yes"),      # "is operating margin declining"
     (MSFT, "down", "No"),
+    # Apple free cash flow conversion FY2020-FY2022: (80,674 - 7,309) / 57,411 = 1.28, (104,038 - 11,085) / 94,680 =
+    # 0.98, (122,151 - 10,708) / 99,803 = 1.12 (APPLE_2022_10K p.32, p.36): below FY2020, up in the asked year
+    (_series((2020, 73365, 57411), (2021, 92953, 94680), (2022, 111443, 99803)), "better", "Yes"),
 ])
 def test_improving_profile_both_directions(series, direction, answer):
     d = decide_trend(series, MARGIN, direction, "percent", TrendRule(), lambda v: f"{v * 100:.1f}%")
@@ -62,11 +65,11 @@ def test_the_asked_year_decides_a_flat_series(direction, answer):
 
 
 def test_the_reversal_rule_is_configuration():
-    d = decide_trend(ADOBE, MARGIN, "better", "percent", TrendRule(latest_year_must_not_reverse=False), str)
+    d = decide_trend(ADOBE, MARGIN, "better", "percent", TrendRule(latest_year_decides=False), str)
     assert d.answer == "Yes"  # without the rule: the first year against the last only
-    assert load_judgement_config().trend.latest_year_must_not_reverse is True
+    assert load_judgement_config().trend.latest_year_decides is True
     with pytest.raises(ValueError):
-        JudgementConfig.model_validate({"trend": {"latest_year_must_reverse": True}})
+        JudgementConfig.model_validate({"trend": {"latest_year_decide": True}})
 
 
 def test_a_plain_did_it_rise_is_year_on_year_without_margin():

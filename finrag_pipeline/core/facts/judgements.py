@@ -28,9 +28,9 @@ class TrendRule(BaseModel):
     years: int = 3
     min_change_percent_points: float = 0.5
     min_change_relative: float = 0.02
-    # "improving as of FY2022" is no longer true when the latest year fell back by the margin, whatever the
-    # first year of the series was (Adobe: operating margin 32.9% -> 36.8% -> 34.6% is not improving)
-    latest_year_must_not_reverse: bool = True
+    # "improving as of FY2022": the asked year's move against the year before decides when it reaches the margin
+    # (Adobe: operating margin 32.9% -> 36.8% -> 34.6% is not improving); a smaller one leaves it to the series
+    latest_year_decides: bool = True
 
 
 class CapitalIntensiveRule(BaseModel):
@@ -266,23 +266,18 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
     rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
                  f"{threshold} in that direction")
-    if material and rule.latest_year_must_not_reverse and len(series) >= 3:
-        # "as of" the asked year: the latest year decides against a series that says otherwise. Yes when the series
-        # moves by the margin in the asked direction and the latest year does not move back by it, or when the
-        # latest year moves by the margin in the asked direction and the series does not move against it
+    if material and rule.latest_year_decides and len(series) >= 3:
+        # "as of" the asked year: its move against the year before decides when it reaches the margin
         (yp, vp) = series[-2]
         step = v1 - vp
-        step_big = step != 0 and _material(step, vp, unit, rule)
-        reversed_ = step_big and (step > 0) != want_up
-        latest_only = step_big and (step > 0) == want_up and not (big and moved_up != want_up)
-        rule_text += (f", and FY{y1} does not move back against it by that margin vs FY{yp} (or: FY{y1} moves by "
-                      f"that margin vs FY{yp} in that direction, the series not against it)")
-        if yes and reversed_:
-            yes = False
-            reason += f"; but it moved the other way in the latest year (FY{yp}: {fmt(vp)} -> FY{y1}: {fmt(v1)})"
-        elif not yes and latest_only:
-            yes = True
-            reason += f"; in the latest year it moved from {fmt(vp)} in FY{yp} to {fmt(v1)} in FY{y1}"
+        rule_text = (f"{'improving' if direction == 'better' else direction} as of FY{y1}: FY{y1} vs FY{yp} moves by "
+                     f">= {threshold.replace(f'FY{y0}', f'FY{yp}')} in that direction; a smaller move: FY{y1} vs FY{y0}")
+        if step != 0 and _material(step, vp, unit, rule):
+            latest = (step > 0) == want_up
+            if latest != yes:
+                reason += (f"; in the latest year it {'rose' if step > 0 else 'fell'} from {fmt(vp)} in FY{yp} to "
+                           f"{fmt(v1)} in FY{y1}")
+            yes = latest
     return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
 
 
