@@ -507,6 +507,9 @@ CLASSES = [
     # an instruction sentence after the question names no segment ("Use unadjusted operating income.")
     ("What is Intel's FY2020 unadjusted EBIT margin? Use unadjusted operating income.", [2020],
      "operating_income / revenue", "value", [2020], "percent", None, []),
+    # "A / B ratio": the word "ratio" after the written arithmetic is no operand
+    ("What is the FY2022 cash from operations / net income ratio for Apple? Round to two decimal places.", [2022],
+     "operating_cash_flow / net_income", "value", [2022], "ratio", 2, []),
     # the owners named after a line are the company's own: no segment
     ("What is Costco's FY2020 net income attributable to shareholders? Answer in USD millions.", [2020],
      "net_income", "value", [2020], "USD", None, []),
@@ -570,3 +573,18 @@ def test_the_balance_sheet_total_is_no_total_liabilities():
                                   LEX.concepts["total_liabilities"])
     assert score == 0
     assert facts._label_score("total liabilities", LEX.concepts["total_liabilities"])[0] >= 10
+
+
+def test_a_label_with_the_companys_own_name_is_the_parents_line():
+    # "Total Costco stockholders' equity" (COSTCO_2020_10K p.37: 18,284) is stockholders' equity before
+    # noncontrolling interests ("Total equity" 18,705); "Net income attributable to Costco" is the net income line
+    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    meta = FilingMeta(filing_id="COST-2020-10K", content_sha256="0" * 64, source_path="x.pdf", original_name="x.pdf",
+                      source_format="pdf", company="Costco Wholesale Corporation", ticker="COST", cik=None,
+                      form_type="10-K", fiscal_year=2020, period_end_date=None)
+    facts = FilingFacts(meta, [], [], LEX)
+    assert facts._without_own_name("total costco stockholders equity") == "total stockholders equity"
+    assert facts._without_own_name("net income attributable to costco") == "net income attributable"
+    assert facts._without_own_name("total equity") == "total equity"

@@ -622,6 +622,7 @@ def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict
     for clause in _expression_clauses(text, lexicon):
         attempt, formula = clause, None
         for _ in range(4):
+            attempt = re.sub(r"\s+(?:ratio|multiple)\s*$", "", attempt)  # "cash from operations / net income ratio"
             try:
                 pctx = ParseContext(lexicon, year, dict(phrases))
                 formula = parse_expression(attempt, pctx)
