@@ -28,14 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analyst_external_calculator import first_figure_match  # noqa: E402
 
-from finrag_pipeline.core.evaluation.answer_metrics import correctness  # noqa: E402
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer  # noqa: E402
-from finrag_pipeline.core.facts.store import FactStore  # noqa: E402
-from finrag_pipeline.core.qa.answer_contract import (  # noqa: E402
+from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer  # noqa: E402
+from finrag_pipeline.core.scoring.answer_contract import (  # noqa: E402
     COMPUTED_TOLERANCE,
     single_figure_answer,
     value_from_figure,
 )
+from finrag_pipeline.core.scoring.answer_metrics import correctness  # noqa: E402
 
 QUESTIONS = Path(__file__).with_name("calculator_outside_questions.jsonl")
 CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
@@ -78,7 +78,7 @@ def main() -> None:
     args = ap.parse_args()
     questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     files = sorted({q["filing"] for q in questions})
-    calc = CalculatorAnswerer(FactStore.from_parsed(parsed(files, args.cache)))
+    calc = calculator_answerer(FactStore.from_parsed(parsed(files, args.cache)))
     rows = []
     for q in questions:
         result = calc.answer(q["question"], [])

@@ -323,7 +323,7 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
     if explain:
-        from finrag_pipeline.core.evaluation.calculator import explanation
+        from finrag_pipeline.core.analyst import explanation
 
         data["explain"] = explanation(answer.details)
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
@@ -373,7 +373,7 @@ def _calculation_lines(details: dict) -> str:
 
 
 def _explain_lines(details: dict) -> str:
-    from finrag_pipeline.core.evaluation.calculator import explanation_lines
+    from finrag_pipeline.core.analyst import explanation_lines
 
     return "\n".join(explanation_lines(details)) + "\n"
 
@@ -393,8 +393,7 @@ def _answer_timings(details: dict) -> str:
 def facts(ctx, filing_id, items, years, as_json) -> None:
     """Line items of a filing as the calculator reads them (value, unit, source row or XBRL fact), and
     every disagreement between an XBRL fact and its table row."""
-    from finrag_pipeline.core.facts.plan import resolve_term
-    from finrag_pipeline.core.facts.store import FactStore
+    from finrag_pipeline.core.analyst import FactStore, resolve_term
 
     store = FactStore(warehouse=_session(ctx).warehouse)
     filing = store.filing(filing_id)
@@ -449,6 +448,7 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
 
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import aggregate
+    from finrag_pipeline.core.scoring.metric_registry import BOARD_RETRIEVAL_METRICS
     from finrag_pipeline.defs.local_runs import evaluate_filings
 
     if systems:
@@ -484,8 +484,7 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
         f"WHERE u.dagster_run_id IN ({', '.join('?' * len(run_ids))})", run_ids) if run_ids else pd.DataFrame()
     if not len(rows):
         raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
-    table = aggregate(rows, by=["scope", "config_name"],
-                      metrics=["hit_page", "mrr_page", "ndcg_page", "recall_page", "all_evidence_hit"])
+    table = aggregate(rows, by=["scope", "config_name"], metrics=list(BOARD_RETRIEVAL_METRICS))
     wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
     _emit(table.to_dict("records"), as_json,
           wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
@@ -498,6 +497,10 @@ def _eval_systems(ctx: click.Context, names, ks, scopes, filings, as_json: bool)
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import aggregate
     from finrag_pipeline.core.evaluation.systems import SystemsConfig
+    from finrag_pipeline.core.scoring.metric_registry import (
+        BOARD_RETRIEVAL_METRICS,
+        HEADLINE_ANSWER_METRICS,
+    )
     from finrag_pipeline.defs.local_runs import execute_job, first_error
     from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
 
@@ -539,9 +542,9 @@ def _eval_systems(ctx: click.Context, names, ks, scopes, filings, as_json: bool)
     if not len(retrieval) and not len(answers):
         raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
     table = pd.concat([
-        aggregate(retrieval, by=["scope", "config_name"], metrics=["hit_page", "recall_page", "all_evidence_hit"]),
-        aggregate(answers, by=["config_name"], metrics=["correctness", "citation_precision", "latency_ms",
-                                                        "cost_usd"]).assign(scope="answers")], ignore_index=True)
+        aggregate(retrieval, by=["scope", "config_name"], metrics=list(BOARD_RETRIEVAL_METRICS)),
+        aggregate(answers, by=["config_name"], metrics=[*HEADLINE_ANSWER_METRICS, "latency_ms", "cost_usd"])
+        .assign(scope="answers")], ignore_index=True)
     states = answers.groupby(["config_name", "response_state"]).size().rename("n").reset_index()
     text = table[["scope", "config_name", "metric", "mean", "ci_low", "ci_high", "n_scored", "n_total"]].round(3)
     _emit({"metrics": table.to_dict("records"), "response_states": states.to_dict("records")}, as_json,
@@ -789,7 +792,7 @@ def company_map_refresh(ctx, online) -> None:
     try:
         if online:
             from finrag_pipeline.core.edgar import EdgarClient, load_automation_config
-            from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+            from finrag_pipeline.core.query_understanding import CorpusCatalog
             from finrag_pipeline.core.warehouse import Warehouse
 
             cfg = load_automation_config().edgar

@@ -16,14 +16,14 @@ from decimal import Decimal
 
 import pytest
 
-from finrag_pipeline.core.facts.judgements import (
+from finrag_pipeline.core.analyst.judgements import (
     JudgementConfig,
     TrendRule,
     decide_trend,
     load_judgement_config,
     read_judgement,
 )
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.analyst.lexicon import Lexicon
 
 LEX = Lexicon.load_default()
 MARGIN = LEX.concepts["operating_margin"]

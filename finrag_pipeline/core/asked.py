@@ -1,8 +1,8 @@
 """What a question asks for, read from its words: the units, scale and rounding of the answer
 (``requested_units``), the base unit a figure is written in (``unit_of_figure``) and the content
 words a worded fact is matched by (``content_words``). A leaf module: contracts
-(core/qa/answer_contract.py), scoring (core/evaluation/answer_metrics.py) and the calculator's plans
-(core/facts/plan.py) all read the requested rounding here.
+(core/scoring/answer_contract.py), scoring (core/scoring/answer_metrics.py) and the calculator's plans
+(core/analyst/plan.py) all read the requested rounding here.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ _TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\
 _RATIO_Q_RE = re.compile(r"\b(?:current|quick|cash|debt|leverage|liquidity|coverage|price|asset|equity|turnover|"
                          r"[\w\-]+-to-[\w\-]+)\s+ratio\b", re.IGNORECASE)
 _MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
-# "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
-_Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
+# "in USD millions", "(in $ millions)", "($ millions)"; numbers.scale_of_text reads the rest ("USD billions",
+# "in millions of dollars", "(Dollars in thousands)")
+_Q_SCALE_RE = re.compile(r"(?:\bin\s+)?(?:\bUSD|\bUS\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
 
 
 def requested_units(question: str) -> RequestedUnits:

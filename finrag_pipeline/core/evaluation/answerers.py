@@ -17,41 +17,21 @@ import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
+from finrag_pipeline.core.answering import (
+    ANSWERERS,
+    AnswerResult,
+    Citation,
+    read_answer_json,
+    register_answerer,
+)
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
-
-Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
-
-
-@dataclass
-class AnswerResult:
-    text: str
-    citations: list[Citation]
-    response_state: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
-    cost_usd: float = 0.0
-    error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-class Answerer(Protocol):
-    """Anything with a ``name`` and ``answer(question, hits, periods=None) -> AnswerResult``.
-
-    ``periods`` are the asked periods when the caller knows them (QA items do: ["FY2022"]); else
-    the answerer reads years from the question.
-    """
-
-    name: str
-
-    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        ...
+from finrag_pipeline.core.numbers import format_printed_figure, printed_figures
+from finrag_pipeline.core.scoring.answer_metrics import years_in
+from finrag_pipeline.core.scoring.response_states import from_client_state
 
 
 def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
@@ -73,10 +53,6 @@ _STOP = frozenset([
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 _UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
-_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?\s?%?")
-# a day of a date ("December 31, 2021") is not a figure
-_DATE_DAY_RE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+(?:19|20)\d\d",
-                          re.IGNORECASE)
 
 
 def _content_words(text: str) -> set[str]:
@@ -90,24 +66,6 @@ def _unit_of(text: str) -> str | None:
         return m.group(0)
     m = _IN_SCALE_RE.search(text)
     return f"USD {m.group(1).lower()}" if m else None
-
-
-def format_figure(value_text: str, unit: str | None) -> str:
-    """'394,328' + 'USD millions' -> '$394,328 million'; percent -> '12.5%'; shares -> '15,943 million shares'."""
-    v = value_text.strip()
-    if v.endswith("%"):
-        return v  # a percentage in a "(dollars in millions)" table is still a percentage
-    if not unit:
-        return v
-    u = unit.lower()
-    scale = next((s for s in ("billion", "million", "thousand") if s in u), "")
-    if "percent" in u:
-        return v if v.endswith("%") else f"{v}%"
-    if "share" in u:
-        return f"{v} {scale} shares".replace("  ", " ")
-    if "usd" in u or "$" in v:
-        return f"${v.lstrip('$')}" + (f" {scale}" if scale else "")
-    return f"{v} {scale}".strip()
 
 
 @dataclass
@@ -211,10 +169,7 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
         s_years = years_in(sent)
         if years and not (s_years & set(years)):
             continue
-        undated = _DATE_DAY_RE.sub(" ", sent)
-        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(undated)
-                if "$" in m.group(0) or "%" in m.group(0) or re.search(r"\d,\d{3}", m.group(0))]
-        figs = [f for f in figs if not years_in(f) or "$" in f]
+        figs = [f for f in printed_figures(sent) if not years_in(f) or "$" in f]
         if not figs:
             continue
         score = len(qwords & _content_words(sent))
@@ -231,8 +186,8 @@ NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrativ
 
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
-    core/retrieval/question_kind.py), else None: the offline answerers route by it."""
-    from finrag_pipeline.core.retrieval.question_kind import classify_question
+    core/question_kind.py), else None: the offline answerers route by it."""
+    from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
     if not route.qualitative:
@@ -294,7 +249,7 @@ class ExtractiveAnswerer:
             chosen.append(max(pool, key=lambda c: (c.score, c.priority, -c.hit_rank, c.hit.chunk_id)))
         parts = []
         for c in chosen:
-            fig = format_figure(c.value_text, c.unit)
+            fig = format_printed_figure(c.value_text, c.unit)
             period = f" in fiscal {c.year}" if c.year else ""
             label = c.label if c.priority == 2 else "The figure"
             parts.append(f"{label}{period}: {fig} (source: {c.hit.filing_id}, page {c.hit.page_start})")
@@ -315,7 +270,7 @@ def _lexicon():
 
 @functools.lru_cache(maxsize=4)
 def _lexicon_at(path: str):
-    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
 
     return Lexicon.load(path)
 
@@ -353,10 +308,6 @@ PROMPT_TEMPLATES: dict[str, str] = {
         "You are a risk analyst reviewing a 10-K. State figures precisely, with units and fiscal period, "
         "and never extrapolate beyond the evidence. " + JSON_CONTRACT),
 }
-
-# "unavailable" (a local model not installed) is a backend failure; its error names the install command.
-_STATE_MAP = {"ok": "answered", "timeout": "backend_error", "backend_error": "backend_error",
-              "unavailable": "backend_error", "invalid_output": "invalid_output", "empty": "invalid_output"}
 
 
 def format_evidence(hits: Sequence[Hit], max_chars: int = 8000) -> str:
@@ -409,7 +360,7 @@ class LLMAnswerer:
                     completion_tokens=int(getattr(resp, "completion_tokens", 0) or 0),
                     latency_ms=float(getattr(resp, "latency_ms", 0.0) or 0.0),
                     cost_usd=float(getattr(resp, "cost_usd", 0.0) or 0.0))
-        state = _STATE_MAP.get(getattr(resp, "state", "backend_error"), "backend_error")
+        state = from_client_state(getattr(resp, "state", "backend_error"))
         if state != "answered":
             return AnswerResult(getattr(resp, "text", "") or "", [], state,
                                 error=getattr(resp, "error", None) or state, **base)
@@ -421,17 +372,10 @@ class LLMAnswerer:
         return self._parse(resp.parsed_json, resp.text, hits, base)
 
     def _parse(self, data: Any, raw: str, hits: Sequence[Hit], base: dict) -> AnswerResult:
-        if not isinstance(data, dict) or "answer" not in data:
-            return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", **base)
-        answer = str(data.get("answer") or "").strip()
-        abstain = data.get("abstain")
-        if abstain is True or str(abstain).lower() == "true":
-            return AnswerResult(answer, [], "abstained", **base)
-        if not answer:
-            return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", **base)
-        cited = data.get("citations")
-        if not isinstance(cited, list) or not cited:
-            return AnswerResult(answer, [], "invalid_output", error="answer without citations", **base)
+        checked = read_answer_json(data, raw, "citations", base)
+        if isinstance(checked, AnswerResult):
+            return checked
+        answer, cited = checked
         citations: list[Citation] = []
         for c in cited:
             cit = _resolve_citation(c, hits)
@@ -443,6 +387,7 @@ class LLMAnswerer:
         return AnswerResult(answer, citations, "answered", details={k: v for k, v in data.items()
                                                                     if k not in ("answer", "citations")},
                             **base)
+
 
 
 def _resolve_citation(c: Any, hits: Sequence[Hit]) -> Citation | None:

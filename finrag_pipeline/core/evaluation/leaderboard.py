@@ -2,7 +2,7 @@
 
 ``eval.retrieval_results`` / ``eval.answer_results`` keep every run. Which rows are current (the newest
 run of each configuration x filing x scope) and how they score is defined once, by the warehouse views
-``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py), which the dbt
+``eval.retrieval_current`` / ``eval.answer_current`` (core/scoring/results_views.py), which the dbt
 marts, the report and the web explorer read too. From them this module derives two snapshot tables
 (fully replaced on every build):
 
@@ -32,8 +32,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RETRIEVAL_KEYS
-from finrag_pipeline.core.evaluation.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.evaluation.runner import (
     PAIR_ON,
     RETRIEVAL_METRICS,
@@ -42,14 +40,23 @@ from finrag_pipeline.core.evaluation.runner import (
     compare_scored,
     scored_rows,
 )
+from finrag_pipeline.core.scoring.metric_registry import (
+    ANSWER_METRICS,
+    ANSWER_RANK_BY,
+    HEADLINE_ANSWER_METRICS,
+    HEADLINE_RETRIEVAL_METRICS,
+    RETRIEVAL_KEYS,
+    RETRIEVAL_RANK_BY,
+)
+from finrag_pipeline.core.scoring.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.warehouse import ensure_tables
 
 LEADERBOARD_TABLE = "eval.leaderboard"
 COMPARISONS_TABLE = "eval.comparisons"
 
 ANSWER_KEYS = ("config_name", "model", "prompt_type", "temperature", "top_p", "retriever", "k")
-RETRIEVAL_BEST_BY = ("ndcg_page", "hit_page")       # primary, tie-break (dbt rank_by_page_in_scope_k)
-ANSWER_BEST_BY = ("correctness", "state_correct")
+RETRIEVAL_BEST_BY = RETRIEVAL_RANK_BY       # primary, tie-break (the registry's)
+ANSWER_BEST_BY = ANSWER_RANK_BY
 
 CONFIG_COLUMNS = ("kind", "scope", "config_name", "retriever", "k", "chunking", "model", "prompt_type",
                   "temperature", "top_p")
@@ -73,7 +80,7 @@ class EvalStatistics:
 
 
 # ---------------------------------------------------------------------------------------------
-# Current rows: the warehouse views of core/evaluation/results_views.py (never re-implemented here)
+# Current rows: the warehouse views of core/scoring/results_views.py (never re-implemented here)
 
 
 def current_rows(retrieval_results: pd.DataFrame | None = None, answer_results: pd.DataFrame | None = None,
@@ -291,9 +298,8 @@ def _verdict(c: pd.Series | None) -> str:
 
 
 def leaderboard_markdown(result: EvalStatistics, top: int = 5,
-                         retrieval_metrics: Sequence[str] = ("ndcg_page", "hit_page", "mrr_page", "ndcg_chunk"),
-                         answer_metrics: Sequence[str] = ("correctness", "non_committal", "grounded",
-                                                          "block_citation_precision", "citation_recall")) -> str:
+                         retrieval_metrics: Sequence[str] = HEADLINE_RETRIEVAL_METRICS,
+                         answer_metrics: Sequence[str] = HEADLINE_ANSWER_METRICS) -> str:
     """Top ``top`` configurations per scope and k (answers: overall) as "mean [low, high]" with the
     paired difference to the best on the ranking metric and whether it is distinguishable."""
     board, comps = result.leaderboard, result.comparisons

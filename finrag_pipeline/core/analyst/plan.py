@@ -14,8 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from finrag_pipeline.core.asked import requested_units
-from finrag_pipeline.core.facts.definitions import (
+from finrag_pipeline.core.analyst.definitions import (
     DefinitionError,
     ParseContext,
     clean_question,
@@ -26,11 +25,11 @@ from finrag_pipeline.core.facts.definitions import (
     strip_statement_hints,
     unit_asked,
 )
-from finrag_pipeline.core.facts.formula import Formula, parse_formula
-from finrag_pipeline.core.facts.labels import normalize_label
-from finrag_pipeline.core.numbers import SCALE_WORDS
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
-from finrag_pipeline.core.retrieval.question_kind import classify_question
+from finrag_pipeline.core.analyst.formula import Formula, parse_formula
+from finrag_pipeline.core.analyst.labels import normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon, normalize_text
+from finrag_pipeline.core.asked import requested_units
+from finrag_pipeline.core.question_kind import classify_question
 
 __all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
            "written_formula_plan", "term_definitions", "strip_statement_hints", "UnreadOperand"]
@@ -57,7 +56,6 @@ _RATIO_OF_RE = re.compile(r"\bratio of (?P<a>.+?) to (?P<b>.+?)(?:\s+(?:in|for|d
                           re.IGNORECASE)
 _AS_PCT_OF_RE = re.compile(r"(?P<a>[\w&' ,-]+?) as a (?:percent(?:age)?|share|proportion|fraction) of "
                            r"(?:its |the )?(?P<b>[\w&' ,-]+?)(?:\s+(?:in|for|during|at)\b|[?,.]|$)", re.IGNORECASE)
-_IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
 _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
     # verbs of a change ("did net income grow in FY2022"): no segment
@@ -70,7 +68,7 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 
 
-# questions that ask for a name, not a figure (a cause is the question-kind rule's: core/retrieval/question_kind.py)
+# questions that ask for a name, not a figure (a cause is the question-kind rule's: core/question_kind.py)
 _ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?:[\w&'\u2019]+\s+){0,2}?(?:segments?|divisions?"
                             r"|businesses|business\s+units?|regions?|geograph\w*|products?|product\s+lines?|customers?"
                             r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
@@ -156,7 +154,7 @@ def resolve_term(term: str, lexicon: Lexicon, *, allow_formulas: bool = False) -
 
 def definition_formula(definition: str, lexicon: Lexicon, year: int | None = None) -> str:
     """'revenue / average PP&E' -> 'revenue / avg(ppe)'; 'cost of sales divided by average inventory
-    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/facts/definitions.parse_expression).
+    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/analyst/definitions.parse_expression).
     Raises UnreadOperand naming a term that is no line item, PlanError for other unread wording."""
     try:
         return parse_expression(definition, ParseContext(lexicon, year))
@@ -193,8 +191,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     full = full or question
     notes: list[str] = []
     decimals = _decimals_asked(full)
-    scale_m = _IN_SCALE_RE.search(full)
-    display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
+    asked_scale = requested_units(full).scale   # "in billions" -> 10**9 (core/asked.py: the one reading)
+    display_scale = int(asked_scale) if asked_scale else None
     years = list(years)
     if "cause" in classify_question(question).topics and not find_definitions(question):
         raise PlanError("asks for a cause or an explanation, not a figure")
