@@ -2,7 +2,8 @@
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/analyst_answers.py --home <a copy of the demo home> \
         [--questions finrag_pipeline_tests/data/external/analyst_questions_heldout.jsonl] \
-        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json]
+        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json] \
+        [--rows per_question.jsonl]
 
 The questions (FinanceBench JSONL) are read by the project's importer against the home's filings (never written
 into it). Each filing's questions go through ``runner.run_answer_eval`` exactly as an evaluation does
