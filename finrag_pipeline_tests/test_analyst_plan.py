@@ -516,6 +516,13 @@ CLASSES = [
     # "A / B ratio": the word "ratio" after the written arithmetic is no operand
     ("What is the FY2022 cash from operations / net income ratio for Apple? Round to two decimal places.", [2022],
      "operating_cash_flow / net_income", "value", [2022], "ratio", 2, []),
+    # metrics analysts name without defining them
+    ("What is Intel's FY2020 free cash flow margin? Round to one decimal place.", [2020],
+     "(operating_cash_flow - abs(capital_expenditure)) / revenue", "value", [2020], "percent", 1, []),
+    ("What is Boeing's FY2021 total debt to EBITDA?", [2021],
+     "total_debt / (operating_income + depreciation_amortization)", "value", [2021], "ratio", None, []),
+    ("What was Apple's FY2022 net interest expense? Answer in USD millions.", [2022], "net_interest_expense", "value",
+     [2022], "USD", None, []),
     # the owners named after a line are the company's own: no segment
     ("What is Costco's FY2020 net income attributable to shareholders? Answer in USD millions.", [2020],
      "net_income", "value", [2020], "USD", None, []),
