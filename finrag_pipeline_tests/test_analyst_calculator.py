@@ -795,3 +795,21 @@ def test_judgement_classes_both_directions(calc, question, answer, figures):
     assert r.response_state == "answered" and r.text.startswith(f"{answer}, because"), r.text
     for f in figures:
         assert f in r.text
+
+
+@pytest.mark.parametrize("question,start,also", [
+    # AMAZON_2022_10K p.24 segment operating income: North America 7,271 -> (2,847), International (924) -> (7,746),
+    # AWS 18,532 -> 22,841: the two that fell, each with its two figures
+    ("Which Amazon segment saw operating income fall in 2022?", "International: operating income -$7,746 million",
+     ["North America: operating income -$2,847 million in FY2022 vs $7,271 million in FY2021"]),
+    # the largest rise only: AWS +4,309 vs North America ... (operating income fell there)
+    ("Which of Amazon's segments grew operating income the most in 2022?", "AWS: operating income $22,841 million", []),
+    # MICROSOFT_2022_10K segment revenue: all three rose in FY2022
+    ("Which Microsoft segment saw revenue fall in fiscal 2022?", "None: no segment's revenue fell in FY2022", []),
+])
+def test_which_segment_moved_is_computed_over_the_reporting_segments(calc, question, start, also):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+    for a in also:
+        assert a in r.text
+    assert "Net service sales" not in r.text  # a product line breaks revenue down but reports no operating result

@@ -59,6 +59,12 @@ _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repay
 
 _ACTIVITIES = (("operating_cash_flow", r"\boperat"), ("investing_cash_flow", r"\binvest"),
                ("financing_cash_flow", r"\bfinanc"))
+# "Which segment saw operating income fall in fiscal 2025?", "Which of Amazon's segments grew net sales the most?"
+_WHICH_MOVED_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+)?(?:[\w.&'\u2019]+\s+){0,2}?(?:reportable\s+|business\s+|operating\s+)?"
+                             r"(?:segments?|divisions?)\b(?P<rest>.*\b(?:fall|fell|fallen|declin\w*|decreas\w*|drop\w*|shr[ai]nk"
+                             r"|grow|grew|grown|ris[ei]n?|rose|increas\w*)\b.*)$", re.I)
+_DOWN_WORDS_RE = re.compile(r"\b(?:fall|fell|fallen|declin\w*|decreas\w*|drop\w*|shr[ai]nk)\b", re.I)
+_CAUSE_WORDS_RE = re.compile(r"\b(?:why|because|drove|driven|explain\w*|reason\w*|cause\w*)\b", re.I)
 _FIGURE_ASKED_RE = re.compile(r"\b(?:give|provide|report|show|state)\s+(?:us\s+|me\s+)?(?:the|its|their)\b", re.I)
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
@@ -323,6 +329,13 @@ class CalculatorAnswerer:
     # ---- the answer -----------------------------------------------------------------------------
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
+        moved = _WHICH_MOVED_RE.search(question)
+        if moved is not None and not _CAUSE_WORDS_RE.search(question):
+            # "Which NVIDIA segment saw operating income fall in fiscal 2025?": computed over the segments the filing
+            # reports, before the qualitative route (a "which segment" question is no cause question)
+            found = self._segments_moved(question, moved, hits, periods)
+            if found is not None:
+                return found
         # "... if X is not a useful metric, state that and explain why" asks no cause: routed without that clause
         asked = strip_unsuitable_clause(question) if unsuitable_metric(question) else question
         routed = self.route_qualitative(asked, hits, periods) if self.route_qualitative is not None else None
@@ -798,6 +811,66 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _segments_moved(self, question: str, moved: re.Match, hits: Sequence[Hit],
+                        periods: Sequence[str] | None) -> AnswerResult | None:
+        """The segments whose line moved in the asked direction in the asked year (against the year before), each
+        with its two figures; with "the most" only the largest move. None when the question names no line or the
+        filing reports no segment figures of it (the usual route then answers)."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        rest = moved.group("rest")
+        line = next((m.concept for m in self.lexicon.match(rest) if not m.concept.formula), None)
+        if line is None:
+            return None
+        down = bool(_DOWN_WORDS_RE.search(rest))
+        most = bool(re.search(r"\b(?:most|largest|biggest|fastest|highest|greatest)\b", rest, re.I))
+        companies, years_by_company = self._years_and_company(question, periods)
+        years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            seen: set[tuple] = set()
+            moves: list[tuple[str, Decimal, FactValue, FactValue]] = []
+            # reporting segments report an operating result; product lines, regions and customer groups that also
+            # break a total down (net service sales, Germany, Government) do not
+            profit = self.lexicon.concepts["operating_income"]
+            for seg, printed in sorted(filing.segments().items()):
+                if line.key != profit.key and filing.lookup(profit, year, segment=seg) is None:
+                    continue
+                now, before = filing.lookup(line, year, segment=seg), filing.lookup(line, year - 1, segment=seg)
+                if now is None or before is None:
+                    continue
+                key = (now.source.table_id, now.source.row_index, now.source.concept, now.base_value)
+                if key in seen:
+                    continue  # the same row under two names ("aws" and "amazon web services")
+                seen.add(key)
+                moves.append((printed, now.base_value - before.base_value, now, before))
+            if len(moves) < 2:
+                continue
+            chosen = [m for m in moves if (m[1] < 0 if down else m[1] > 0)]
+            if most and chosen:
+                chosen = [max(chosen, key=lambda m: abs(m[1]))]
+            name = metric_name(line).lower()
+            said = "; ".join(
+                f"{seg}: {name} {self._fmt(now.base_value, 'USD', now.scale)} in FY{year} vs "
+                f"{self._fmt(before.base_value, 'USD', now.scale)} in FY{year - 1}"
+                + (f", {'down' if d < 0 else 'up'} {self._fmt(abs(d) / abs(before.base_value), 'percent', 1)}"
+                   if before.base_value else "") for seg, d, now, before in chosen)
+            word = "fell" if down else "rose"
+            text = (said + "." if chosen else f"None: no segment's {name} {word} in FY{year}.") + (
+                f" Segments read: {', '.join(m[0] for m in moves)}.")
+            inputs = [f for m in (chosen or moves) for f in (m[2], m[3])]
+            citations: list[Citation] = []
+            for f in inputs:
+                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
+                if cit not in citations:
+                    citations.append(cit)
+            timings["total"] = _ms(t0)
+            return AnswerResult(text, citations, "answered", latency_ms=timings["total"],
+                                details={"segments_moved": [m[0] for m in chosen], "metric": line.key,
+                                         "filing_id": filing.filing_id, "inputs": [f.as_dict() for f in inputs],
+                                         "timings_ms": timings})
+        return None
 
     def _share_of_whole(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
                         timings: dict, t0: float) -> AnswerResult | None:
