@@ -2,7 +2,8 @@
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/analyst_answers.py --home <a copy of the demo home> \
         [--questions finrag_pipeline_tests/data/external/analyst_questions_heldout.jsonl | heldout2 | heldout | dev | analysts] \
-        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json]
+        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json] \
+        [--rows per_question.jsonl]
 
 The questions (FinanceBench JSONL) are read by the project's importer against the home's filings (never written
 into it). Each filing's questions go through ``runner.run_answer_eval`` exactly as an evaluation does
@@ -62,7 +63,11 @@ def main() -> None:
     ap.add_argument("--retriever", default="decomposed_routed")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="write one JSON line per question and answerer (id, category, state, correctness, answer)")
     args = ap.parse_args()
+    if args.rows and args.questions.resolve() == NAMED_SETS["heldout2"].resolve():
+        ap.error("--rows would write the held-out set's items and per-question results (data/external/README.md)")
 
     session = FinragSession.open(args.home)
     wh = session.warehouse
@@ -87,6 +92,12 @@ def main() -> None:
             rows += got
             print(f"  {fid}: {len(items)} questions ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
 
+    if args.rows:
+        ids = {i.qa_id: (i.metadata or {}).get("financebench_id") or i.qa_id for i in imported.items}
+        args.rows.write_text("".join(json.dumps({
+            "id": ids.get(r["qa_id"], r["qa_id"]), "answerer": r["model"], "category": r["category"],
+            "state": r["response_state"], "correctness": r.get("correctness"), "key_fact_recall": r.get("key_fact_recall"),
+            "answer": (r.get("answer") or "")[:300]}) + "\n" for r in rows if r["model"] in args.answerers))
     table = []
     for (model, category), group in sorted(_group(rows, args.answerers).items()):
         decided = [r["correctness"] for r in group if r.get("correctness") is not None]
