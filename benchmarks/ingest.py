@@ -167,7 +167,7 @@ def baseline_encode(embedder, mode: str):
     return encode
 
 
-def run_baseline(files: list[Path], folder: Path, embedder, mode: str) -> tuple[int, int, float]:
+def run_baseline(files: list[Path], folder: Path, embedder, mode: str) -> tuple[int, int, float, float]:
     """Sequential: parse, chunk, embed every leaf's full text (cold cache), Tantivy + LanceDB writes."""
     from finrag_pipeline.core.chunking import chunk_filing, load_chunking_config
     from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
@@ -178,6 +178,7 @@ def run_baseline(files: list[Path], folder: Path, embedder, mode: str) -> tuple[
     lance = LanceIndex(folder / "lancedb", embedder, cache=EmbeddingCache(folder / "cache.sqlite"))
     lance.embedder = _Encoding(embedder, baseline_encode(embedder, mode))
     pages = leaves_n = 0
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     for path in files:
         parsed = parse_filing(path)
@@ -189,7 +190,16 @@ def run_baseline(files: list[Path], folder: Path, embedder, mode: str) -> tuple[
         leaves_n += len(leaves)
         print(f"    baseline {path.name}: {parsed.meta.n_pages} pages, {len(leaves)} leaves, "
               f"{time.perf_counter() - t0:.0f} s so far, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
-    return pages, leaves_n, time.perf_counter() - t0
+    return pages, leaves_n, time.perf_counter() - t0, cpu_seconds() - c0
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the worker process): on a loaded machine the
+    wall clock measures the others' load; CPU time does not (but a pipeline's gain is in wall time only)."""
+    import resource
+
+    return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + \
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
 
 
 class _Encoding:
@@ -202,7 +212,7 @@ class _Encoding:
         return self._encode(list(texts))
 
 
-def run_full(files: list[Path], folder: Path, embedder, worker: bool | None) -> tuple[int, int, float, dict]:
+def run_full(files: list[Path], folder: Path, embedder, worker: bool | None) -> tuple[int, int, float, float, dict]:
     """core/ingest_pipeline.ingest_files: the product's pipelined path, cold cache."""
     from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
     from finrag_pipeline.core.indexing.lance_index import LanceIndex
@@ -213,6 +223,7 @@ def run_full(files: list[Path], folder: Path, embedder, worker: bool | None) -> 
     lance = LanceIndex(folder / "lancedb", embedder, cache=EmbeddingCache(folder / "cache.sqlite"))
     pages = leaves = 0
     totals: dict[str, float] = {}
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     for done in ingest_files(files, tantivy, lance, worker=worker):
         pages += done.pages
@@ -221,7 +232,7 @@ def run_full(files: list[Path], folder: Path, embedder, worker: bool | None) -> 
             totals[k] = totals.get(k, 0.0) + v
         print(f"    full {done.filing_id}: {done.pages} pages, {done.leaves} leaves, "
               f"{time.perf_counter() - t0:.0f} s so far, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
-    return pages, leaves, time.perf_counter() - t0, totals
+    return pages, leaves, time.perf_counter() - t0, cpu_seconds() - c0, totals
 
 
 def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_only: bool = False) -> None:
@@ -247,23 +258,23 @@ def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_onl
     with tempfile.TemporaryDirectory(prefix="finrag-ingest-bench-") as tmp:
         if subset:
             rows.append((f"baseline ({baseline} fp32, sequential, full texts)", f"subset of {len(subset)}",
-                         *run_baseline(subset, Path(tmp) / "baseline", embedder, baseline)[:3], os.getloadavg()[0]))
+                         *run_baseline(subset, Path(tmp) / "baseline", embedder, baseline), os.getloadavg()[0]))
             for flag in ([False, True] if worker == "both" else [use]):
                 label = {None: "worker auto", True: "worker process", False: "no worker"}[flag]
                 rows.append((f"full path ({label})", f"subset of {len(subset)}",
-                             *run_full(subset, Path(tmp) / f"full_subset_{label}", embedder, flag)[:3],
+                             *run_full(subset, Path(tmp) / f"full_subset_{label}", embedder, flag)[:4],
                              os.getloadavg()[0]))
         if not subset_only:
-            pages, leaves, seconds, totals = run_full(files, Path(tmp) / "full", embedder,
-                                                      True if worker == "both" else use)
-            rows.append((f"full path (worker {worker})", f"all {len(files)}", pages, leaves, seconds,
+            pages, leaves, seconds, cpu, totals = run_full(files, Path(tmp) / "full", embedder,
+                                                           True if worker == "both" else use)
+            rows.append((f"full path (worker {worker})", f"all {len(files)}", pages, leaves, seconds, cpu,
                          os.getloadavg()[0]))
     print(f"end: {uptime()}")
-    print("\n| path | filings | pages | leaf chunks | seconds | pages/min | chunks/s | load (1 min) at end |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, which, pages_n, leaves_n, secs, load in rows:
+    print("\n| path | filings | pages | leaf chunks | seconds | pages/min | chunks/s | CPU s | load (1 min) at end |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, which, pages_n, leaves_n, secs, cpu, load in rows:
         print(f"| {name} | {which} | {pages_n} | {leaves_n} | {secs:.1f} | {60 * pages_n / secs:.0f} | "
-              f"{leaves_n / secs:.1f} | {load:.1f} |")
+              f"{leaves_n / secs:.1f} | {cpu:.0f} | {load:.1f} |")
     if totals:
         print("\nseconds inside the full path over all filings (a worker's parse/chunk overlap the embedding): "
               + ", ".join(f"{k} {v:.1f}" for k, v in totals.items()))

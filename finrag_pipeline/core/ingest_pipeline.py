@@ -124,8 +124,8 @@ class WorkAhead(Generic[T, R]):
             yield item, self.result(key(item), item)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:  # waits for a parse in progress only (nothing else is left at the end)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._futures.clear()
 

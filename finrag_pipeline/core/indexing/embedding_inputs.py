@@ -120,10 +120,9 @@ def embedding_inputs(leaves: Sequence[Chunk], pages: Iterable[Page] = (), table_
     for chunk in leaves:
         text = chunk.text
         if chunk.chunk_type == "prose" and keys:
-            # the context header is glued to the window's first line: strip the window, keep the header (a
-            # window that is only boilerplate is embedded as its header alone)
-            header = int((chunk.metadata or {}).get("header_chars") or 0)
-            text = text[:header] + strip_lines(text[header:], keys)
+            # Whole lines only: the window's first line carries the context header and is kept as it is (also
+            # stripping a footer glued to the header cost 1.1 points of the analysts' nDCG@10: BENCHMARKS.md).
+            text = strip_lines(text, keys)
         elif chunk.chunk_type == "table_row" and rows:
             row = rows.get((chunk.table_id, (chunk.metadata or {}).get("row_index")))
             if row is not None:
