@@ -296,3 +296,51 @@ def test_chunking_variants_share_the_default_index_embedding_cache(tmp_path, emb
     small.upsert_filing("ACME-2022-10K", variant_rows)
     assert small.last_encoded == 1
     assert small.count("ACME-2022-10K") == 4
+
+
+# ---- the product path: finrag ingest parses the next filing in the worker ----------------------------------
+
+@pytest.mark.integration
+def test_finrag_ingest_takes_the_next_filing_from_the_worker(tmp_path, monkeypatch):
+    import shutil
+
+    import yaml
+
+    from finrag_pipeline.core import ingest_pipeline
+    from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR, FinragPaths
+    from finrag_pipeline.core.records import load_chunks, load_pages, load_table_rows
+    from finrag_pipeline.core.warehouse import Warehouse
+    from finrag_pipeline.definitions import defs
+    from finrag_pipeline.defs.local_runs import get_instance, run_pipeline
+
+    config = yaml.safe_load((ASSETS_CONFIG_DIR / "ingest.yaml").read_text())
+    config["pipeline"] = {"parse_ahead": "on", "lookahead": 1}
+    (tmp_path / "ingest.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("FINRAG_INGEST_YAML", str(tmp_path / "ingest.yaml"))
+    monkeypatch.setenv("FINRAG_HOME", str(tmp_path / "home"))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for path in (APPLE, WALMART):
+        shutil.copy(path, corpus)
+    taken: list[str] = []
+    real_take = ingest_pipeline.WorkAhead.take
+
+    def recording_take(self, key):
+        result = real_take(self, key)
+        if result is not None:
+            taken.append(result.filing_id)
+        return result
+
+    monkeypatch.setattr(ingest_pipeline.WorkAhead, "take", recording_take)
+    paths = FinragPaths.from_env(str(tmp_path / "home")).ensure()
+    report = run_pipeline([corpus], paths, get_instance(paths), defs, evaluate=False, build_marts=False,
+                          progress=lambda _m: None)
+    assert not report.failed, report.failed
+    wh = Warehouse(paths.warehouse)
+    ids = sorted(r.filing_id for r in report.registrations if r.ok)
+    assert len(ids) == 2 and len(taken) == 1 and taken[0] in ids  # the second filing came from the worker
+    for path in (APPLE, WALMART):
+        parsed = parse_filing(path)
+        assert rows_of(load_pages(wh, parsed.filing_id)) == rows_of(parsed.pages)
+        assert rows_of(load_table_rows(wh, parsed.filing_id)) == rows_of(parsed.table_rows)
+        assert len([c for c in load_chunks(wh, parsed.filing_id) if c.is_leaf]) > 0
