@@ -1,7 +1,8 @@
 """Ingest benchmark: per sample filing, seconds and pages/s of each stage, side by side.
 
     python benchmarks/ingest.py [--files A.pdf B.html] [--no-baseline]
-    python benchmarks/ingest.py --corpus ../shared/corpus/robustness2 [--baseline-every 4] [--worker auto|on|off]
+    python benchmarks/ingest.py --corpus ../shared/corpus/robustness2 [--baseline-every 4 | --subset A.pdf B.pdf]
+                                [--worker auto|on|off|both]
 
 ``--corpus`` (issue 30): a folder of filings (its manifest.jsonl, when there, names them and their pages).
 It times the whole path of core/ingest_pipeline.ingest_files (parse, chunk, embedding inputs, embed with a cold
@@ -235,7 +236,8 @@ def run_full(files: list[Path], folder: Path, embedder, worker: bool | None) -> 
     return pages, leaves, time.perf_counter() - t0, cpu_seconds() - c0, totals
 
 
-def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_only: bool = False) -> None:
+def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_only: bool = False,
+                subset_names: list[str] | None = None) -> None:
     import subprocess
 
     from finrag_pipeline.core.indexing.embedder import load_embedder_config
@@ -244,12 +246,16 @@ def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_onl
 
     files = corpus_files(folder)
     subset = files[::every] if every else []
+    if subset_names:
+        subset = [f for f in files if f.name in subset_names]
+        if len(subset) != len(subset_names):
+            raise SystemExit(f"--subset: {sorted(set(subset_names) - {f.name for f in subset})} not in {folder}")
     embedder = load_embedder_config().build()
     embedder.encode(["warm up the model and its ONNX session"] * 9)  # load before timing
     use = {"auto": None, "on": True, "off": False, "both": None}[worker]
     decided = use_worker(load_pipeline_config(), len(files)) if use is None else use
     uptime = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
-    print(f"{len(files)} filings in {folder}; baseline subset: {len(subset)} (every {every}th); "
+    print(f"{len(files)} filings in {folder}; baseline subset: {', '.join(f.name for f in subset)}; "
           f"embedder {embedder.name} batch_backend={getattr(embedder, 'batch_backend', '-')}; "
           f"inputs {load_embedding_input_config().model_dump()}; worker process: {worker} -> {decided}")
     print(f"start: {uptime()}")
@@ -292,9 +298,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="--corpus: the second process (auto: ingest.yaml pipeline.parse_ahead; both: the subset "
                          "without and with it)")
     ap.add_argument("--subset-only", action="store_true", help="--corpus: skip the run over every filing")
+    ap.add_argument("--subset", nargs="*", help="--corpus: the baseline's filings by file name (instead of every n-th)")
     args = ap.parse_args(argv)
     if args.corpus:
-        return corpus_main(args.corpus, args.baseline_every, args.worker, args.baseline, args.subset_only)
+        return corpus_main(args.corpus, args.baseline_every, args.worker, args.baseline, args.subset_only,
+                           args.subset)
     files = args.files or sorted(p for p in SAMPLE_FILINGS_DIR.iterdir() if p.suffix in (".pdf", ".html"))
     stages = [s for s in STAGES if not (args.no_baseline and s[0] == "pdfplumber_text")
               and not (args.parse_only and s[0] in ("chunk", "embed", "index"))]
