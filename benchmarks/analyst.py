@@ -31,12 +31,12 @@ from pathlib import Path
 
 import yaml
 
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
 from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
 from finrag_pipeline.core.paths import REPO_ROOT, SAMPLE_FILINGS_DIR
-from finrag_pipeline.core.qa.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
+from finrag_pipeline.core.scoring.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 sys.path.insert(0, str(REPO_ROOT / "finrag_pipeline_tests"))  # the tests' corpus helpers
 
@@ -135,7 +135,7 @@ def main() -> None:
         hits = {}
         for q in questions:
             hits[q["q"]] = retriever.retrieve(q["q"], args.k, None).hits
-        answerers = {"calculator": CalculatorAnswerer(warehouse=session.warehouse), "extractive": ExtractiveAnswerer()}
+        answerers = {"calculator": calculator_answerer(warehouse=session.warehouse), "extractive": ExtractiveAnswerer()}
         scores: dict[str, list[float]] = {name: [] for name in answerers}
         first_ms: dict[str, float] = {}
         rows = []

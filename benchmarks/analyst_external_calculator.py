@@ -21,15 +21,15 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
+from finrag_pipeline.core.analyst import FactStore
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.paths import SAMPLE_EXTERNAL_QA, SAMPLE_FILINGS_DIR
-from finrag_pipeline.core.qa.answer_contract import (
+from finrag_pipeline.core.scoring.answer_contract import (
     COMPUTED_TOLERANCE,
     single_figure_answer,
     value_from_figure,
 )
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 
 def parsed_filings(cache: Path | None):
@@ -70,9 +70,9 @@ def main() -> None:
                     help="read the facts from the warehouse of FINRAG_HOME (a built demo home) instead of parsing")
     args = ap.parse_args()
     if args.warehouse:
-        calc = CalculatorAnswerer()  # FactStore over FINRAG_HOME's warehouse, as `finrag ask` reads it
+        calc = calculator_answerer()  # FactStore over FINRAG_HOME's warehouse, as `finrag ask` reads it
     else:
-        calc = CalculatorAnswerer(FactStore.from_parsed(parsed_filings(args.cache)))
+        calc = calculator_answerer(FactStore.from_parsed(parsed_filings(args.cache)))
     rows = []
     for line in SAMPLE_EXTERNAL_QA.read_text().splitlines():
         q = json.loads(line)

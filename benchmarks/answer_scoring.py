@@ -26,7 +26,7 @@ from finrag_pipeline.core.qa import QAConfig
 from finrag_pipeline.core.qa.model_free import generate_model_free
 from finrag_pipeline.core.retrieval.lexical import BM25Retriever
 
-OLD_SCORING = "dca8331:finrag_pipeline/core/evaluation/answer_metrics.py"
+OLD_SCORING = "dca8331:finrag_pipeline/core/scoring/answer_metrics.py"
 
 
 def old_answer_metrics():

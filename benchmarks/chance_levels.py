@@ -17,10 +17,10 @@ import time
 
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.metric_registry import CHANCE_METRICS, SANITY_LIMITS, chance_column
 from finrag_pipeline.core.evaluation.runner import run_retrieval_eval
 from finrag_pipeline.core.records import load_qa_items
 from finrag_pipeline.core.retrieval.sanity import RandomRetriever
+from finrag_pipeline.core.scoring.metric_registry import CHANCE_METRICS, SANITY_LIMITS, chance_column
 from finrag_pipeline.core.session import FinragSession
 
 

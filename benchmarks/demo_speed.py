@@ -108,10 +108,10 @@ def retrievers(home: Path) -> None:
 
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import scope_filters
+    from finrag_pipeline.core.models import filters_match
     from finrag_pipeline.core.paths import FinragPaths
     from finrag_pipeline.core.records import load_qa_items
     from finrag_pipeline.core.retrieval import rerank
-    from finrag_pipeline.core.retrieval.base import filters_match
     from finrag_pipeline.core.session import FinragSession
 
     os.environ["FINRAG_HOME"] = str(home)

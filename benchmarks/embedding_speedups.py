@@ -6,7 +6,7 @@ Reads a built home (``make demo``): its leaf chunks, the fp32 vectors the LanceD
 vectors) and its questions (qa.items: the generated ones and the imported analysts' questions). For each
 candidate it re-embeds every leaf chunk and every question with the candidate and ranks the chunks by exact
 cosine (numpy; no ANN, so only the embedding differs), then scores page-level nDCG@10 and all-evidence hit@5
-with the project's metric functions (core/evaluation/metrics.py), in the filing and the corpus scope.
+with the project's metric functions (core/scoring/metrics.py), in the filing and the corpus scope.
 Speed is measured in the same process on the same sample of chunks (sorted by length, batch 32, 2 threads):
 
 * ``st_fp32``: sentence-transformers on torch, what ``vector_index`` runs today (the baseline);
@@ -37,7 +37,6 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from finrag_pipeline.core.evaluation.metrics import evaluate_ranking, ranked_pages  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import page_groups  # noqa: E402
 from finrag_pipeline.core.indexing.embedder import (  # noqa: E402
     OnnxTransformer,
@@ -48,6 +47,7 @@ from finrag_pipeline.core.indexing.embedder import (  # noqa: E402
 from finrag_pipeline.core.indexing.lance_index import TABLE_NAME  # noqa: E402
 from finrag_pipeline.core.paths import FinragPaths  # noqa: E402
 from finrag_pipeline.core.records import load_chunks, load_qa_items  # noqa: E402
+from finrag_pipeline.core.scoring.metrics import evaluate_ranking, ranked_pages  # noqa: E402
 from finrag_pipeline.core.warehouse import Warehouse  # noqa: E402
 
 

@@ -17,9 +17,9 @@ import time
 import pandas as pd
 from rank_bm25 import BM25Okapi, BM25Plus
 
-from finrag_pipeline.core.evaluation import metrics as m
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_retrieval_eval
 from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem, SearchFilters
+from finrag_pipeline.core.scoring import metrics as m
 
 ITEMS = ["total net sales", "cost of sales", "gross margin", "research and development", "net income",
          "operating income", "income taxes", "cash and cash equivalents", "total assets", "long-term debt",

@@ -24,8 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from finrag_pipeline.core.evaluation.results_views import RETRIEVAL_CURRENT  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import PAIR_ON  # noqa: E402
+from finrag_pipeline.core.scoring.results_views import RETRIEVAL_CURRENT  # noqa: E402
 
 
 def mcnemar_exact(wins: int, losses: int) -> float:
@@ -38,7 +38,7 @@ def mcnemar_exact(wins: int, losses: int) -> float:
 
 def load(warehouse: str, k: int) -> pd.DataFrame:
     con = duckdb.connect(warehouse, read_only=True)
-    # the newest run of each configuration, scored, from the one results view (core/evaluation/results_views.py)
+    # the newest run of each configuration, scored, from the one results view (core/scoring/results_views.py)
     df = con.execute(f"""
         select l.*, q.metadata as qa_metadata, q.source as qa_source from {RETRIEVAL_CURRENT} l
         left join (select qa_id, filing_id, any_value(metadata) metadata, any_value(source) source

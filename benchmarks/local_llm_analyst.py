@@ -7,7 +7,7 @@ calling) or `analyst_structured` (the calculator's lookups as a fact sheet in on
 
 For each question of the set (qa.items.source; `generated` is sampled with --seed), bm25 top --k
 hits in the question's filing, then the same hits to the `calculator` (the baseline: it is what the
-tools call) and to analyst_llm.ToolCallingAnswerer over the local model (function calling in
+tools call) and to llm_answerers.ToolCallingAnswerer over the local model (function calling in
 Qwen2.5's format, core/llm/qwen_tools.py). Scored by the evaluation's own rule
 (answer_metrics.score_answer with runner.answer_key). Prints one JSON line per question (also to
 --out) and a summary: mean correctness of each answerer on answerable questions, response states,
@@ -23,12 +23,12 @@ import os
 import random
 import time
 
-from finrag_pipeline.core.evaluation.analyst_llm import StructuredPromptAnswerer, ToolCallingAnswerer
-from finrag_pipeline.core.evaluation.answer_metrics import score_answer
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
+from finrag_pipeline.core.analyst import StructuredPromptAnswerer, ToolCallingAnswerer
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.evaluation.runner import answer_key, cited_texts
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.records import qa_item_from_row
+from finrag_pipeline.core.scoring.answer_metrics import score_answer
 from finrag_pipeline.core.session import FinragSession
 
 
@@ -52,7 +52,7 @@ def main() -> None:
     items = [qa_item_from_row(r) for r in rows]
     if args.limit and len(items) > args.limit:
         items = sorted(random.Random(args.seed).sample(items, args.limit), key=lambda i: i.qa_id)
-    calculator = CalculatorAnswerer(warehouse=wh)
+    calculator = calculator_answerer(warehouse=wh)
     if args.answerer == "tools":
         llm = ToolCallingAnswerer(args.model, calculator, temperature=0.0, max_tokens=args.max_tokens,
                                   timeout=args.timeout)

@@ -8,14 +8,14 @@ from collections import Counter
 
 from _analyst_corpus import parsed_samples
 
+from finrag_pipeline.core.analyst import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.qa.model_free import generate_model_free
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 ps = parsed_samples()
-calc = CalculatorAnswerer(FactStore.from_parsed(ps.values()))
+calc = calculator_answerer(FactStore.from_parsed(ps.values()))
 ok, tot, states = Counter(), Counter(), Counter()
 for p in ps.values():
     items, _ = generate_model_free(p.meta, p.pages, p.table_rows, p.facts, chunk_filing(p.meta, p.pages, p.table_rows))

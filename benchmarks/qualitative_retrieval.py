@@ -8,7 +8,7 @@ Reads the home's accepted QA items (never writes to it) and searches them with t
 retrievers.yaml exactly as the evaluation runner does (its scope filters and its page metrics:
 core/evaluation/runner.py ``scope_filters`` and ``retrieval_metrics_for``). ``--by label`` selects the
 items whose question_type is in ``--types``; ``--by rule`` selects what the question-kind rule
-(core/retrieval/question_kind.py) calls qualitative, whatever the label. Prints, per scope, each
+(core/question_kind.py) calls qualitative, whatever the label. Prints, per scope, each
 retriever's mean all_evidence_hit over the questions with evidence, and its paired difference to the
 baseline (95% bootstrap interval, sign-flip p; core/evaluation/stats.paired_comparison), plus how
 often the rule agrees with the labels. On the demo, the generated narrative questions come from MD&A
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from finrag_pipeline.core.evaluation.runner import page_groups, retrieval_metrics_for, scope_filters  # noqa: E402
 from finrag_pipeline.core.evaluation.stats import paired_comparison  # noqa: E402
 from finrag_pipeline.core.models import EvidencePlace, QAItem  # noqa: E402
+from finrag_pipeline.core.question_kind import classify_question  # noqa: E402
 from finrag_pipeline.core.records import load_qa_items  # noqa: E402
-from finrag_pipeline.core.retrieval.question_kind import classify_question  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
 
 

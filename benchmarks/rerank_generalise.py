@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from decomposed import mcnemar_exact  # noqa: E402
 
-from finrag_pipeline.core.evaluation import metrics as m  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import page_groups  # noqa: E402
 from finrag_pipeline.core.indexing.embedder import default_model_path  # noqa: E402
 from finrag_pipeline.core.models import SearchFilters  # noqa: E402
@@ -54,6 +53,7 @@ from finrag_pipeline.core.retrieval.rerank_train import (  # noqa: E402
     train_cross_encoder,
     training_pairs,
 )  # noqa: E402
+from finrag_pipeline.core.scoring import metrics as m  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
 
 SETS = ("analysts:filing", "analysts:corpus", "synthetic-heldout:filing")

@@ -25,11 +25,11 @@ import time
 
 import pandas as pd
 
-from finrag_pipeline.core.evaluation import answer_metrics as am
 from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
 from finrag_pipeline.core.evaluation.runner import answer_key
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.records import load_qa_items
+from finrag_pipeline.core.scoring import answer_metrics as am
 from finrag_pipeline.core.warehouse import Warehouse
 
 

@@ -27,8 +27,8 @@ from moto.server import ThreadedMotoServer
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.chunking.config import load_chunking_config
 from finrag_pipeline.core.ingest.parse import parse_filing
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 from finrag_pipeline.core.storage import bm25_shards
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
 from finrag_pipeline.core.storage.object_store import ObjectStore
 from finrag_pipeline.core.storage.results import PartitionResults, publish_results
 from finrag_pipeline.core.warehouse import Warehouse, rows_of

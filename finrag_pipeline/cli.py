@@ -323,7 +323,7 @@ def ask(ctx, question, retriever, model, prompt_type, temperature, top_p, k, fil
             "evidence": [{"rank": h.rank, "filing_id": h.filing_id, "pages": h.pages, "text": h.text}
                          for h in result.hits]}
     if explain:
-        from finrag_pipeline.core.evaluation.calculator import explanation
+        from finrag_pipeline.core.analyst import explanation
 
         data["explain"] = explanation(answer.details)
     cites = "; ".join(f"{c[0]} p.{c[1]}" if isinstance(c, list | tuple) else str(c) for c in answer.citations)
@@ -373,7 +373,7 @@ def _calculation_lines(details: dict) -> str:
 
 
 def _explain_lines(details: dict) -> str:
-    from finrag_pipeline.core.evaluation.calculator import explanation_lines
+    from finrag_pipeline.core.analyst import explanation_lines
 
     return "\n".join(explanation_lines(details)) + "\n"
 
@@ -393,8 +393,7 @@ def _answer_timings(details: dict) -> str:
 def facts(ctx, filing_id, items, years, as_json) -> None:
     """Line items of a filing as the calculator reads them (value, unit, source row or XBRL fact), and
     every disagreement between an XBRL fact and its table row."""
-    from finrag_pipeline.core.facts.plan import resolve_term
-    from finrag_pipeline.core.facts.store import FactStore
+    from finrag_pipeline.core.analyst import FactStore, resolve_term
 
     store = FactStore(warehouse=_session(ctx).warehouse)
     filing = store.filing(filing_id)
@@ -789,7 +788,7 @@ def company_map_refresh(ctx, online) -> None:
     try:
         if online:
             from finrag_pipeline.core.edgar import EdgarClient, load_automation_config
-            from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+            from finrag_pipeline.core.query_understanding import CorpusCatalog
             from finrag_pipeline.core.warehouse import Warehouse
 
             cfg = load_automation_config().edgar

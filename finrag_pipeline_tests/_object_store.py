@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 from finrag_pipeline.core.storage.object_store import ObjectStore
 
 ACCESS_ENV = "FINRAG_TEST_S3_KEY"

@@ -7,9 +7,10 @@ import re
 
 import numpy as np
 
-from finrag_pipeline.core.models import Chunk, Hit, SearchFilters
-from finrag_pipeline.core.retrieval.base import Retriever, filters_match
-from finrag_pipeline.core.retrieval.resources import ChunkStore, CorpusCatalog, RetrievalResources
+from finrag_pipeline.core.models import Chunk, Hit, SearchFilters, filters_match
+from finrag_pipeline.core.query_understanding import CorpusCatalog
+from finrag_pipeline.core.retrieval.base import Retriever
+from finrag_pipeline.core.retrieval.resources import ChunkStore, RetrievalResources
 
 
 def words(text: str) -> list[str]:

@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
 
+from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing, table_row_chunk_id
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def store(parsed):
 
 @pytest.fixture(scope="module")
 def calc(store):
-    return CalculatorAnswerer(store)
+    return calculator_answerer(store)
 
 
 def _fid(parsed, name):
@@ -99,7 +99,7 @@ def test_reconcile_apple_2024_facts_against_its_tables(store, parsed):
 def test_disagreement_between_fact_and_row_is_kept_as_data():
     from datetime import date
 
-    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.analyst.store import FilingFacts
     from finrag_pipeline.core.models import FilingMeta, TableCell, TableRow, XbrlFact
 
     meta = FilingMeta("X-2022-10K", "sha", "", "x.html", "html", "X Corp", "X", None, "10-K", 2022,

@@ -12,14 +12,14 @@ from _analyst_corpus import MSFT, parsed_samples
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from finrag_pipeline.core.evaluation.analyst_llm import (  # noqa: E402
+from finrag_pipeline.core.analyst.llm_answerers import (  # noqa: E402
     TOOL_SPECS,
     AnalystTools,
     StructuredPromptAnswerer,
     ToolCallingAnswerer,
 )
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer  # noqa: E402
-from finrag_pipeline.core.facts.store import FactStore  # noqa: E402
+from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer  # noqa: E402
 
 QUESTION = "What was Microsoft's operating margin in fiscal 2022?"
 
@@ -31,7 +31,7 @@ def parsed():
 
 @pytest.fixture(scope="module")
 def calc(parsed):
-    return CalculatorAnswerer(FactStore.from_parsed(parsed.values()))
+    return calculator_answerer(FactStore.from_parsed(parsed.values()))
 
 
 class ScriptedModel:

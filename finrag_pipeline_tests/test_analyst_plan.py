@@ -6,10 +6,16 @@ from decimal import Decimal
 
 import pytest
 
-from finrag_pipeline.core.facts.definitions import statement_hints, unit_asked
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, calculate, evaluate, parse_formula
-from finrag_pipeline.core.facts.plan import PlanError, UnreadOperand, definition_formula, make_plan
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.analyst.definitions import statement_hints, unit_asked
+from finrag_pipeline.core.analyst.formula import (
+    FormulaError,
+    MissingInput,
+    calculate,
+    evaluate,
+    parse_formula,
+)
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+from finrag_pipeline.core.analyst.plan import PlanError, UnreadOperand, definition_formula, make_plan
 
 LEX = Lexicon.load_default()
 
@@ -356,7 +362,7 @@ def test_formula_functions_change_lag_mean():
 
 
 def test_query_expansions_is_the_shared_vocabulary():
-    from finrag_pipeline.core.retrieval.vocabulary import query_expansions
+    from finrag_pipeline.core.analyst.vocabulary import query_expansions
 
     assert query_expansions("How much did Microsoft spend on R&D in fiscal 2022?") == ["research and development"]
     assert "accounts payable" in query_expansions("What was Costco's DPO in FY2017?")
@@ -370,7 +376,7 @@ def test_query_expansions_is_the_shared_vocabulary():
 ])
 def test_non_changes_the_line(phrase, not_this):
     # "non-operating income" is no "operating income": "non" changes which line it is
-    from finrag_pipeline.core.facts.definitions import resolve_operand
+    from finrag_pipeline.core.analyst.definitions import resolve_operand
 
     concept = resolve_operand(phrase, LEX)
     assert concept is None or concept.key != not_this
@@ -397,14 +403,14 @@ def test_current_and_noncurrent_reads_both_lines(written, formula):
      "Data Center", "Gaming", False),
 ])
 def test_growth_comparison_reads_both_options(question, first, second, slower):
-    from finrag_pipeline.core.facts.judgements import growth_comparison
+    from finrag_pipeline.core.analyst.judgements import growth_comparison
 
     got = growth_comparison(question)
     assert (got.first, got.second, got.slower) == (first, second, slower)
 
 
 def test_growth_comparison_needs_a_yes_no_question():
-    from finrag_pipeline.core.facts.judgements import growth_comparison
+    from finrag_pipeline.core.analyst.judgements import growth_comparison
 
     assert growth_comparison("Which segment grew faster than the company average in 2022?") is None
     assert growth_comparison("What was Apple's revenue growth in FY2022?") is None
@@ -419,14 +425,14 @@ def test_growth_comparison_needs_a_yes_no_question():
      "Data Center"),
 ])
 def test_share_of_whole_reads_part_and_whole(question, whole, part):
-    from finrag_pipeline.core.facts.judgements import share_of_whole
+    from finrag_pipeline.core.analyst.judgements import share_of_whole
 
     got = share_of_whole(question)
     assert (got.whole, got.part) == (whole, part)
 
 
 def test_share_of_whole_is_not_a_ratio_of_two_lines():
-    from finrag_pipeline.core.facts.judgements import share_of_whole
+    from finrag_pipeline.core.analyst.judgements import share_of_whole
 
     assert share_of_whole("What was Amazon's cost of sales as a percentage of total net sales in 2022?") is None
     got = share_of_whole("What was NVIDIA's Data Center revenue as a share of total revenue in fiscal 2025?")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from test_answer_scoring import CHANGE, DROP, LOOKUP, PCT, RATIO
 
-from finrag_pipeline.core.evaluation import answer_metrics as am
-from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CONTEXT, OPERAND, computations, read_claims
 from finrag_pipeline.core.evaluation.answer_decision import Decision, decide
 from finrag_pipeline.core.numbers import parse_figures
-from finrag_pipeline.core.qa.answer_contract import (
+from finrag_pipeline.core.scoring import answer_metrics as am
+from finrag_pipeline.core.scoring.answer_claims import ANSWER, CONTEXT, OPERAND, computations, read_claims
+from finrag_pipeline.core.scoring.answer_contract import (
     contract_from_text,
     key_facts_of,
     requested_units,
@@ -320,7 +320,7 @@ def test_key_fact_recall_of_lazy_answers_is_zero():
 def test_grounding_reads_the_cited_rows_facts_and_pages(tmp_path):
     import datetime as dt
 
-    from finrag_pipeline.core.evaluation.answerers import AnswerResult
+    from finrag_pipeline.core.answering import AnswerResult
     from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence, fact_text
     from finrag_pipeline.core.evaluation.runner import cited_texts
     from finrag_pipeline.core.models import Hit

@@ -13,10 +13,10 @@ import pytest
 from test_answer_scoring import EXTREME, HIGHER, LOOKUP, PP
 
 from finrag_pipeline.core.asked import requested_units
-from finrag_pipeline.core.evaluation import answer_metrics as am
 from finrag_pipeline.core.evaluation.answer_decision import decide
 from finrag_pipeline.core.numbers import parse_figures
-from finrag_pipeline.core.qa.answer_contract import answer_value, contract_from_text, sentence_contract
+from finrag_pipeline.core.scoring import answer_metrics as am
+from finrag_pipeline.core.scoring.answer_contract import answer_value, contract_from_text, sentence_contract
 
 
 def _score(key: dict, answer: str) -> am.Verdict:
@@ -405,7 +405,7 @@ def test_a_threshold_question_is_not_a_direction():
 
 
 def test_a_year_asked_with_a_second_part_is_no_year_choice():
-    from finrag_pipeline.core.qa.answer_contract import year_choice_contract
+    from finrag_pipeline.core.scoring.answer_contract import year_choice_contract
 
     q = "Which year, 2021 or 2022, had the higher gross margin, and by how much?"
     assert year_choice_contract(q, "2022, by 1.5 percentage points.") is None
@@ -419,7 +419,7 @@ def test_a_year_asked_with_a_second_part_is_no_year_choice():
     "What drove the $2.2 billion increase in Microsoft's research and development expense?",
 ])
 def test_a_cause_question_gets_key_facts_not_a_value(question):
-    from finrag_pipeline.core.qa.answer_contract import contract_from_text
+    from finrag_pipeline.core.scoring.answer_contract import contract_from_text
 
     contract = contract_from_text(question, "A $12.7 billion valuation loss on its investment in Rivian.")
     assert contract.values == [] and contract.choice is None

@@ -7,8 +7,8 @@ docs/METRICS.md ("Adversarial answers").
 
 import pytest
 
-from finrag_pipeline.core.evaluation import answer_metrics as am
-from finrag_pipeline.core.qa.answer_contract import answer_value
+from finrag_pipeline.core.scoring import answer_metrics as am
+from finrag_pipeline.core.scoring.answer_contract import answer_value
 
 SALES = {"FY2022": 394328.0, "FY2021": 365817.0, "FY2020": 274515.0}
 INPUTS = [{"value": v, "unit": "USD millions", "period": p, "text": f"{v:,.0f}", "role": "source"}

@@ -8,10 +8,9 @@ from _retrieval_fakes import chunk, fake_resources
 
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, run_retrieval_eval
 from finrag_pipeline.core.models import EvidencePlace, QAItem, SearchFilters
+from finrag_pipeline.core.query_understanding import CorpusCatalog, QueryParser
 from finrag_pipeline.core.retrieval import build_retriever
 from finrag_pipeline.core.retrieval.company_first import resolution_outcome, resolve_company_filings
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
-from finrag_pipeline.core.retrieval.resources import CorpusCatalog
 
 # Block files without a ticker (its 10-K cover gave none): the company map gives "Square" (former name)
 # and SQ (former ticker); Meta's former name Facebook and ticker FB; Walmart's "Wal-Mart Stores".

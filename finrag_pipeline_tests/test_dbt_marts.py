@@ -315,7 +315,7 @@ def test_leaderboard_carries_the_chance_columns(marts):
 
 
 def test_sanity_answers_mart_reads_the_registry_limit(marts):
-    from finrag_pipeline.core.evaluation.metric_registry import SANITY_LIMITS
+    from finrag_pipeline.core.scoring.metric_registry import SANITY_LIMITS
 
     limit, within, correctness = one(marts, """
         select max_correctness, within_limit, correctness from marts.mart_sanity_answers

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from finrag_pipeline.core.deployment import load_deployment, require_services
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRIC_SPECS, RETRIEVAL_METRIC_SPECS
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR, REPO_ROOT, FinragPaths
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRIC_SPECS, RETRIEVAL_METRIC_SPECS
 from finrag_pipeline.core.warehouse import Warehouse
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow, pytest.mark.integration]

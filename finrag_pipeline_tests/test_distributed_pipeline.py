@@ -97,7 +97,7 @@ def test_distributed_run_equals_local_run(tmp_path, moto_endpoint, monkeypatch):
         "mode: local\ndistributed:\n  object_store:\n"
         f"    endpoint_url: {moto_endpoint}\n    bucket: finrag-pipeline\n    prefix: it\n"
         "    access_key_env: FINRAG_TEST_S3_KEY\n    secret_key_env: FINRAG_TEST_S3_SECRET\n    allow_http: true\n")
-    from finrag_pipeline.core.storage.config import ObjectStoreConfig
+    from finrag_pipeline.core.object_store_config import ObjectStoreConfig
     from finrag_pipeline.core.storage.object_store import ObjectStore
 
     ObjectStore(ObjectStoreConfig(endpoint_url=moto_endpoint, bucket="finrag-pipeline", prefix="it",

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from finrag_pipeline.core.evaluation import answer_metrics as am
 from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, LLMAnswerer, format_figure
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.scoring import answer_metrics as am
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -29,7 +29,7 @@ def hit(text, page, rank, chunk_id=None, filing=F):
 
 
 def values(value, unit="USD millions", tolerance=0.0, period=None):
-    from finrag_pipeline.core.qa.answer_contract import answer_value
+    from finrag_pipeline.core.scoring.answer_contract import answer_value
 
     return [answer_value(value, unit, period=period, tolerance=tolerance)]
 

@@ -14,8 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from _excerpt_corpus import build_excerpt_home, excerpt_qa_items  # noqa: E402
 
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES as FAILURES  # noqa: E402
-from finrag_pipeline.core.evaluation.response_states import RESPONSE_STATES  # noqa: E402
+from finrag_pipeline.core.scoring.response_states import FAILURE_STATES as FAILURES  # noqa: E402
+from finrag_pipeline.core.scoring.response_states import RESPONSE_STATES  # noqa: E402
 
 MAX_TOKENS = 96  # a JSON answer is 20-60 tokens; a rambling 0.5B model is cut here (-> invalid_output)
 
@@ -26,11 +26,11 @@ def corpus(tmp_path_factory):
 
 
 def test_answer_eval_with_local_model(local_ready, corpus, tmp_path):
-    from finrag_pipeline.core.evaluation.answer_metrics import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
     from finrag_pipeline.core.evaluation.answerers import LLMAnswerer
     from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate, run_answer_eval
     from finrag_pipeline.core.llm.client import LLMClient
     from finrag_pipeline.core.llm.registry import load_model_registry
+    from finrag_pipeline.core.scoring.answer_metrics import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
     from finrag_pipeline.core.session import FinragSession
 
     assert load_model_registry().get("local-0.5b").provider == "local/qwen2.5-0.5b"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from finrag_pipeline.core.evaluation import metrics as m
+from finrag_pipeline.core.scoring import metrics as m
 
 L2_3 = 1 / math.log2(3)   # discount at rank 2
 L2_5 = 1 / math.log2(5)   # discount at rank 4

@@ -62,7 +62,7 @@ def factory(name, chunking):
 
 
 def qa(qa_id, question, groups, periods=("FY2022",), figures=(), qtype="numerical"):
-    from finrag_pipeline.core.qa.answer_contract import answer_value
+    from finrag_pipeline.core.scoring.answer_contract import answer_value
 
     return QAItem(qa_id=qa_id, filing_id=F, question=question, reference_answer="", question_type=qtype,
                   periods=list(periods), answer_figures=list(figures),

@@ -17,9 +17,8 @@ import pytest
 from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
 from finrag_pipeline.core.indexing.exact_scan import DenseSearchConfig, load_dense_search_config
 from finrag_pipeline.core.indexing.lance_index import LanceIndex, filters_to_sql
-from finrag_pipeline.core.models import SearchFilters
+from finrag_pipeline.core.models import SearchFilters, filters_match
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
-from finrag_pipeline.core.retrieval.base import filters_match
 
 pytestmark = pytest.mark.slow
 

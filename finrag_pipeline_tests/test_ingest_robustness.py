@@ -272,8 +272,8 @@ def test_classify_table(title, labels, section, expected):
 def test_nullable_fields_read_back_as_none_never_nan(tmp_path):
     from finrag_pipeline.core.catalog import load_filing, write_filing
     from finrag_pipeline.core.models import FilingMeta, TableCell, TableRow, XbrlFact
+    from finrag_pipeline.core.query_understanding import CorpusCatalog
     from finrag_pipeline.core.records import load_facts, load_table_rows
-    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
     from finrag_pipeline.core.warehouse import Warehouse, rows_of
 
     wh = Warehouse(tmp_path / "w.duckdb")
@@ -378,8 +378,7 @@ CORPUS_COMPANIES = [
 
 @pytest.fixture(scope="module")
 def corpus_parser():
-    from finrag_pipeline.core.retrieval.query_understanding import QueryParser
-    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+    from finrag_pipeline.core.query_understanding import CorpusCatalog, QueryParser
 
     filings = {(company, ticker) for company, ticker, _ in CORPUS_COMPANIES}
     # one filing without a ticker (NaN as pandas reads a NULL): must neither crash nor match the others

@@ -4,8 +4,8 @@ caller can change what the next load returns."""
 import os
 import time
 
-from finrag_pipeline.core.retrieval import lexicon as lexicon_module
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.analyst import lexicon as lexicon_module
+from finrag_pipeline.core.analyst.lexicon import Lexicon
 
 YAML = """concepts:
   revenue:

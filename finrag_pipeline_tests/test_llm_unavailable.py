@@ -99,11 +99,11 @@ def test_analyst_answerers_record_the_line(unavailable):
     """analyst_tools (function calling through litellm) and analyst_structured (a fact sheet)."""
     from _analyst_corpus import parsed_samples
 
-    from finrag_pipeline.core.evaluation.analyst_llm import StructuredPromptAnswerer, ToolCallingAnswerer
-    from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-    from finrag_pipeline.core.facts.store import FactStore
+    from finrag_pipeline.core.analyst.llm_answerers import StructuredPromptAnswerer, ToolCallingAnswerer
+    from finrag_pipeline.core.analyst.store import FactStore
+    from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 
-    calc = CalculatorAnswerer(FactStore.from_parsed(parsed_samples().values()))
+    calc = calculator_answerer(FactStore.from_parsed(parsed_samples().values()))
     question = "What was Microsoft's operating margin in fiscal 2022?"
     tools = ToolCallingAnswerer("local/qwen2.5-0.5b", calc).answer(question, [])
     assert tools.response_state == "backend_error"
@@ -114,7 +114,7 @@ def test_analyst_answerers_record_the_line(unavailable):
 
 
 def test_judge_is_null_with_the_reason(unavailable):
-    from finrag_pipeline.core.evaluation.answer_metrics import LLMJudge
+    from finrag_pipeline.core.scoring.answer_metrics import LLMJudge
 
     judge = LLMJudge(LLMClient.from_registry("local-0.5b"))
     score, reason = judge.relevancy("What was net income?", "$99,803 million")

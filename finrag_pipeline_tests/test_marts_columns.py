@@ -24,7 +24,7 @@ def test_descriptions_follow_the_naming_rules(name, expected):
 
 
 def test_metric_phrases_come_from_the_metric_registry():
-    from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRIC_SPECS
+    from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRIC_SPECS
 
     faithfulness = next(s for s in ANSWER_METRIC_SPECS if s.name == "faithfulness")
     assert describe_column("faithfulness_mean").startswith(f"mean faithfulness ({faithfulness.description})")

@@ -9,17 +9,18 @@ import dataclasses
 import duckdb
 import pytest
 
-from finrag_pipeline.core.evaluation import answer_metrics, leaderboard, metrics, runner
-from finrag_pipeline.core.evaluation import metric_registry as reg
-from finrag_pipeline.core.evaluation.response_states import (
+from finrag_pipeline.core.evaluation import leaderboard, runner
+from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
+from finrag_pipeline.core.paths import REPO_ROOT
+from finrag_pipeline.core.reporting import report
+from finrag_pipeline.core.scoring import answer_metrics, metrics
+from finrag_pipeline.core.scoring import metric_registry as reg
+from finrag_pipeline.core.scoring.response_states import (
     FAILURE_STATES,
     STORED_FAILURE_STATES,
     SYSTEM_FAILURE_STATES,
 )
-from finrag_pipeline.core.evaluation.results_views import ANSWER_SCORED, ensure_views, view_sql
-from finrag_pipeline.core.models import EvidencePlace, Hit, QAItem
-from finrag_pipeline.core.paths import REPO_ROOT
-from finrag_pipeline.core.reporting import report
+from finrag_pipeline.core.scoring.results_views import ANSWER_SCORED, ensure_views, view_sql
 from finrag_pipeline.core.warehouse import TABLE_DDL, _add_missing_columns
 from finrag_pipeline.web import queries
 
@@ -43,7 +44,7 @@ def test_committed_dbt_macro_is_the_generated_one():
     committed = (REPO_ROOT / reg.DBT_MACRO_PATH).read_text(encoding="utf-8")
     assert committed == reg.render_dbt_macros(), (
         "dbt_metrics/macros/metric_lists.sql differs from the registry: run "
-        "`python -m finrag_pipeline.core.evaluation.metric_registry --write`")
+        "`python -m finrag_pipeline.core.scoring.metric_registry --write`")
 
 
 def test_docs_table_is_the_generated_one():
@@ -89,7 +90,7 @@ def test_response_states_and_keys_are_defined_once():
     assert report.RETRIEVAL_KEYS == list(leaderboard.RETRIEVAL_KEYS) == list(reg.RETRIEVAL_KEYS)
     assert {"backend_error", "invalid_output", "error", *SYSTEM_FAILURE_STATES} == STORED_FAILURE_STATES
     assert FAILURE_STATES < STORED_FAILURE_STATES
-    # The failure states are scored in the warehouse view (core/evaluation/results_views.py); no dbt
+    # The failure states are scored in the warehouse view (core/scoring/results_views.py); no dbt
     # model or macro lists them again.
     assert all(f"'{s}'" in view_sql()[ANSWER_SCORED] for s in STORED_FAILURE_STATES)
     for path in (REPO_ROOT / "dbt_metrics").rglob("*.sql"):

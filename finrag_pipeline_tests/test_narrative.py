@@ -28,17 +28,17 @@ from pathlib import Path
 import pytest
 from _analyst_corpus import APPLE, MSFT, hits_from_chunks, parsed_samples
 
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, VocabularyFile
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.evaluation.answerer_registry import build_answerer
 from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
 from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
-from finrag_pipeline.core.evaluation.response_states import NON_ANSWER_STATES
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
+from finrag_pipeline.core.question_kind import QuestionKinds, classify_question
 from finrag_pipeline.core.retrieval.base import Retriever
 from finrag_pipeline.core.retrieval.qualitative_routing import QualitativeRoutingRetriever
-from finrag_pipeline.core.retrieval.question_kind import QuestionKinds, classify_question
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, VocabularyFile
+from finrag_pipeline.core.scoring.response_states import NON_ANSWER_STATES
 
 APPLE_2021 = "APPLE_2021_10K.pdf"
 
@@ -243,11 +243,11 @@ def test_lazy_narratives_score_zero_and_a_reworded_answer_scores_one(lazy):
 # ---- routing: no bare figure for a qualitative question -----------------------------------------
 
 def test_calculator_and_extractive_route_qualitative_questions_to_the_narrative():
-    from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-    from finrag_pipeline.core.facts.store import FactStore
+    from finrag_pipeline.core.analyst.store import FactStore
+    from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 
     parsed = parsed_samples()
-    calc = CalculatorAnswerer(FactStore.from_parsed([parsed[APPLE]]))
+    calc = calculator_answerer(FactStore.from_parsed([parsed[APPLE]]))
     hits = _hits(APPLE, "Products gross margin increased during 2022", "Services gross margin percentage increased")
     asked = "What drove the expansion of Apple's services gross margin percentage in 2022?"
     for answerer in (calc, ExtractiveAnswerer(), build_answerer("narrative")):

@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig, ObjectStoreCredentialsMissing
 from finrag_pipeline.core.storage import mode
-from finrag_pipeline.core.storage.config import ObjectStoreConfig, ObjectStoreCredentialsMissing
 from finrag_pipeline.core.storage.object_store import (
     ObjectNotFound,
     ObjectStore,

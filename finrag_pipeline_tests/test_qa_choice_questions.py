@@ -29,11 +29,11 @@ import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import AnswerKey, correctness, direction_of, score_answer
 from finrag_pipeline.core.models import QAItem
-from finrag_pipeline.core.qa.answer_contract import contract_options
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.model_free import generate_model_free
+from finrag_pipeline.core.scoring.answer_contract import contract_options
+from finrag_pipeline.core.scoring.answer_metrics import AnswerKey, correctness, direction_of, score_answer
 
 ALL_CHOICES = QAConfig.model_validate({"max_questions_per_type": {"choice": 60}})
 

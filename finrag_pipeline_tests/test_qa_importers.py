@@ -77,7 +77,7 @@ def test_financebench_answers_become_answer_values(imported):
 
 
 def test_plain_answer_value_column(tmp_path, filings):
-    from finrag_pipeline.core.evaluation.answer_metrics import correctness
+    from finrag_pipeline.core.scoring.answer_metrics import correctness
 
     apple = filings[0].meta
     csv_path = tmp_path / "qa.csv"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from finrag_pipeline.core.analyst.lexicon import Lexicon
 from finrag_pipeline.core.models import Chunk, EvidencePlace, Page, QAItem
 from finrag_pipeline.core.qa.leakage import (
     LeakageSettings,
@@ -10,7 +11,6 @@ from finrag_pipeline.core.qa.leakage import (
     lexicon_words,
     question_leakage,
 )
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
 
 LEXICON = Lexicon.from_mapping({"concepts": {
     "revenue": {"aliases": ["top line", "net sales"], "line_items": ["total net sales"]},

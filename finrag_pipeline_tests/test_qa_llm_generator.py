@@ -12,8 +12,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from finrag_pipeline.core.llm import LLMClient  # noqa: E402
 from finrag_pipeline.core.numbers import NUM_TOKEN_RE, digits_key, is_distinctive  # noqa: E402
 from finrag_pipeline.core.qa import QAConfig, generate_qa_set  # noqa: E402
-from finrag_pipeline.core.qa.answer_contract import single_figure_answer  # noqa: E402
 from finrag_pipeline.core.qa.llm_generator import generate_llm, prompt_hash, sample_chunks  # noqa: E402
+from finrag_pipeline.core.scoring.answer_contract import single_figure_answer  # noqa: E402
 
 CONFIG = QAConfig.model_validate({"generators": ["llm"], "llm": {"n_chunks": 4},
                                   "filters": {"dedup": {"embedder": "none"}}})

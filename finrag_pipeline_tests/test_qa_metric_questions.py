@@ -22,14 +22,14 @@ from collections import Counter
 import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, parsed_samples
 
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answer_metrics import correctness
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.store import FactStore
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
 from finrag_pipeline.core.qa.config import QAConfig, load_qa_config
 from finrag_pipeline.core.qa.model_free import _load_synonyms, generate_model_free
 from finrag_pipeline.core.qa.phrasing import load_phrasing
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
+from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 LOOKUP_TYPES = ("factual", "numerical", "comparative", "temporal", "multi-page")
 
@@ -127,7 +127,7 @@ def test_calculator_computes_every_metric_reference_independently(parsed, genera
     """The calculator answerer, asked each metric in the lexicon's words, commits to the reference value
     under the scoring rules (answer_metrics.correctness on the figure it answers)."""
     store = FactStore.from_parsed(parsed.values())
-    calc = CalculatorAnswerer(store)
+    calc = calculator_answerer(store)
     failures, n = [], 0
     for name, (items, _, _) in generated.items():
         company = parsed[name].meta.ticker or parsed[name].meta.company

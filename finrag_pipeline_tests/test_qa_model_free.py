@@ -142,8 +142,8 @@ def test_every_sample_filing_parsed_by_ingest(name):
 def test_every_item_carries_its_answer_contract_and_its_reference_answer_scores_one(apple_items):
     """answer_values / answer_choice per template; the inputs stay in answer_figures; the generator's own
     reference answer commits to the contract under the scoring rules (and its inputs alone do not)."""
-    from finrag_pipeline.core.evaluation.answer_metrics import correctness
-    from finrag_pipeline.core.qa.answer_contract import contract_options
+    from finrag_pipeline.core.scoring.answer_contract import contract_options
+    from finrag_pipeline.core.scoring.answer_metrics import correctness
 
     items, _ = apple_items
     seen = set()

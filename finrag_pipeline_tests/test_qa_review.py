@@ -76,7 +76,7 @@ def _write(path, rows):
 
 
 def _lookup_item():
-    from finrag_pipeline.core.qa.answer_contract import answer_value
+    from finrag_pipeline.core.scoring.answer_contract import answer_value
 
     return QAItem("qn", "AAPL-2022-10K", "What were Apple's total net sales in fiscal 2022?", "$394,328 million",
                   "factual", periods=["FY2022"], evidence=[[EvidencePlace("c", 28, "AAPL-2022-10K")]],
@@ -86,8 +86,8 @@ def _lookup_item():
 
 def test_review_edit_recomputes_every_scoring_field(tmp_path):
     """An edited reference answer changes what is scored: the old value no longer scores, the new one does."""
-    from finrag_pipeline.core.evaluation.answer_metrics import correctness
-    from finrag_pipeline.core.qa.answer_contract import contract_options
+    from finrag_pipeline.core.scoring.answer_contract import contract_options
+    from finrag_pipeline.core.scoring.answer_metrics import correctness
 
     item = _lookup_item()
     path = export_review_csv([item], tmp_path / "r.csv")
@@ -110,7 +110,7 @@ def test_review_edit_recomputes_every_scoring_field(tmp_path):
 
 
 def test_review_edit_of_a_choice_and_a_bare_figure():
-    from finrag_pipeline.core.qa.answer_contract import recompute_scoring_fields
+    from finrag_pipeline.core.scoring.answer_contract import recompute_scoring_fields
 
     choice = QAItem("qc", "F", "Was Apple's total net sales higher in fiscal 2022 or in fiscal 2021?",
                     "Higher in fiscal 2022.", "comparative", periods=["FY2022", "FY2021"],

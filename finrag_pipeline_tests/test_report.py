@@ -205,9 +205,9 @@ def test_report_sanity_checks_section(wh, tmp_path):
     and all-evidence page hit beside their chance levels, all read from the marts (mart_sanity_answers,
     mart_chance_levels): ok within the band, FAIL outside it, n/a with the reason where no chance level was
     recorded."""
-    from finrag_pipeline.core.evaluation.metric_registry import SANITY_LIMITS
     from finrag_pipeline.core.evaluation.runner import RETRIEVAL_COLUMNS
     from finrag_pipeline.core.reporting.report import load_random_retrieval, load_sanity_answers
+    from finrag_pipeline.core.scoring.metric_registry import SANITY_LIMITS
 
     f = "AAPL-2022-10K"
     rows = []

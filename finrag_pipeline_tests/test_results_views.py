@@ -1,4 +1,4 @@
-"""The results views (core/evaluation/results_views.py): one definition of "the newest run of each
+"""The results views (core/scoring/results_views.py): one definition of "the newest run of each
 configuration, scored by these rules", read by the bootstrap leaderboard, the report and the web explorer.
 
 ``data/leaderboard_before_views/`` holds eval.leaderboard and eval.comparisons as
@@ -17,14 +17,14 @@ import pytest
 from _synthetic_warehouse import STATS, T1, build_synthetic_warehouse
 
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, compute_statistics
-from finrag_pipeline.core.evaluation.results_views import (
+from finrag_pipeline.core.reporting import report
+from finrag_pipeline.core.scoring.results_views import (
     ANSWER_CURRENT,
     RETRIEVAL_CURRENT,
     ensure_views,
     view_sql,
     views_version,
 )
-from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.warehouse import Warehouse
 
 BEFORE = Path(__file__).parent / "data" / "leaderboard_before_views"

@@ -6,9 +6,8 @@ import pytest
 from _retrieval_fakes import fake_resources, sample_catalog
 
 from finrag_pipeline.core.models import SearchFilters
+from finrag_pipeline.core.query_understanding import CorpusCatalog, QueryParser, parse_periods
 from finrag_pipeline.core.retrieval import build_retriever
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser, parse_periods
-from finrag_pipeline.core.retrieval.resources import CorpusCatalog
 
 PERIOD_CASES = [
     ("FY2022 revenue", [("fiscal_year", 2022, None)]),
@@ -135,8 +134,7 @@ def test_catalog_from_warehouse_rows_normalises_pandas_timestamps():
     raised inside the fiscal calendar, and every period-filtered search of a real corpus failed."""
     import pandas as pd
 
-    from finrag_pipeline.core.retrieval.query_understanding import QueryParser
-    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+    from finrag_pipeline.core.query_understanding import CorpusCatalog, QueryParser
 
     catalog = CorpusCatalog([
         {"filing_id": "MSFT-2022-10K", "ticker": "MSFT", "company": "Microsoft", "fiscal_year": 2022,

@@ -6,11 +6,11 @@ import pytest
 import yaml
 from _retrieval_fakes import ListRetriever, fake_resources, hit
 
+from finrag_pipeline.core.analyst.lexicon import Lexicon
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.retrieval import (
     RERANKERS,
     RETRIEVERS,
-    Lexicon,
     Retriever,
     build_named_retrievers,
     build_reranker,

@@ -22,7 +22,6 @@ from finrag_pipeline.core.evaluation.answerer_registry import (
     build_answerer,
     register_answerer,
 )
-from finrag_pipeline.core.evaluation.metric_registry import CHANCE_METRICS, SANITY_LIMITS
 from finrag_pipeline.core.evaluation.runner import (
     SANITY_ANSWERERS,
     EvalMatrix,
@@ -35,6 +34,7 @@ from finrag_pipeline.core.qa.model_free import generate_model_free
 from finrag_pipeline.core.retrieval.lexical import BM25Retriever
 from finrag_pipeline.core.retrieval.resources import ChunkStore
 from finrag_pipeline.core.retrieval.sanity import RandomRetriever, candidate_pool, chance_hit_rate
+from finrag_pipeline.core.scoring.metric_registry import CHANCE_METRICS, SANITY_LIMITS
 
 SAMPLES = ["APPLE_2022_10K", "MICROSOFT_2022_10K"]
 MAX_SANITY_CORRECTNESS = SANITY_LIMITS.max_correctness
@@ -59,7 +59,7 @@ class ReferenceAnswerer:
         self.answers = {i.question: i for i in items}
 
     def answer(self, question, hits, periods=None):
-        from finrag_pipeline.core.evaluation.answerers import AnswerResult
+        from finrag_pipeline.core.answering import AnswerResult
 
         item = self.answers[question]
         if item.question_type == "unanswerable":
@@ -167,7 +167,7 @@ def test_answerer_registry_builds_by_name_and_lists_valid_names():
             self.text = text
 
         def answer(self, question, hits, periods=None):
-            from finrag_pipeline.core.evaluation.answerers import AnswerResult
+            from finrag_pipeline.core.answering import AnswerResult
 
             return AnswerResult(self.text, [], "answered")
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, VocabularyFile, default_vocabulary
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.retrieval.config import RetrieverConfig, load_retrievers
 from finrag_pipeline.core.retrieval.decomposed import decompose, round_robin
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
 from finrag_pipeline.core.retrieval.statement_routing import named_statements, statements_asked
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, VocabularyFile, default_vocabulary
 
 EXTERNAL = Path(__file__).parent / "data/external/analyst_questions.jsonl"
 QUESTIONS = {q["financebench_id"]: q["question"] for q in map(json.loads, EXTERNAL.read_text().splitlines())}
@@ -151,8 +151,9 @@ def test_retrievers_yaml_routes_and_decomposes():
 from datetime import date  # noqa: E402
 
 from finrag_pipeline.core.models import Chunk, SearchFilters  # noqa: E402
+from finrag_pipeline.core.query_understanding import CorpusCatalog  # noqa: E402
 from finrag_pipeline.core.retrieval.base import Retriever, hit_from_chunk  # noqa: E402
-from finrag_pipeline.core.retrieval.resources import ChunkStore, CorpusCatalog, RetrievalResources  # noqa: E402
+from finrag_pipeline.core.retrieval.resources import ChunkStore, RetrievalResources  # noqa: E402
 from finrag_pipeline.core.retrieval.statement_routing import StatementRoutingRetriever  # noqa: E402
 
 ROWS = [  # (chunk id, filing, fiscal year, page, statement_type, text), in the base ranking's order

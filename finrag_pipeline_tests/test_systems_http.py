@@ -15,9 +15,9 @@ import pytest
 from _excerpt_corpus import build_excerpt_home, excerpt_qa_items
 from _reference_system import ReferenceSystem, free_port, running_server
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RETRIEVAL_METRICS
 from finrag_pipeline.core.evaluation.runner import EvalMatrix
 from finrag_pipeline.core.evaluation.systems import SystemsConfig
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, RETRIEVAL_METRICS
 
 RANK_COLUMNS = ("first_relevant_rank_chunk", "first_relevant_rank_page", "n_retrieved")
 

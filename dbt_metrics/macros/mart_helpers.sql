@@ -19,7 +19,7 @@
     quantile_cont(latency_ms, 0.5) as latency_p50_ms
 {%- endmacro %}
 
-{#- The columns of the scored results views (core/evaluation/results_views.py) the staging models
+{#- The columns of the scored results views (core/scoring/results_views.py) the staging models
     expose: the scoring rules and "newest run" live in those views, never here. -#}
 {% macro scored_retrieval_columns() -%}
     run_id, filing_id, scope, config_name, retriever, k, chunking, config_hash, qa_id, question_type,

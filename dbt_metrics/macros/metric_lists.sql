@@ -1,5 +1,5 @@
-{#- GENERATED from finrag_pipeline/core/evaluation/metric_registry.py; do not edit. Rewrite with
-    `python -m finrag_pipeline.core.evaluation.metric_registry --write`. `binary`: 0/1 per question
+{#- GENERATED from finrag_pipeline/core/scoring/metric_registry.py; do not edit. Rewrite with
+    `python -m finrag_pipeline.core.scoring.metric_registry --write`. `binary`: 0/1 per question
     (Wilson CI), else graded (normal-approximation CI). `rate`: a behaviour rate, not a score, so a
     failed answer is NOT set to 0 for it. -#}
 

@@ -1,8 +1,8 @@
 """What a question asks for, read from its words: the units, scale and rounding of the answer
 (``requested_units``), the base unit a figure is written in (``unit_of_figure``) and the content
 words a worded fact is matched by (``content_words``). A leaf module: contracts
-(core/qa/answer_contract.py), scoring (core/evaluation/answer_metrics.py) and the calculator's plans
-(core/facts/plan.py) all read the requested rounding here.
+(core/scoring/answer_contract.py), scoring (core/scoring/answer_metrics.py) and the calculator's plans
+(core/analyst/plan.py) all read the requested rounding here.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from finrag_pipeline.core.ingest.errors import IngestError, remedy
 from finrag_pipeline.core.ingest.parse import read_filing_meta
 from finrag_pipeline.core.ingest.registry import find_sidecar, load_sidecar, sha256_file
 from finrag_pipeline.core.models import FilingMeta
+from finrag_pipeline.core.object_store_config import ObjectStoreCredentialsMissing
 from finrag_pipeline.core.paths import FinragPaths, PathEscape, contained
 from finrag_pipeline.core.records import from_row
-from finrag_pipeline.core.storage.config import ObjectStoreCredentialsMissing
 from finrag_pipeline.core.storage.errors import ObjectStoreError
 from finrag_pipeline.core.storage.mode import DeploymentConfigError
 from finrag_pipeline.core.warehouse import Warehouse, WarehouseBusy, register_tables

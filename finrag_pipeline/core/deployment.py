@@ -21,8 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from finrag_pipeline.core.config import load_yaml
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 from finrag_pipeline.core.paths import DAGSTER_INSTANCE_YAML
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
 
 DEPLOYMENT_ENV = "FINRAG_DEPLOYMENT"
 MODES = ("local", "distributed")

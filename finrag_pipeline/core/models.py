@@ -184,6 +184,15 @@ FILTER_FIELDS: tuple[tuple[str, str, type], ...] = (
     ("fiscal_years", "fiscal_year", int), ("chunk_types", "chunk_type", str))
 
 
+def filters_match(filters: SearchFilters | None, *, filing_id: str | None, ticker: str | None,
+                  fiscal_year: int | None, chunk_type: str | None) -> bool:
+    """Python-side check of a SearchFilters (used by stores and wrappers that add chunks)."""
+    if filters is None:
+        return True
+    row = {"filing_id": filing_id, "ticker": ticker, "fiscal_year": fiscal_year, "chunk_type": chunk_type}
+    return all(row[column] in allowed for column, allowed in filters.clauses())
+
+
 @dataclass
 class Hit:
     chunk_id: str
@@ -237,7 +246,7 @@ class QAItem(_Row):
     status: str = "accepted"             # accepted | rejected | edited | pending_review
     source: str = "generated"            # generated | financebench | jsonl | csv
     metadata: dict[str, Any] = field(default_factory=dict)
-    # What the answer must commit to (core/qa/answer_contract.py): one dict per asked quantity,
+    # What the answer must commit to (core/scoring/answer_contract.py): one dict per asked quantity,
     # {"value", "unit", "scale", "period", "tolerance" (relative), "text"}; or, for a choice question,
     # the chosen option ("FY2022", a segment, "higher") among metadata["choice_options"].
     answer_values: list[dict[str, Any]] = field(default_factory=list)

@@ -66,8 +66,8 @@ def table_row_from_row(row: dict[str, Any]) -> TableRow:
 
 def qa_item_from_row(row: dict[str, Any]) -> QAItem:
     """A stored item; one written before the answer contract existed (answer_values NULL) gets it
-    derived here, so old warehouses score under the same rules (core/qa/answer_contract.py)."""
-    from finrag_pipeline.core.qa.answer_contract import ensure_contract
+    derived here, so old warehouses score under the same rules (core/scoring/answer_contract.py)."""
+    from finrag_pipeline.core.scoring.answer_contract import ensure_contract
 
     item = from_row(QAItem, row)
     item.evidence = [[EvidencePlace(**p) if isinstance(p, dict) else p for p in group] for group in item.evidence]

@@ -301,7 +301,8 @@ class ChunkingVariantIndex:
     def resources(self, base: Any = None):
         """RetrievalResources over this variant: its tantivy, lance and chunk store; the embedder,
         catalog, lexicon and LLM scorer shared with ``base`` (the default resources)."""
-        from finrag_pipeline.core.retrieval.resources import CorpusCatalog, RetrievalResources
+        from finrag_pipeline.core.query_understanding import CorpusCatalog
+        from finrag_pipeline.core.retrieval.resources import RetrievalResources
 
         res = RetrievalResources()
         res.tantivy = self.tantivy

@@ -24,14 +24,14 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from finrag_pipeline.core.evaluation.metric_registry import (
+from finrag_pipeline.core.scoring.metric_registry import (
     ANSWER_METRIC_SPECS,
     CHANCE_COLUMNS,
     CHANCE_INPUT_COLUMNS,
     RETRIEVAL_METRIC_SPECS,
     ddl_columns,
 )
-from finrag_pipeline.core.evaluation.results_views import ensure_views
+from finrag_pipeline.core.scoring.results_views import ensure_views
 
 # Table DDL, by qualified name. Column docs live in docs/WAREHOUSE.md.
 TABLE_DDL: dict[str, str] = {
@@ -94,7 +94,7 @@ TABLE_DDL: dict[str, str] = {
     # One row per question x retrieval configuration x scope. status: ok | no_relevant (metrics
     # NULL: undefined, excluded from means, counted) | error (metrics stored as 0: a failure counts).
     # A NULL metric on an 'ok' row was not computable; `notes` says why (docs/METRICS.md). The metric
-    # columns come from core/evaluation/metric_registry.py (a new one is added to old warehouses on open).
+    # columns come from core/scoring/metric_registry.py (a new one is added to old warehouses on open).
     "eval.retrieval_results": f"""
         run_id VARCHAR, filing_id VARCHAR, scope VARCHAR, config_name VARCHAR, retriever VARCHAR,
         k INTEGER, chunking VARCHAR, config_hash VARCHAR, qa_id VARCHAR, question_type VARCHAR,
@@ -308,7 +308,7 @@ def _delete_where(con: duckdb.DuckDBPyConnection, table: str, where: Mapping[str
 def ensure_tables(con: duckdb.DuckDBPyConnection, ddl: Mapping[str, str] | None = None) -> None:
     """Create missing tables, and add the columns a newer DDL has to a table an older version made
     (a migration: existing rows get NULL, which readers treat as "not recorded", e.g.
-    qa.items.answer_values is derived on load by core/qa/answer_contract.py)."""
+    qa.items.answer_values is derived on load by core/scoring/answer_contract.py)."""
     # One catalog query instead of two DDL statements per table: every writable connection calls this.
     existing: dict[str, set[str]] = {}
     for schema, table, column in con.execute(

@@ -42,8 +42,8 @@ ASK_DEFAULTS = {"retriever": "hybrid_rrf", "k": 5, "model": "extractive"}
 
 
 def _calc_explanation(details: Any) -> Any:
-    """The calculator's plan and operands of an answer (core.evaluation.calculator.explanation), or None."""
-    from finrag_pipeline.core.evaluation.calculator import explanation
+    """The calculator's plan and operands of an answer (core.analyst.calculator.explanation), or None."""
+    from finrag_pipeline.core.analyst import explanation
 
     return explanation(details) if isinstance(details, dict) else None
 

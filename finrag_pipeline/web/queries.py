@@ -7,7 +7,7 @@ the next request and reopens; results derived from the snapshot are cached per g
 
 Numbers come from the marts (or, before the first dbt build, from the same loaders the HTML report
 uses: core/reporting/report.py), never from a second implementation; the current rows and their scoring
-are the warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py). Columns are read by name and
+are the warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/scoring/results_views.py). Columns are read by name and
 optional columns are looked up with ``.get``: other branches add and rename scoring columns.
 """
 

@@ -61,8 +61,8 @@ def test_truncated_answers_are_invalid_output_and_complete_ones_are_answered():
 
 def test_a_truncated_judge_verdict_is_no_verdict():
     pytest.importorskip("litellm")
-    from finrag_pipeline.core.evaluation.answer_metrics import LLMJudge
     from finrag_pipeline.core.llm.client import LLMClient
+    from finrag_pipeline.core.scoring.answer_metrics import LLMJudge
 
     def judge(reply: str) -> LLMJudge:
         return LLMJudge(LLMClient("openai/gpt-4o-mini", use_cache=False, mock_response=reply, name="mock"))

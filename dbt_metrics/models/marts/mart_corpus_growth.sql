@@ -5,7 +5,7 @@
 -- own questions enter the mean too; n_filings_evaluated says how many filings a point covers.
 with rows_ as (
     -- the newest run of each configuration x filing at each corpus size (a warehouse view:
-    -- finrag_pipeline/core/evaluation/results_views.py)
+    -- finrag_pipeline/core/scoring/results_views.py)
     select {{ scored_retrieval_columns() }}, corpus_size, run_at
     from {{ source('eval', 'retrieval_current_per_corpus_size') }}
 ),

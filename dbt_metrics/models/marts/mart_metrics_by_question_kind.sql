@@ -1,6 +1,6 @@
 -- Key retrieval metrics per configuration and question kind (newest run per filing): the question types
 -- (core/qa/config.py QUESTION_TYPES) folded into the two kinds retrieval is routed by
--- (core/retrieval/question_kind.py): 'qualitative' (narrative: causes, risks, legal matters, customers,
+-- (core/question_kind.py): 'qualitative' (narrative: causes, risks, legal matters, customers,
 -- geographies, segments) and 'metric' (every type that asks for a figure or a choice between figures).
 -- The kind comes from the item's own label, not from the router's rule: the evaluation reads what a
 -- question is, the routing guesses it. Unanswerable items have no evidence and score no retrieval metric.

@@ -303,7 +303,7 @@ def build_external_agreement(warehouse: Any, config: AgreementConfig | None = No
                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read the newest retrieval rows and qa.items of ``warehouse``, compute, and fully replace
     ``eval.external_agreement`` and ``eval.external_agreement_configs``."""
-    from finrag_pipeline.core.evaluation.results_views import RETRIEVAL_CURRENT
+    from finrag_pipeline.core.scoring.results_views import RETRIEVAL_CURRENT
 
     latest = warehouse.query_df(f"SELECT * FROM {RETRIEVAL_CURRENT} ORDER BY source_row")
     items = warehouse.query_df("SELECT qa_id, filing_id, source, metadata FROM qa.items "

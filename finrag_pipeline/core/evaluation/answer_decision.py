@@ -1,7 +1,7 @@
 """One deterministic decision on one answer, from the question and the reference alone.
 
 :func:`decide` is what the rubric judge and the human-label agreement tooling call: it derives the
-answer contract (core/qa/answer_contract.py: a reference that is one figure, in the units the question
+answer contract (core/scoring/answer_contract.py: a reference that is one figure, in the units the question
 asks for; the committed parts of a sentence reference) unless one is given, and scores the answer
 with :func:`answer_metrics.correctness` (claims, units, hedges, lists, echoes). ``decided`` False means
 the rules cannot say (a narrative reference, a reference stating several competing figures): a judge
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finrag_pipeline.core.evaluation.answer_metrics import correctness, key_fact_recall
-from finrag_pipeline.core.qa.answer_contract import contract_from_text
+from finrag_pipeline.core.scoring.answer_contract import contract_from_text
+from finrag_pipeline.core.scoring.answer_metrics import correctness, key_fact_recall
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
+from finrag_pipeline.core.answering import ANSWERERS, register_answerer
 
 # Registered by modules imported on first use, so registering never needs this file edited.
 _BUILTIN_MODULES = ("finrag_pipeline.core.evaluation.answerers", "finrag_pipeline.core.evaluation.sanity_answerers",
-                    "finrag_pipeline.core.evaluation.calculator", "finrag_pipeline.core.evaluation.narrative")
+                    "finrag_pipeline.core.evaluation.analyst_answerers", "finrag_pipeline.core.evaluation.narrative")
 # An answer-matrix model that is not a registered answerer name is a models.yaml LLM, built by this entry.
 LLM_ANSWERER = "llm"
 

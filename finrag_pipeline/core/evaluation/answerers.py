@@ -17,41 +17,13 @@ import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_plugins import ANSWERERS, register_answerer
+from finrag_pipeline.core.answering import ANSWERERS, AnswerResult, Citation, register_answerer
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
-
-Citation = tuple[str, int, str | None]  # (filing_id, page, chunk_id)
-
-
-@dataclass
-class AnswerResult:
-    text: str
-    citations: list[Citation]
-    response_state: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
-    cost_usd: float = 0.0
-    error: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-class Answerer(Protocol):
-    """Anything with a ``name`` and ``answer(question, hits, periods=None) -> AnswerResult``.
-
-    ``periods`` are the asked periods when the caller knows them (QA items do: ["FY2022"]); else
-    the answerer reads years from the question.
-    """
-
-    name: str
-
-    def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        ...
+from finrag_pipeline.core.scoring.answer_metrics import years_in
 
 
 def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
@@ -231,8 +203,8 @@ NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrativ
 
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
-    core/retrieval/question_kind.py), else None: the offline answerers route by it."""
-    from finrag_pipeline.core.retrieval.question_kind import classify_question
+    core/question_kind.py), else None: the offline answerers route by it."""
+    from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
     if not route.qualitative:
@@ -315,7 +287,7 @@ def _lexicon():
 
 @functools.lru_cache(maxsize=4)
 def _lexicon_at(path: str):
-    from finrag_pipeline.core.retrieval.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
 
     return Lexicon.load(path)
 

@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 
 from finrag_pipeline.core.config import ConfigError
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, LOWER_IS_BETTER, RETRIEVAL_METRICS
-from finrag_pipeline.core.evaluation.results_views import (
+from finrag_pipeline.core.evaluation.runner import compare_scored, metric_values, scored_rows
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, LOWER_IS_BETTER, RETRIEVAL_METRICS
+from finrag_pipeline.core.scoring.results_views import (
     ANSWER_CURRENT,
     ANSWER_SCORED,
     RETRIEVAL_CURRENT,
     RETRIEVAL_SCORED,
 )
-from finrag_pipeline.core.evaluation.runner import compare_scored, metric_values, scored_rows
 
 
 class GateInputError(ConfigError):

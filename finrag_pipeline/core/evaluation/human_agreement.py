@@ -9,9 +9,9 @@ so the set scores the same without the warehouse it came from). The repository's
 labelling guide are in data/labelled_answers/.
 
 Each answer is scored by the project's scorer exactly as an evaluation scores it: the QA item's
-contract (:func:`~finrag_pipeline.core.qa.answer_contract.ensure_contract` via
+contract (:func:`~finrag_pipeline.core.scoring.answer_contract.ensure_contract` via
 :func:`~finrag_pipeline.core.evaluation.runner.answer_key`), then
-:func:`~finrag_pipeline.core.evaluation.answer_metrics.correctness`. The scorer *accepts* (1),
+:func:`~finrag_pipeline.core.scoring.answer_metrics.correctness`. The scorer *accepts* (1),
 *rejects* (0) or does not decide (None: "judged, not matched"). A person accepts only Correct;
 Incorrect and Refusal are both rejections of an answerable question's answer.
 
@@ -208,8 +208,8 @@ def decision_of(score: float | None) -> str:
 
 def scorer_verdict(answer: str, item: QAItem) -> ScorerVerdict:
     """The project's correctness of ``answer`` against ``item``, as the evaluation runner scores it."""
-    from finrag_pipeline.core.evaluation.answer_metrics import correctness
     from finrag_pipeline.core.evaluation.runner import answer_key
+    from finrag_pipeline.core.scoring.answer_metrics import correctness
 
     key = answer_key(item)
     # score_answer would need gold evidence; correctness gets every field of the key it reads, by name,

@@ -2,7 +2,7 @@
 
 ``eval.retrieval_results`` / ``eval.answer_results`` keep every run. Which rows are current (the newest
 run of each configuration x filing x scope) and how they score is defined once, by the warehouse views
-``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py), which the dbt
+``eval.retrieval_current`` / ``eval.answer_current`` (core/scoring/results_views.py), which the dbt
 marts, the report and the web explorer read too. From them this module derives two snapshot tables
 (fully replaced on every build):
 
@@ -32,8 +32,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, RETRIEVAL_KEYS
-from finrag_pipeline.core.evaluation.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.evaluation.runner import (
     PAIR_ON,
     RETRIEVAL_METRICS,
@@ -42,6 +40,8 @@ from finrag_pipeline.core.evaluation.runner import (
     compare_scored,
     scored_rows,
 )
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, RETRIEVAL_KEYS
+from finrag_pipeline.core.scoring.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.warehouse import ensure_tables
 
 LEADERBOARD_TABLE = "eval.leaderboard"
@@ -73,7 +73,7 @@ class EvalStatistics:
 
 
 # ---------------------------------------------------------------------------------------------
-# Current rows: the warehouse views of core/evaluation/results_views.py (never re-implemented here)
+# Current rows: the warehouse views of core/scoring/results_views.py (never re-implemented here)
 
 
 def current_rows(retrieval_results: pd.DataFrame | None = None, answer_results: pd.DataFrame | None = None,

@@ -4,7 +4,7 @@
 sentence that states the cause ("Services net sales increased ... due primarily to higher net sales
 from advertising, the App Store and cloud services."), with its page, never by a figure.
 
-For a question it (1) reads the question's kind and topics (core/retrieval/question_kind.py: cause,
+For a question it (1) reads the question's kind and topics (core/question_kind.py: cause,
 risk, legal, customers, geography, segments, business) and its subject: the words that name the line
 item, segment or matter (the analyst vocabulary's expansions count as the same word: "R&D" is
 "research and development"), the direction asked (an increase or a decrease) and the years;
@@ -28,13 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, default_vocabulary
+from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
 from finrag_pipeline.core.chunking.sentences import split_sentences
-from finrag_pipeline.core.evaluation.answer_metrics import years_in
-from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
-from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation, asked_years
+from finrag_pipeline.core.evaluation.answerers import asked_years
 from finrag_pipeline.core.models import Hit
-from finrag_pipeline.core.retrieval.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, default_vocabulary
+from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
+from finrag_pipeline.core.scoring.answer_metrics import years_in
 
 # The prose chunk's context header: "Apple Inc. (AAPL) 10-K FY2022 | Item 7 Management's ... | "
 _HEADER_RE = re.compile(r"^[^|\n]{1,200}\|[^|\n]{0,300}\|\s*")

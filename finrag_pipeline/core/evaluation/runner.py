@@ -29,18 +29,22 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from finrag_pipeline.core.evaluation import metrics as m
-from finrag_pipeline.core.evaluation.answer_metrics import (
+from finrag_pipeline.core.answering import Answerer, AnswerResult
+from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
+from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
+from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
+from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
+from finrag_pipeline.core.paths import REPO_ROOT
+from finrag_pipeline.core.progress import task
+from finrag_pipeline.core.scoring import metrics as m
+from finrag_pipeline.core.scoring.answer_metrics import (
     ANSWER_METRICS,
     JUDGE_METRICS,
     AnswerKey,
     LLMJudge,
     score_answer,
 )
-from finrag_pipeline.core.evaluation.answerer_registry import answerer_for_config, takes_decoding
-from finrag_pipeline.core.evaluation.answerers import Answerer, AnswerResult
-from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
-from finrag_pipeline.core.evaluation.metric_registry import (
+from finrag_pipeline.core.scoring.metric_registry import (
     CHANCE_COLUMNS,
     CHANCE_INPUT_COLUMNS,
     CHANCE_METRICS,
@@ -48,16 +52,12 @@ from finrag_pipeline.core.evaluation.metric_registry import (
     RETRIEVAL_METRICS,
     chance_column,
 )
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES
-from finrag_pipeline.core.evaluation.stats import bootstrap_ci, paired_comparison
-from finrag_pipeline.core.models import Hit, QAItem, SearchFilters, stable_id
-from finrag_pipeline.core.paths import REPO_ROOT
-from finrag_pipeline.core.progress import task
+from finrag_pipeline.core.scoring.response_states import FAILURE_STATES
 
 Scope = Literal["filing", "corpus"]
 EVAL_MATRIX_FILE = "eval_matrix.yaml"
 
-# Metric names and order (RETRIEVAL_METRICS, ANSWER_METRICS) come from core/evaluation/metric_registry.py.
+# Metric names and order (RETRIEVAL_METRICS, ANSWER_METRICS) come from core/scoring/metric_registry.py.
 RETRIEVAL_COLUMNS = (
     "run_id", "filing_id", "scope", "config_name", "retriever", "k", "chunking", "config_hash", "qa_id",
     "question_type", "n_retrieved", "first_relevant_rank_chunk", "first_relevant_rank_page",
@@ -558,19 +558,19 @@ def default_answerer_factory(cfg: AnswerConfig, **context: Any) -> Answerer:
     any other model name is an LLMAnswerer over models.yaml, or, with an analyst prompt type, a model handed
     the calculator's tools. ``context`` (e.g. ``warehouse=``) goes to the answerers that accept it."""
     if cfg.prompt_type in ANALYST_PROMPT_TYPES and takes_decoding(cfg.model):
-        # the calculator's lookups + arithmetic handed to the model (core/evaluation/analyst_llm.py)
-        from finrag_pipeline.core.evaluation import analyst_llm
-        from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
+        # the calculator's lookups + arithmetic handed to the model (core/analyst/llm_answerers.py)
+        from finrag_pipeline.core.analyst import llm_answerers
+        from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
         from finrag_pipeline.core.llm.client import LLMClient
         from finrag_pipeline.core.llm.registry import load_model_registry
 
-        calculator = CalculatorAnswerer(warehouse=context.get("warehouse"))
+        calculator = calculator_answerer(warehouse=context.get("warehouse"))
         if cfg.prompt_type == "analyst_tools":
             spec = load_model_registry().get(cfg.model)
             params = {**spec.params, "temperature": cfg.temperature, "top_p": cfg.top_p}
-            return analyst_llm.ToolCallingAnswerer(spec.provider, calculator, name=cfg.name, timeout=spec.timeout_s,
-                                                   **params)
-        return analyst_llm.StructuredPromptAnswerer(LLMClient.from_registry(cfg.model), calculator, name=cfg.name)
+            return llm_answerers.ToolCallingAnswerer(spec.provider, calculator, name=cfg.name, timeout=spec.timeout_s,
+                                                     **params)
+        return llm_answerers.StructuredPromptAnswerer(LLMClient.from_registry(cfg.model), calculator, name=cfg.name)
     return answerer_for_config(cfg, **context)
 
 
@@ -673,7 +673,7 @@ def run_answer_eval(qa_items: Sequence[QAItem], retriever_factory: RetrieverFact
 
 def answer_key(item: QAItem) -> AnswerKey:
     """What an answer to ``item`` is scored against (its answer contract and evidence)."""
-    from finrag_pipeline.core.qa.answer_contract import contract_options, ensure_contract
+    from finrag_pipeline.core.scoring.answer_contract import contract_options, ensure_contract
 
     item = ensure_contract(item)
     return AnswerKey(question=item.question, answer_values=item.answer_values, answer_choice=item.answer_choice,

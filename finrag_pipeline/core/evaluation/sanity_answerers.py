@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
-from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation
+from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, parse_figures, scale_of_text
 

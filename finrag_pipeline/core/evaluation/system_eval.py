@@ -20,9 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from finrag_pipeline.core.evaluation.answerers import AnswerResult
+from finrag_pipeline.core.answering import AnswerResult
 from finrag_pipeline.core.evaluation.context_mapping import ContextMapper, mapping_summary
-from finrag_pipeline.core.evaluation.response_states import ANSWERED, FAILURE_STATES
 from finrag_pipeline.core.evaluation.runner import (
     ANSWER_COLUMNS,
     RETRIEVAL_COLUMNS,
@@ -39,6 +38,7 @@ from finrag_pipeline.core.evaluation.runner import (
 )
 from finrag_pipeline.core.evaluation.systems import SystemCall, SystemRequest, SystemSpec, system_config_hash
 from finrag_pipeline.core.models import QAItem, stable_id
+from finrag_pipeline.core.scoring.response_states import ANSWERED, FAILURE_STATES
 
 # A call in one of these states returned nothing usable: no contexts to score.
 NO_RESPONSE_STATES = frozenset({"timeout", "http_error", "connection_error", "malformed_response",

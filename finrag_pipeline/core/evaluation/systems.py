@@ -18,7 +18,7 @@ Kinds register with :func:`register_system_kind` (a new kind is one class, no fa
 Every call ends in a :class:`SystemCall` with a state; a failure is never an exception and never a
 missing row: ``timeout``, ``http_error``, ``connection_error``, ``malformed_response``,
 ``empty_answer``, ``missing_answer`` (a file without that question) or ``backend_error`` (a Python
-system raised). They are answer response states (core/evaluation/response_states.py) and score 0.
+system raised). They are answer response states (core/scoring/response_states.py) and score 0.
 """
 
 from __future__ import annotations

@@ -224,8 +224,7 @@ def check_against_manifest(reports: list[dict[str, Any]], expected: dict[str, di
     tagged?, no currency unit on a percentage/per-share row? ``expected``: file name ->
     {"company": common name, "fiscal_year_label": int}."""
     from finrag_pipeline.core.company_map import load_company_map
-    from finrag_pipeline.core.retrieval.query_understanding import QueryParser, company_key
-    from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+    from finrag_pipeline.core.query_understanding import CorpusCatalog, QueryParser, company_key
 
     ok = [r for r in reports if r.get("status") == "ok"]
     catalog = CorpusCatalog([{"filing_id": r["filing_id"], "ticker": r["metadata"]["ticker"],

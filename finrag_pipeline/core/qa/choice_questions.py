@@ -1,7 +1,7 @@
 """Choice questions: one committed answer among named options, computed from the fact layer.
 
 Four templates, each with its evidence known (every figure compared is one evidence group) and the
-reference an ``answer_choice`` among ``metadata["choice_options"]`` (core/qa/answer_contract.py):
+reference an ``answer_choice`` among ``metadata["choice_options"]`` (core/scoring/answer_contract.py):
 
 * ``choice_segment``: which segment / product line / region had the highest (lowest) X in fiscal Y?
   Options are the components of a statement breakdown whose total is the filing's consolidated X
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput
-from finrag_pipeline.core.facts.labels import normalize_label
-from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.store import FilingFacts, to_decimal
+from finrag_pipeline.core.analyst.formula import FormulaError, MissingInput
+from finrag_pipeline.core.analyst.labels import normalize_label
+from finrag_pipeline.core.analyst.model import FactValue
+from finrag_pipeline.core.analyst.store import FilingFacts, to_decimal
 from finrag_pipeline.core.models import EvidencePlace, FilingMeta, QAItem, TableRow, stable_id
 from finrag_pipeline.core.numbers import UNIT_SCALE, digits_key, format_amount
 from finrag_pipeline.core.qa.config import QAConfig
@@ -229,7 +229,7 @@ def _metric(ctx: _Ctx, key: str, year: int) -> MetricResult | None:
 
 
 def _shown(res: MetricResult, ctx: _Ctx) -> str:
-    from finrag_pipeline.core.evaluation.calculator import format_result, round_decimal
+    from finrag_pipeline.core.analyst.calculator import format_result, round_decimal
 
     d = ctx.vocab.metrics[res.key].decimals
     return format_result(round_decimal(res.value, d), res.unit, d, res.scale)

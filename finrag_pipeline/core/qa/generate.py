@@ -9,11 +9,11 @@ from typing import Any
 
 from finrag_pipeline.core.llm.client import LLMClient
 from finrag_pipeline.core.models import Chunk, FilingMeta, Page, QAItem, TableRow, XbrlFact
-from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.filters import Embedder, apply_filters, filter_duplicates, minilm_embedder
 from finrag_pipeline.core.qa.llm_generator import generate_llm
 from finrag_pipeline.core.qa.model_free import generate_model_free
+from finrag_pipeline.core.scoring.answer_contract import ensure_contract
 
 
 @dataclass

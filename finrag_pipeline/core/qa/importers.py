@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import Chunk, EvidencePlace, FilingMeta, Page, QAItem, stable_id
-from finrag_pipeline.core.qa.answer_contract import ensure_contract
+from finrag_pipeline.core.scoring.answer_contract import ensure_contract
 
 _TOKEN_RE = re.compile(r"[a-z]+|\d[\d,.]*")
 
@@ -248,11 +248,11 @@ def import_external_set(warehouse: Any, path: str | Path, fmt: str, set_name: st
     Shared by ``finrag qa import`` and the demo. Each item gets its phrasing leakage
     (core/qa/leakage.py). Idempotent: per filing, the rows of this source and set are replaced.
     """
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
     from finrag_pipeline.core.catalog import active_filings, load_filing
     from finrag_pipeline.core.qa.config import load_qa_config
     from finrag_pipeline.core.qa.leakage import annotate_leakage
     from finrag_pipeline.core.records import load_chunks, load_pages, load_qa_items
-    from finrag_pipeline.core.retrieval.lexicon import Lexicon
     from finrag_pipeline.core.warehouse import rows_of
 
     if fmt not in IMPORT_FORMATS:

@@ -94,7 +94,7 @@ def _filler_tokens() -> frozenset[str]:
 
 
 def lexicon_words(lexicon: object) -> set[str]:
-    """Content words of every phrase of a :class:`~finrag_pipeline.core.retrieval.lexicon.Lexicon`."""
+    """Content words of every phrase of a :class:`~finrag_pipeline.core.analyst.lexicon.Lexicon`."""
     words: set[str] = set()
     for concept in getattr(lexicon, "concepts", {}).values():
         for phrase in concept.phrases:
@@ -143,7 +143,7 @@ def annotate_leakage(items: Iterable[QAItem], chunks: Iterable[Chunk], pages: It
 
     ``lexicon`` defaults to assets_config/lexicon.yaml (the one the retrievers load)."""
     if lexicon is None:
-        from finrag_pipeline.core.retrieval.lexicon import Lexicon
+        from finrag_pipeline.core.analyst.lexicon import Lexicon
 
         lexicon = Lexicon.load_default()
     vocabulary = lexicon_words(lexicon)

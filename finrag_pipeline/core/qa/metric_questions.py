@@ -5,7 +5,7 @@ reference computed exactly from statement rows / XBRL facts through the fact lay
 line? Give it as a percentage rounded to one decimal place." -> 42.1% (83,383 / 198,270).
 
 * formulas are the lexicon's (assets_config/lexicon.yaml ``formula``): one place per metric;
-* inputs are read with ``FilingFacts.lookup`` (core/facts/store.py), the calculator's own lookup;
+* inputs are read with ``FilingFacts.lookup`` (core/analyst/store.py), the calculator's own lookup;
 * wording comes from assets_config/phrasing.yaml, not from the lexicon's aliases;
 * every input (line item x fiscal year) is one evidence group: the table-row chunk that prints it
   and every other chunk stating the same figure, so a ratio over two statements is multi-page;
@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
-from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.store import FilingFacts
+from finrag_pipeline.core.analyst.formula import FormulaError, MissingInput, evaluate, parse_formula
+from finrag_pipeline.core.analyst.model import FactValue
+from finrag_pipeline.core.analyst.store import FilingFacts
 from finrag_pipeline.core.models import EvidencePlace, FilingMeta, QAItem, stable_id
 from finrag_pipeline.core.numbers import SCALE_NAME, digits_key
-from finrag_pipeline.core.qa.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
 from finrag_pipeline.core.qa.phrasing import MetricPhrasing, PhrasingVocabulary
+from finrag_pipeline.core.scoring.answer_contract import COMPUTED_TOLERANCE, LOOKUP_TOLERANCE, answer_value
 
 GENERATOR = "model_free"
 TEMPLATE_PREFIX = "metric_"
@@ -52,13 +52,13 @@ class MetricResult:
 
 
 def _round(value: Decimal, decimals: int) -> Decimal:
-    from finrag_pipeline.core.evaluation.calculator import round_decimal
+    from finrag_pipeline.core.analyst.calculator import round_decimal
 
     return round_decimal(value, decimals)
 
 
 def _fmt(value: Decimal, unit: str, decimals: int, scale: int) -> str:
-    from finrag_pipeline.core.evaluation.calculator import format_result
+    from finrag_pipeline.core.analyst.calculator import format_result
 
     return format_result(_round(value, decimals), unit, decimals, scale)
 

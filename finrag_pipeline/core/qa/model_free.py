@@ -25,9 +25,9 @@ from finrag_pipeline.core.models import (
     stable_id,
 )
 from finrag_pipeline.core.numbers import UNIT_SCALE, digits_key, format_amount
-from finrag_pipeline.core.qa.answer_contract import ensure_contract
 from finrag_pipeline.core.qa.config import QAConfig
 from finrag_pipeline.core.qa.evidence import EvidenceIndex
+from finrag_pipeline.core.scoring.answer_contract import ensure_contract
 
 GENERATOR = "model_free"
 GENERATOR_VERSION = "1.0"
@@ -161,8 +161,8 @@ def _load_synonyms(config: QAConfig) -> dict[str, list[str]]:
     ``synonyms``, and the retrievers' lexicon aliases only when ``use_lexicon`` (they leak)."""
     syn: dict[str, list[str]] = defaultdict(list)
     if config.model_free.use_phrasing:
+        from finrag_pipeline.core.analyst.lexicon import Lexicon
         from finrag_pipeline.core.qa.phrasing import load_phrasing
-        from finrag_pipeline.core.retrieval.lexicon import Lexicon
 
         vocab = load_phrasing()
         for label, alts in vocab.row_labels.items():
@@ -173,7 +173,7 @@ def _load_synonyms(config: QAConfig) -> dict[str, list[str]]:
                 syn[item.lower()].extend(vocab.line_items[key])
     if config.model_free.use_lexicon:
         try:  # the retrieval engineer's concept lexicon: statement line items -> question aliases
-            from finrag_pipeline.core.retrieval.lexicon import Lexicon
+            from finrag_pipeline.core.analyst.lexicon import Lexicon
 
             for concept in Lexicon.load_default().concepts.values():
                 aliases = [a for a in concept.aliases if _good_alias(a)]
@@ -583,7 +583,7 @@ def _fact_layer_questions(qtype: str, make_items: Any, meta: FilingMeta, table_r
     cap = ctx.config.cap(qtype)
     if cap <= 0:
         return []
-    from finrag_pipeline.core.facts.store import FilingFacts
+    from finrag_pipeline.core.analyst.store import FilingFacts
     from finrag_pipeline.core.qa.phrasing import load_phrasing
 
     filing = FilingFacts(meta, table_rows, facts)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import QAItem
-from finrag_pipeline.core.qa.answer_contract import ensure_contract, recompute_scoring_fields
+from finrag_pipeline.core.scoring.answer_contract import ensure_contract, recompute_scoring_fields
 
 REVIEW_COLUMNS = ["qa_id", "filing_id", "question_type", "question", "reference_answer", "computation",
                   "evidence_pages", "generator", "status", "decision", "edited_question", "edited_answer",

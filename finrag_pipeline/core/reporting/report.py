@@ -8,7 +8,7 @@ offline, from an email attachment or from the Dagster UI's metadata link.
 
 Which rows count and how they score (the newest run of each configuration x filing x scope; failed
 questions scored 0; 'no_relevant' questions and not-computable (NULL) values left out of a mean) is the
-warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/evaluation/results_views.py),
+warehouse views ``eval.retrieval_current`` / ``eval.answer_current`` (core/scoring/results_views.py),
 which the marts and the bootstrap leaderboard read too; the marts' 95% intervals (Wilson score for 0/1
 metrics, normal approximation for graded ones: dbt_metrics/macros/stats.sql) are shown,
 replaced by the evaluation engine's bootstrap intervals (``<metric>_boot_ci_low/high``, from
@@ -34,14 +34,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from finrag_pipeline.core.evaluation import metric_registry as registry
-from finrag_pipeline.core.evaluation.results_views import (
+from finrag_pipeline.core.scoring import metric_registry as registry
+from finrag_pipeline.core.scoring.results_views import (
     ANSWER_CURRENT,
     RETRIEVAL_CURRENT,
     RETRIEVAL_RUN_ORDER,
 )
 
-# Metric lists, their kinds and the configuration grain come from core/evaluation/metric_registry.py.
+# Metric lists, their kinds and the configuration grain come from core/scoring/metric_registry.py.
 RETRIEVAL_KEYS = list(registry.RETRIEVAL_KEYS)
 ALL_RETRIEVAL_METRICS = list(registry.RETRIEVAL_METRICS)
 ANSWER_METRICS = list(registry.ANSWER_METRICS)
@@ -88,7 +88,7 @@ def _df(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
 
 def _latest_retrieval_rows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The current retrieval rows, scored: the warehouse view ``eval.retrieval_current``, defined once in
-    core/evaluation/results_views.py; empty before any evaluation. The worst questions' per-configuration
+    core/scoring/results_views.py; empty before any evaluation. The worst questions' per-configuration
     ranks read row-level detail here; every mean, interval and chance level comes from the marts."""
     if not _has_view(con, RETRIEVAL_CURRENT, "eval.retrieval_results"):
         return pd.DataFrame()
@@ -121,7 +121,7 @@ def _has_view(con: duckdb.DuckDBPyConnection, view: str, table: str) -> bool:
 
 
 RANDOM_RETRIEVER = "sanity_random"
-SANITY_LIMITS = registry.SANITY_LIMITS   # one place: core/evaluation/metric_registry.py (dbt reads it too)
+SANITY_LIMITS = registry.SANITY_LIMITS   # one place: core/scoring/metric_registry.py (dbt reads it too)
 
 
 def load_sanity_answers(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -296,7 +296,7 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     whole-corpus run against the current corpus state (core.corpus_versions)."""
     if not _has_table(con, "eval", "retrieval_results"):
         return pd.DataFrame()
-    # the newest whole-corpus run: the run order of the results views (core/evaluation/results_views.py)
+    # the newest whole-corpus run: the run order of the results views (core/scoring/results_views.py)
     newest_corpus_run = ("left join (select filing_id, arg_max(corpus_state, run_at) as corpus_state, "
                          "arg_max(n_filings_in_corpus, run_at) as filings_in_corpus "
                          f"from {RETRIEVAL_RUN_ORDER} where scope = 'corpus' group by filing_id) o using (filing_id)"

@@ -22,8 +22,6 @@ from finrag_pipeline.core.retrieval.fusion import (
     reciprocal_rank_fusion,
     weighted_score_fusion,
 )
-from finrag_pipeline.core.retrieval.lexicon import Lexicon
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser, QueryUnderstanding, parse_periods
 from finrag_pipeline.core.retrieval.registry import (
     RERANKERS,
     RETRIEVERS,
@@ -33,12 +31,11 @@ from finrag_pipeline.core.retrieval.registry import (
     register_reranker,
     register_retriever,
 )
-from finrag_pipeline.core.retrieval.resources import ChunkStore, CorpusCatalog, RetrievalResources
+from finrag_pipeline.core.retrieval.resources import ChunkStore, RetrievalResources
 
 __all__ = [
-    "RERANKERS", "RETRIEVERS", "ChunkStore", "CorpusCatalog", "Lexicon", "QueryParser", "QueryUnderstanding",
-    "RerankerConfig", "RetrievalResources", "RetrievalResult", "Retriever", "RetrieverConfig", "RetrieversFile",
-    "Run", "Timings", "build_named_retrievers", "build_reranker", "build_retriever", "load_retrievers",
-    "load_retrievers_file", "normalize_scores", "parse_retriever_config", "parse_periods", "reciprocal_rank_fusion", "register_reranker",
-    "register_retriever", "weighted_score_fusion",
+    "RERANKERS", "RETRIEVERS", "ChunkStore", "RerankerConfig", "RetrievalResources", "RetrievalResult", "Retriever",
+    "RetrieverConfig", "RetrieversFile", "Run", "Timings", "build_named_retrievers", "build_reranker", "build_retriever",
+    "load_retrievers", "load_retrievers_file", "normalize_scores", "parse_retriever_config", "reciprocal_rank_fusion",
+    "register_reranker", "register_retriever", "weighted_score_fusion",
 ]

@@ -183,15 +183,6 @@ def merge_filters(a: SearchFilters | None, b: SearchFilters | None) -> SearchFil
     return SearchFilters(**values)
 
 
-def filters_match(filters: SearchFilters | None, *, filing_id: str | None, ticker: str | None,
-                  fiscal_year: int | None, chunk_type: str | None) -> bool:
-    """Python-side check of a SearchFilters (used by stores and wrappers that add chunks)."""
-    if filters is None:
-        return True
-    row = {"filing_id": filing_id, "ticker": ticker, "fiscal_year": fiscal_year, "chunk_type": chunk_type}
-    return all(row[column] in allowed for column, allowed in filters.clauses())
-
-
 def filters_empty(filters: SearchFilters | None) -> bool:
     """True when a filter field is an empty tuple: the scope contains nothing, so skip the index."""
     return filters is not None and any(

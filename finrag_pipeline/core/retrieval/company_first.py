@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.query_understanding import CatalogFiling, QueryUnderstanding, company_key
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, merge_filters
-from finrag_pipeline.core.retrieval.query_understanding import QueryUnderstanding, company_key
 from finrag_pipeline.core.retrieval.query_understanding_stage import ParsesQueries
-from finrag_pipeline.core.retrieval.resources import CatalogFiling
 
 # no_company: the question names none, the whole scope is searched; outside_scope: the named company has
 # no filing in the caller's scope, so the scope is searched; year_unmatched: the company's filings of the

@@ -1,7 +1,7 @@
 """``decomposed``: a metric question is split into its inputs, each searched on its own statement.
 
 "What was Apple's fixed asset turnover in fiscal 2022, defined as revenue divided by average PP&E?"
--> the fact layer's planner (core/facts/plan.py: the definition in the question, else the lexicon's
+-> the fact layer's planner (core/analyst/plan.py: the definition in the question, else the lexicon's
 formula) gives ``revenue / avg(ppe)``; its inputs are grouped by the statement they live on
 (revenue: income statement, ppe: balance sheet) and each group gets one search with the base
 retriever: the company and years of the question, the inputs' printed line items and the statement's
@@ -18,14 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from finrag_pipeline.core.facts.plan import PlanError, make_plan
+from finrag_pipeline.core.analyst.plan import PlanError, make_plan
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.query_understanding import QueryParser
+from finrag_pipeline.core.question_kind import is_qualitative
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit
 from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.query_understanding_stage import hit_matches
-from finrag_pipeline.core.retrieval.question_kind import is_qualitative
 from finrag_pipeline.core.retrieval.statement_routing import (
     NAMED_STATEMENTS,
     STATEMENT_TITLES,

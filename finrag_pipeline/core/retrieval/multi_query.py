@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import Field
 
-from finrag_pipeline.core.models import Hit, SearchFilters
-from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, filters_match, hit_from_chunk
+from finrag_pipeline.core.models import Hit, SearchFilters, filters_match
+from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, hit_from_chunk
 from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.fusion import reciprocal_rank_fusion
 from finrag_pipeline.core.retrieval.plugins import register_retriever

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from finrag_pipeline.core.analyst.vocabulary import default_vocabulary
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.retrieval.base import Retriever, Timings
 from finrag_pipeline.core.retrieval.page_scores import (  # noqa: F401  (re-exported)
@@ -28,7 +29,6 @@ from finrag_pipeline.core.retrieval.page_scores import (  # noqa: F401  (re-expo
     rank_pages,
 )
 from finrag_pipeline.core.retrieval.statement_routing import statement_of_hit, statements_asked
-from finrag_pipeline.core.retrieval.vocabulary import default_vocabulary
 
 
 class PageRankingRetriever(Retriever):

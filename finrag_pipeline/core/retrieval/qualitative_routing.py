@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, default_vocabulary
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
-from finrag_pipeline.core.retrieval.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, default_vocabulary
 
 
 class QualitativeRoutingConfig(WrapperConfig):

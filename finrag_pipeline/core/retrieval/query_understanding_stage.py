@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, merge_filters, sort_hits
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 
 
 class ParsesQueries:

@@ -114,7 +114,7 @@ def build_named_retrievers(resources: RetrievalResources, names: list[str] | Non
     file = load_retrievers_file(path, overrides)
     named = dict(file.retrievers)
     if file.lexicon_paths and resources.lexicon is None:
-        from finrag_pipeline.core.retrieval.lexicon import Lexicon
+        from finrag_pipeline.core.analyst.lexicon import Lexicon
         resources.lexicon = Lexicon.load_default(file.lexicon_paths)
     builder = RetrieverBuilder(resources, named)
     return {n: builder.build(n) for n in (names or list(named))}

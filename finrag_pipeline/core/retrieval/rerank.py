@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.query_understanding import parse_periods
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.fusion import normalize_scores
 from finrag_pipeline.core.retrieval.plugins import register_reranker
-from finrag_pipeline.core.retrieval.query_understanding import parse_periods
 
 
 class RerankerUnavailable(RuntimeError):

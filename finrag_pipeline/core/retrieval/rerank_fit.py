@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from finrag_pipeline.core.evaluation import metrics as m
+from finrag_pipeline.core.scoring import metrics as m
 
 FEATURES = ("figure", "period", "line_item", "table_row")
 DEFAULT_GRID = (0.0, 0.2, 0.4, 0.8)

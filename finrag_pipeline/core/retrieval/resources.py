@@ -14,14 +14,13 @@ import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from finrag_pipeline.core.models import Chunk, SearchFilters
-from finrag_pipeline.core.retrieval.base import filters_match
+from finrag_pipeline.core.models import Chunk
+from finrag_pipeline.core.query_understanding import CorpusCatalog
 
 
 class ChunkStore:
@@ -114,73 +113,6 @@ def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
     return Chunk(**values)
 
 
-@dataclass(frozen=True)
-class CatalogFiling:
-    filing_id: str
-    ticker: str | None
-    company: str
-    fiscal_year: int
-    period_end_date: date | None
-    cik: str | None = None
-
-
-def _text_or_none(value: Any) -> str | None:
-    """A warehouse text value, or None for NULL/NaN/blank (pandas turns a NULL ticker into NaN)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-class CorpusCatalog:
-    """The filings in the corpus: what query understanding maps companies and periods onto."""
-
-    def __init__(self, filings: Iterable[CatalogFiling | Mapping[str, Any]] = ()):
-        self.filings: list[CatalogFiling] = []
-        for f in filings:
-            if isinstance(f, Mapping):
-                ped = f.get("period_end_date")
-                if isinstance(ped, str):
-                    ped = date.fromisoformat(ped[:10])
-                elif ped is not None and ped != ped:  # NaT / NaN
-                    ped = None
-                elif isinstance(ped, datetime):  # pandas Timestamp too: a datetime is a date, but compares badly
-                    ped = ped.date()
-                f = CatalogFiling(str(f["filing_id"]), _text_or_none(f.get("ticker")),
-                                  _text_or_none(f.get("company")) or "", int(f["fiscal_year"]), ped,
-                                  _text_or_none(f.get("cik")))
-            self.filings.append(f)
-
-    @classmethod
-    def from_chunks(cls, chunks: Iterable[Chunk]) -> CorpusCatalog:
-        """A catalog without period end dates (fiscal-calendar mapping then falls back to labels)."""
-        seen: dict[str, CatalogFiling] = {}
-        for c in chunks:
-            seen.setdefault(c.filing_id, CatalogFiling(c.filing_id, c.ticker, c.company, c.fiscal_year, None))
-        return cls(seen.values())
-
-    @classmethod
-    def from_warehouse(cls, warehouse: Any) -> CorpusCatalog:
-        df = warehouse.query_df(
-            "SELECT filing_id, ticker, company, fiscal_year, period_end_date, cik FROM core.filings "
-            "WHERE NOT coalesce(removed, false)")
-        return cls(df.to_dict("records"))
-
-    def __iter__(self):
-        return iter(self.filings)
-
-    def __len__(self) -> int:
-        return len(self.filings)
-
-    def by_id(self, filing_id: str) -> CatalogFiling | None:
-        return next((f for f in self.filings if f.filing_id == filing_id), None)
-
-    def in_scope(self, filters: SearchFilters | None) -> list[CatalogFiling]:
-        return [f for f in self.filings
-                if filters_match(filters, filing_id=f.filing_id, ticker=f.ticker, fiscal_year=f.fiscal_year,
-                                 chunk_type=None)]
-
-
 Factory = Callable[[], Any]
 
 
@@ -219,7 +151,7 @@ class RetrievalResources:
             if callable(value) and _is_factory(value):
                 value = value()
             if value is None and name == "lexicon":
-                from finrag_pipeline.core.retrieval.lexicon import Lexicon
+                from finrag_pipeline.core.analyst.lexicon import Lexicon
                 value = Lexicon.load_default()
             if value is None and name == "catalog":
                 store = self._resolved.get("chunk_store") or (

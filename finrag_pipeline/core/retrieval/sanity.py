@@ -35,11 +35,10 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.models import Hit, SearchFilters, filters_match
 from finrag_pipeline.core.retrieval.base import (
     Retriever,
     Timings,
-    filters_match,
     hit_from_chunk,
     merge_filters,
 )
@@ -175,10 +174,10 @@ class ChanceLevels:
                      ks: Sequence[int]) -> QuestionChance:
         """Chance levels at each of ``ks`` for a question with these required evidence groups (chunk ids,
         None when they are not comparable with this pool's chunking; (filing_id, page) pairs)."""
-        from finrag_pipeline.core.evaluation.metrics import normalize_groups
+        from finrag_pipeline.core.scoring.metrics import normalize_groups
 
         n = self.pool_size
-        # the metrics' "relevant" is the union of the normalised groups (core/evaluation/metrics.py)
+        # the metrics' "relevant" is the union of the normalised groups (core/scoring/metrics.py)
         g = None if chunk_groups is None else len(set().union(*normalize_groups(chunk_groups)) & self.chunk_ids)
         pgroups = normalize_groups(page_groups)
         candidates = [self.on_pages(grp) for grp in pgroups]

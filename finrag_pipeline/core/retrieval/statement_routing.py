@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from finrag_pipeline.core.facts.formula import FormulaError, parse_formula
+from finrag_pipeline.core.analyst.formula import FormulaError, parse_formula
+from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, default_vocabulary
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
 from finrag_pipeline.core.retrieval.query_understanding_stage import hit_matches
-from finrag_pipeline.core.retrieval.vocabulary import AnalystVocabulary, default_vocabulary
 
 # A question naming the statement itself wins over the statements of the line items it names.
 NAMED_STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (

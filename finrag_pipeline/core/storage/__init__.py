@@ -1,12 +1,13 @@
 """Where finrag keeps filings, indexes and result rows: local folders, or an S3-compatible object store.
 
-Import the submodules directly (this package imports nothing, so importing ``storage.errors`` or
-``storage.config`` does not load boto3):
+Import the submodules directly (this package imports nothing, so importing ``storage.errors`` does not load
+boto3):
 
 * ``seam.storage_for(paths, config_dir=None) -> Storage``: THE choice between ``seam.LocalStorage`` (local
   folders, the default) and ``distributed.DistributedStorage`` (the object store), made once where resources
   are built; both have the same methods, so no caller branches on the mode.
-* ``config.ObjectStoreConfig``: the pydantic model of deployment.yaml's ``distributed.object_store``.
+* ``core/object_store_config.ObjectStoreConfig`` (outside this package, so that core/deployment.py can
+  embed it without importing storage): the pydantic model of deployment.yaml's ``distributed.object_store``.
 * ``mode.object_store_config(config_dir=None) -> ObjectStoreConfig | None``: None unless distributed
   mode has an object store.
 * ``distributed.DistributedStorage``: the object-store side (filing bytes, LanceDB, embedding cache, BM25

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import Chunk
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 from finrag_pipeline.core.paths import FinragPaths, contained
 from finrag_pipeline.core.storage import bm25_shards
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
 from finrag_pipeline.core.storage.embedding_cache import ObjectStoreEmbeddingCache
 from finrag_pipeline.core.storage.errors import FilingBytesMismatch
 from finrag_pipeline.core.storage.interface import BM25Written

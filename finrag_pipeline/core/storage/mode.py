@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 
 
 class DeploymentConfigError(RuntimeError):

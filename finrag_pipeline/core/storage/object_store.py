@@ -13,7 +13,7 @@ Every key is relative to ``ObjectStoreConfig.prefix``. Guarantees the rest of fi
 
 Errors say what is wrong: :class:`ObjectStoreUnavailable` (endpoint unreachable, bucket missing),
 :class:`ObjectStoreAuthError` (credentials refused), :class:`ObjectNotFound` (a key that is not there),
-:class:`~finrag_pipeline.core.storage.config.ObjectStoreCredentialsMissing` (env var unset).
+:class:`~finrag_pipeline.core.object_store_config.ObjectStoreCredentialsMissing` (env var unset).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from finrag_pipeline.core.storage.config import ObjectStoreConfig
+from finrag_pipeline.core.object_store_config import ObjectStoreConfig
 from finrag_pipeline.core.storage.errors import (
     ObjectNotFound,
     ObjectStoreAuthError,

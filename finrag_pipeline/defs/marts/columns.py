@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRIC_SPECS, RETRIEVAL_METRIC_SPECS
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, RESPONSE_STATES
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRIC_SPECS, RETRIEVAL_METRIC_SPECS
+from finrag_pipeline.core.scoring.response_states import FAILURE_STATES, RESPONSE_STATES
 
 METRICS = {s.name: s.description for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS)}
 SUFFIXES = [

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from finrag_pipeline.core.evaluation.answerers import AnswerResult, Citation
-from finrag_pipeline.core.evaluation.calculator import CalculatorAnswerer
-from finrag_pipeline.core.facts.formula import FormulaError, calculate
-from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import resolve_term
+from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
+from finrag_pipeline.core.analyst.formula import FormulaError, calculate
+from finrag_pipeline.core.analyst.model import FactValue
+from finrag_pipeline.core.analyst.plan import resolve_term
+from finrag_pipeline.core.answering import AnswerResult, Citation
 from finrag_pipeline.core.models import Hit
 
 TOOL_SPECS: list[dict[str, Any]] = [
@@ -256,7 +256,7 @@ class StructuredPromptAnswerer:
 def _fact_from_dict(d: dict[str, Any], filing_id: str) -> FactValue:
     from datetime import date
 
-    from finrag_pipeline.core.facts.model import FactSource
+    from finrag_pipeline.core.analyst.model import FactSource
 
     src = dict(d["source"])
     src["dimensions"] = tuple(sorted((src.get("dimensions") or {}).items()))

@@ -19,8 +19,8 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
 
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 from finrag_pipeline.core.config import load_model
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
 
 class TrendRule(BaseModel):

@@ -194,9 +194,9 @@ _NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain
 
 def _asks_for_a_cause(question: str) -> bool:
     """The question asks for a cause ("What was the main driver of ...?"), by the one question-kind rule
-    (core/retrieval/question_kind.py, assets_config/question_kinds.yaml): the figures of its reference
+    (core/question_kind.py, assets_config/question_kinds.yaml): the figures of its reference
     support the explanation, they are not the asked value."""
-    from finrag_pipeline.core.retrieval.question_kind import classify_question
+    from finrag_pipeline.core.question_kind import classify_question
 
     return "cause" in classify_question(question).topics
 
@@ -211,8 +211,8 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
       aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
     * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
     Anything else: no contract, with the reason."""
-    from finrag_pipeline.core.evaluation.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
-    from finrag_pipeline.core.evaluation.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
+    from finrag_pipeline.core.scoring.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
+    from finrag_pipeline.core.scoring.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
 
     text = re.sub(r"\*\*|__|`", "", reference or "").strip()
     if not text:
@@ -234,7 +234,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
                             reason=f"a direction asked; the reference's lead states {direction}")
     options = question_options(question)
     if options:
-        from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+        from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
         chosen, why = choice_of(text, options, question)
         if chosen is not None:
@@ -507,7 +507,7 @@ def year_choice_contract(question: str, reference: str) -> Contract | None:
     reference adds ("Fiscal 2022, with $394,328 million."): a choice among the named years (a range
     spelled out), the one the reference commits to (answer_metrics.choice_of). None for any other
     question, or a reference that commits to no one year."""
-    from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+    from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
     if not _WHICH_YEAR_Q_RE.search(question or "") or _SECOND_PART_Q_RE.search(question or ""):
         return None     # "Which year ..., and by how much?": the year is half the answer
@@ -570,7 +570,7 @@ def recompute_scoring_fields(item: QAItem, *, question: str | None = None,
     new answer has no figure, a choice item whose new answer names no option): scoring would
     silently read the old answer.
     """
-    from finrag_pipeline.core.evaluation.answer_metrics import choice_of
+    from finrag_pipeline.core.scoring.answer_metrics import choice_of
 
     out = copy.deepcopy(item)
     if question is not None and question.strip() and question.strip() != item.question:

@@ -22,13 +22,13 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from finrag_pipeline.core.analyst.labels import normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
+from finrag_pipeline.core.analyst.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
-from finrag_pipeline.core.facts.labels import normalize_label
-from finrag_pipeline.core.facts.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
 from finrag_pipeline.core.numbers import SCALE_WORDS, cell_decimal, unit_scale
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
 
 log = logging.getLogger(__name__)
 
@@ -580,7 +580,7 @@ def _current_sections(rows: list[TableRow]) -> dict[tuple[str, int], bool]:
 def _label_ends_item(after: str) -> bool:
     """A row label found in a question is the whole line item when what follows starts the period,
     the company or the end ("goodwill" in "goodwill impairment charge" is not)."""
-    from finrag_pipeline.core.facts.plan import trailing_words
+    from finrag_pipeline.core.analyst.plan import trailing_words
 
     return trailing_words(after) is None
 
@@ -656,7 +656,7 @@ class FactStore:
         return self._filings[filing_id]
 
     def catalog(self):
-        from finrag_pipeline.core.retrieval.resources import CorpusCatalog
+        from finrag_pipeline.core.query_understanding import CorpusCatalog
 
         return CorpusCatalog([{"filing_id": m.filing_id, "ticker": m.ticker, "company": m.company,
                                "fiscal_year": m.fiscal_year, "period_end_date": m.period_end_date}

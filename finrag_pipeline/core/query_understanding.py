@@ -19,13 +19,80 @@ Conventions (10-K language):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
-from finrag_pipeline.core.models import SearchFilters
-from finrag_pipeline.core.retrieval.resources import CatalogFiling, CorpusCatalog
+from finrag_pipeline.core.models import Chunk, SearchFilters, filters_match
+
+
+@dataclass(frozen=True)
+class CatalogFiling:
+    filing_id: str
+    ticker: str | None
+    company: str
+    fiscal_year: int
+    period_end_date: date | None
+    cik: str | None = None
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A warehouse text value, or None for NULL/NaN/blank (pandas turns a NULL ticker into NaN)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+class CorpusCatalog:
+    """The filings in the corpus: what query understanding maps companies and periods onto."""
+
+    def __init__(self, filings: Iterable[CatalogFiling | Mapping[str, Any]] = ()):
+        self.filings: list[CatalogFiling] = []
+        for f in filings:
+            if isinstance(f, Mapping):
+                ped = f.get("period_end_date")
+                if isinstance(ped, str):
+                    ped = date.fromisoformat(ped[:10])
+                elif ped is not None and ped != ped:  # NaT / NaN
+                    ped = None
+                elif isinstance(ped, datetime):  # pandas Timestamp too: a datetime is a date, but compares badly
+                    ped = ped.date()
+                f = CatalogFiling(str(f["filing_id"]), _text_or_none(f.get("ticker")),
+                                  _text_or_none(f.get("company")) or "", int(f["fiscal_year"]), ped,
+                                  _text_or_none(f.get("cik")))
+            self.filings.append(f)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[Chunk]) -> CorpusCatalog:
+        """A catalog without period end dates (fiscal-calendar mapping then falls back to labels)."""
+        seen: dict[str, CatalogFiling] = {}
+        for c in chunks:
+            seen.setdefault(c.filing_id, CatalogFiling(c.filing_id, c.ticker, c.company, c.fiscal_year, None))
+        return cls(seen.values())
+
+    @classmethod
+    def from_warehouse(cls, warehouse: Any) -> CorpusCatalog:
+        df = warehouse.query_df(
+            "SELECT filing_id, ticker, company, fiscal_year, period_end_date, cik FROM core.filings "
+            "WHERE NOT coalesce(removed, false)")
+        return cls(df.to_dict("records"))
+
+    def __iter__(self):
+        return iter(self.filings)
+
+    def __len__(self) -> int:
+        return len(self.filings)
+
+    def by_id(self, filing_id: str) -> CatalogFiling | None:
+        return next((f for f in self.filings if f.filing_id == filing_id), None)
+
+    def in_scope(self, filters: SearchFilters | None) -> list[CatalogFiling]:
+        return [f for f in self.filings
+                if filters_match(filters, filing_id=f.filing_id, ticker=f.ticker, fiscal_year=f.fiscal_year,
+                                 chunk_type=None)]
+
 
 PeriodKind = Literal["fiscal_year", "year", "calendar_year", "date", "fiscal_quarter", "calendar_quarter"]
 PeriodMode = Literal["prefilter", "boost", "none"]

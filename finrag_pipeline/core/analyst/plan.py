@@ -14,8 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from finrag_pipeline.core.asked import requested_units
-from finrag_pipeline.core.facts.definitions import (
+from finrag_pipeline.core.analyst.definitions import (
     DefinitionError,
     ParseContext,
     clean_question,
@@ -26,11 +25,12 @@ from finrag_pipeline.core.facts.definitions import (
     strip_statement_hints,
     unit_asked,
 )
-from finrag_pipeline.core.facts.formula import Formula, parse_formula
-from finrag_pipeline.core.facts.labels import normalize_label
+from finrag_pipeline.core.analyst.formula import Formula, parse_formula
+from finrag_pipeline.core.analyst.labels import normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon, normalize_text
+from finrag_pipeline.core.asked import requested_units
 from finrag_pipeline.core.numbers import SCALE_WORDS
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon, normalize_text
-from finrag_pipeline.core.retrieval.question_kind import classify_question
+from finrag_pipeline.core.question_kind import classify_question
 
 __all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
            "written_formula_plan", "term_definitions", "strip_statement_hints", "UnreadOperand"]
@@ -70,7 +70,7 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 
 
-# questions that ask for a name, not a figure (a cause is the question-kind rule's: core/retrieval/question_kind.py)
+# questions that ask for a name, not a figure (a cause is the question-kind rule's: core/question_kind.py)
 _ASKS_WHICH_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+[\w.&'\u2019]+\s+)?(?:[\w&'\u2019]+\s+){0,2}?(?:segments?|divisions?"
                             r"|businesses|business\s+units?|regions?|geograph\w*|products?|product\s+lines?|customers?"
                             r"|countries|markets?|subsidiar\w+)\b", re.IGNORECASE)
@@ -156,7 +156,7 @@ def resolve_term(term: str, lexicon: Lexicon, *, allow_formulas: bool = False) -
 
 def definition_formula(definition: str, lexicon: Lexicon, year: int | None = None) -> str:
     """'revenue / average PP&E' -> 'revenue / avg(ppe)'; 'cost of sales divided by average inventory
-    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/facts/definitions.parse_expression).
+    times 365' -> 'cost_of_revenue / avg(inventory) * 365' (core/analyst/definitions.parse_expression).
     Raises UnreadOperand naming a term that is no line item, PlanError for other unread wording."""
     try:
         return parse_expression(definition, ParseContext(lexicon, year))

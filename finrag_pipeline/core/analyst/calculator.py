@@ -2,16 +2,17 @@
 
 For a question it (1) reads the company and fiscal years (query understanding over the corpus
 catalog, or the QA item's ``periods``), (2) plans the quantity and the arithmetic
-(core/facts/plan.py: a lexicon formula, a definition given in the question, change, % change,
+(core/analyst/plan.py: a lexicon formula, a definition given in the question, change, % change,
 sum, average, per share, ratio, days), (3) looks every input up in the filing's fact layer
-(core/facts/store.py), (4) computes with exact decimals and rounds as asked, and (5) answers with
+(core/analyst/store.py), (4) computes with exact decimals and rounds as asked, and (5) answers with
 one figure, its unit and the formula, citing the table row (chunk id + page) or XBRL fact of every
 input. A missing input is an abstention that names it. Plan, inputs, formula and timings are in
 ``AnswerResult.details``.
 
 Qualitative questions ("what drove ...", "why ...", "which risks ...": the one rule of
-core/retrieval/question_kind.py) go to the narrative answerer, never to a figure; questions that name
-no line item or metric otherwise go to the extractive answerer.
+core/question_kind.py) go to the narrative answerer, never to a figure; questions that name
+no line item or metric otherwise go to the extractive answerer. Both live in core/evaluation, a layer above
+this room, so the registered ``calculator`` (core/evaluation/analyst_answerers.py) hands them in.
 """
 
 from __future__ import annotations
@@ -20,21 +21,13 @@ import dataclasses
 import re
 import string
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from finrag_pipeline.core.chunking.text import short_company
-from finrag_pipeline.core.evaluation.answerer_plugins import register_answerer
-from finrag_pipeline.core.evaluation.answerers import (
-    AnswerResult,
-    Citation,
-    ExtractiveAnswerer,
-    routed_to_narrative,
-)
-from finrag_pipeline.core.facts.definitions import resolve_operand, statement_hints
-from finrag_pipeline.core.facts.formula import FormulaError, MissingInput, evaluate, parse_formula
-from finrag_pipeline.core.facts.judgements import (
+from finrag_pipeline.core.analyst.definitions import resolve_operand, statement_hints
+from finrag_pipeline.core.analyst.formula import FormulaError, MissingInput, evaluate, parse_formula
+from finrag_pipeline.core.analyst.judgements import (
     Decision,
     Judgement,
     JudgementConfig,
@@ -49,13 +42,15 @@ from finrag_pipeline.core.facts.judgements import (
     threshold_judgement,
     unsuitable_metric,
 )
-from finrag_pipeline.core.facts.model import FactValue
-from finrag_pipeline.core.facts.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
-from finrag_pipeline.core.facts.store import FactStore, FilingFacts, normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
+from finrag_pipeline.core.analyst.model import FactValue
+from finrag_pipeline.core.analyst.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
+from finrag_pipeline.core.analyst.store import FactStore, FilingFacts, normalize_label
+from finrag_pipeline.core.answering import AnswerResult, Citation
+from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import SCALE_NAME, format_figure
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
-from finrag_pipeline.core.retrieval.query_understanding import QueryParser
+from finrag_pipeline.core.query_understanding import QueryParser
 
 # a cash-flow row printed as a payment: an operand of a written formula is the amount paid ("- principal
 # repayments of finance leases" subtracts 7,941, not -7,941), like the lexicon's outflow lines (capex)
@@ -166,15 +161,20 @@ def format_result(value: Decimal, unit: str, decimals: int, scale: int = 1) -> s
     return format_figure(value, unit, decimals, scale)
 
 
-@register_answerer("calculator")
 class CalculatorAnswerer:
     """Offline analyst answerer. ``store`` gives the facts (default: the warehouse of FINRAG_HOME,
-    read per filing on first use); without hits the question's company picks the filing."""
+    read per filing on first use); without hits the question's company picks the filing.
+
+    ``route_qualitative(question, hits, periods)`` answers a qualitative question first (or returns None),
+    and ``fallback`` answers a question with nothing to compute; without them the calculator abstains
+    there. Both are answerers of a higher layer (core/evaluation), handed in by
+    ``core/evaluation/analyst_answerers.calculator_answerer``: the registered ``calculator``."""
 
     name = "calculator"
 
     def __init__(self, store: FactStore | None = None, *, lexicon: Lexicon | None = None,
-                 fallback: Any = None, warehouse: Any = None) -> None:
+                 fallback: Any = None, warehouse: Any = None,
+                 route_qualitative: Callable[..., AnswerResult | None] | None = None) -> None:
         self.lexicon = lexicon or (store.lexicon if store else Lexicon.load_default())
         if store is None:
             if warehouse is None:
@@ -184,7 +184,8 @@ class CalculatorAnswerer:
                 warehouse = Warehouse(FinragPaths.from_env().warehouse)
             store = FactStore(warehouse=warehouse, lexicon=self.lexicon)
         self.store = store
-        self.fallback = fallback if fallback is not None else ExtractiveAnswerer()
+        self.fallback = fallback
+        self.route_qualitative = route_qualitative
         self._parser: QueryParser | None = None
         self._judgement_config: JudgementConfig | None = None
 
@@ -206,7 +207,7 @@ class CalculatorAnswerer:
         qu = self.parser.parse(question)
         years = dict(qu.fiscal_years)
         if periods:
-            from finrag_pipeline.core.evaluation.answer_metrics import years_in
+            from finrag_pipeline.core.numbers import years_in
 
             asked = sorted(set().union(*(years_in(p) for p in periods)), reverse=True)
             if asked:
@@ -318,7 +319,7 @@ class CalculatorAnswerer:
     # ---- the answer -----------------------------------------------------------------------------
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        routed = routed_to_narrative(question, hits, periods)
+        routed = self.route_qualitative(question, hits, periods) if self.route_qualitative is not None else None
         if routed is not None:  # "what drove / why / which risks" is never answered with a bare figure
             return routed
         t0 = time.perf_counter()
@@ -433,6 +434,8 @@ class CalculatorAnswerer:
                 timings[f"lookup:{filing.filing_id}"] = _ms(t1)
             return self._answered(fplan, filing, value, inputs, scale, supporting, details, timings, t0)
         if plan is None and not missing:
+            if self.fallback is None:
+                return self._abstain(f"nothing to compute: {plan_error}", details, timings, t0)
             # nothing to compute: a narrative question (or a line the filings do not print) -> quote instead
             result = self.fallback.answer(question, hits, periods)
             result.details = {**result.details, "fallback": getattr(self.fallback, "name", "fallback"),
@@ -582,7 +585,7 @@ class CalculatorAnswerer:
               "sum_years": "sum over years", "average_years": "average over years"}.get(plan.operation)
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
 
-    # ---- judgement questions (core/facts/judgements.py) -------------------------------------------------
+    # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
                rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:

@@ -41,9 +41,9 @@ from collections.abc import Sequence
 
 import duckdb
 
-from finrag_pipeline.core.evaluation import metric_registry as registry
-from finrag_pipeline.core.evaluation.metric_registry import MetricSpec
-from finrag_pipeline.core.evaluation.response_states import FAILURE_STATES, STORED_FAILURE_STATES
+from finrag_pipeline.core.scoring import metric_registry as registry
+from finrag_pipeline.core.scoring.metric_registry import MetricSpec
+from finrag_pipeline.core.scoring.response_states import FAILURE_STATES, STORED_FAILURE_STATES
 
 RETRIEVAL_SCORED = "eval.retrieval_scored"
 RETRIEVAL_RUN_ORDER = "eval.retrieval_run_order"

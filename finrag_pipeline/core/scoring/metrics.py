@@ -27,13 +27,13 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from finrag_pipeline.core.evaluation.metric_registry import RETRIEVAL_METRIC_SPECS, MetricSpec, ranking_names
+from finrag_pipeline.core.scoring.metric_registry import RETRIEVAL_METRIC_SPECS, MetricSpec, ranking_names
 
 Qrels = Mapping[str, Mapping[str, int]]        # {qid: {doc_id: relevance}} (beir / pytrec_eval style)
 Run = Mapping[str, Mapping[str, float]]        # {qid: {doc_id: score}}
 Groups = Sequence[Collection[Any]]             # required groups of alternative ids
 
-# The ranking values the registry's retrieval metrics read (core/evaluation/metric_registry.py).
+# The ranking values the registry's retrieval metrics read (core/scoring/metric_registry.py).
 METRIC_NAMES = ranking_names()
 
 

@@ -5,7 +5,7 @@ FY2017) / (FY2017 COGS + change in inventory)", "Define FCF as operating cash fl
 "capex as a % of revenue", "Unadjusted EBITDA less capex", "3 year average of capex as a % of revenue".
 This module reads such text with a small recursive-descent parser (tokens: numbers, operator words,
 parentheses, and operand phrases) into a formula tree over lexicon concept keys, rendered as a
-``core/facts/formula.py`` formula (which parses it again into Python's AST and evaluates it exactly):
+``core/analyst/formula.py`` formula (which parses it again into Python's AST and evaluates it exactly):
 
     expression := term (("+" | "-") term)*          plus, minus, less, "+", "-"
     term       := factor (("*" | "/") factor)*      times, x, multiplied by, divided by, over, "as a % of"
@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from finrag_pipeline.core.facts.formula import FormulaError, parse_formula
-from finrag_pipeline.core.facts.labels import normalize_label
-from finrag_pipeline.core.retrieval.lexicon import Concept, Lexicon
+from finrag_pipeline.core.analyst.formula import FormulaError, parse_formula
+from finrag_pipeline.core.analyst.labels import normalize_label
+from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 
 
 class DefinitionError(ValueError):
@@ -559,7 +559,7 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
 def _through_vocabulary(phrase: str, lexicon: Lexicon) -> Concept | None:
     """An abbreviation the lexicon lacks, read through the analyst vocabulary (analyst_vocabulary.yaml,
     shared with retrieval): a term that is the whole phrase whose first expansion is a lexicon line."""
-    from finrag_pipeline.core.retrieval.vocabulary import default_vocabulary
+    from finrag_pipeline.core.analyst.vocabulary import default_vocabulary
 
     norm = normalize_label(phrase)
     for match in default_vocabulary().match(phrase):

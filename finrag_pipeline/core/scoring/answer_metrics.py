@@ -19,7 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finrag_pipeline.core.evaluation.answer_claims import (
+from finrag_pipeline.core.numbers import (
+    NOISE_RE,
+    Figure,
+    parse_figures,
+    scale_of_text,
+    unit_scale,
+    years_in,
+)
+from finrag_pipeline.core.scoring.answer_claims import (
     CHANGE,
     CONTEXT,
     LEVEL,
@@ -28,19 +36,11 @@ from finrag_pipeline.core.evaluation.answer_claims import (
     plain_latex,
     read_claims,
 )
-from finrag_pipeline.core.evaluation.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
-from finrag_pipeline.core.evaluation.response_states import (
+from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
+from finrag_pipeline.core.scoring.response_states import (
     ANSWERED,
     NON_ANSWER_STATES,
     RESPONSE_STATES,
-)
-from finrag_pipeline.core.numbers import (
-    NOISE_RE,
-    Figure,
-    parse_figures,
-    scale_of_text,
-    unit_scale,
-    years_in,
 )
 
 __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
@@ -50,7 +50,7 @@ __all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_
 # ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
 # JUDGE_METRICS (the LLM judge's: without a judge never computed, not even as the 0 of a failed answer, so
 # a report shows "n/a: no judge configured" rather than a mean of zeros) come from
-# core/evaluation/metric_registry.py.
+# core/scoring/metric_registry.py.
 
 # Rounding an answer may show: at most 0.5% of the value ("$394 billion" for 394,328 million, never
 # "$0.4 trillion").
@@ -838,7 +838,7 @@ def _grounded_by(a: Figure, e: EvidenceFigure) -> bool:
     return _close(abs(a.value), abs(f.value), allowed)
 
 
-# the shown computations (checked arithmetic) are read in core/evaluation/answer_claims.py
+# the shown computations (checked arithmetic) are read in core/scoring/answer_claims.py
 _shown_computations = checked_computations
 
 

@@ -1,0 +1,28 @@
+"""The analyst's answerers as an evaluation runs them.
+
+core/analyst sits below evaluation (evaluation's answerers read its lexicon and vocabulary, the runner builds
+its calculator), so it cannot import the extractive and narrative answerers it leans on. They are handed in
+here: the registered ``calculator`` is the analyst's :class:`CalculatorAnswerer` with qualitative questions
+routed to the narrative answerer first and questions with nothing to compute answered by the extractive one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+from finrag_pipeline.core.analyst.store import FactStore
+from finrag_pipeline.core.answering import register_answerer
+from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, routed_to_narrative
+
+
+@register_answerer("calculator")
+def calculator_answerer(store: FactStore | None = None, *, lexicon: Lexicon | None = None, fallback: Any = None,
+                        warehouse: Any = None) -> CalculatorAnswerer:
+    """The ``calculator`` answerer: facts from ``store`` (default: FINRAG_HOME's warehouse, or ``warehouse``),
+    the narrative route for qualitative questions, ``fallback`` (default: the extractive answerer) when there
+    is nothing to compute."""
+    return CalculatorAnswerer(store, lexicon=lexicon, warehouse=warehouse,
+                              fallback=fallback if fallback is not None else ExtractiveAnswerer(),
+                              route_qualitative=routed_to_narrative)
