@@ -15,7 +15,7 @@ Speed is measured in the same process on the same sample of chunks (sorted by le
 
 A candidate is worth keeping when it costs at most 1 point of each metric, per question set.
 
-``--inputs`` measures the shorter embedding inputs instead (core/indexing/embedding_inputs.py): each candidate
+``--inputs`` measures the shorter embedding inputs instead (core/chunking/embedding_inputs.py): each candidate
 re-embeds only the leaves whose input it changes (the rest keep today's vectors), with the product embedder
 (ONNX fp32), on the demo's generated questions and the analysts' questions of
 finrag_pipeline_tests/data/external/analyst_questions.jsonl and analyst_questions_dev.jsonl; it also prints the
@@ -137,7 +137,7 @@ def word_pieces(tokenizer, texts: list[str], cap: int = 256) -> list[int]:
 
 def inputs_main(paths: FinragPaths, wh: Warehouse, only: list[str] | None = None) -> None:
     """Shorter embedding inputs, judged by retrieval (see the module docstring)."""
-    from finrag_pipeline.core.indexing.embedding_inputs import EmbeddingInputConfig, embedding_inputs
+    from finrag_pipeline.core.chunking.embedding_inputs import EmbeddingInputConfig, embedding_inputs
     from finrag_pipeline.core.records import load_pages, load_table_rows
 
     by_id = stored_vectors(paths)

@@ -240,8 +240,8 @@ def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_onl
                 subset_names: list[str] | None = None) -> None:
     import subprocess
 
+    from finrag_pipeline.core.chunking.embedding_inputs import load_embedding_input_config
     from finrag_pipeline.core.indexing.embedder import load_embedder_config
-    from finrag_pipeline.core.indexing.embedding_inputs import load_embedding_input_config
     from finrag_pipeline.core.ingest_pipeline import load_pipeline_config, use_worker
 
     files = corpus_files(folder)

@@ -1,4 +1,4 @@
-"""Ingest as a pipeline (core/ingest_pipeline.py) and the embedding inputs (core/indexing/embedding_inputs.py):
+"""Ingest as a pipeline (core/ingest_pipeline.py) and the embedding inputs (core/chunking/embedding_inputs.py):
 the pipelined path writes what the sequential one writes, re-ingest is idempotent and served by the embedding
 cache, one cache serves every chunking variant, boilerplate is found by repetition on a real filing."""
 
@@ -12,9 +12,7 @@ import pytest
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.chunking.config import load_chunking_config
-from finrag_pipeline.core.indexing.embedder import token_length_batches
-from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
-from finrag_pipeline.core.indexing.embedding_inputs import (
+from finrag_pipeline.core.chunking.embedding_inputs import (
     EmbeddingInputConfig,
     boilerplate_lines,
     embedding_inputs,
@@ -22,6 +20,8 @@ from finrag_pipeline.core.indexing.embedding_inputs import (
     short_row_text,
     strip_lines,
 )
+from finrag_pipeline.core.indexing.embedder import token_length_batches
+from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
 from finrag_pipeline.core.ingest.parse import parse_filing
 from finrag_pipeline.core.ingest_pipeline import (
     ParseAhead,

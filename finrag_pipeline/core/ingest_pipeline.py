@@ -198,6 +198,22 @@ def parse_filing_ahead(path: str | os.PathLike) -> Any:
     return parse_filing(path)
 
 
+def filing_embedding_inputs(warehouse: Any, filing_id: str, leaves: Sequence[Any], config: Any = None) -> dict[str, str]:
+    """chunk id -> embedding input, for the ``leaves`` of ``filing_id`` whose input differs from their text
+    (what ``LanceIndex.upsert_filing(embed_inputs=...)`` takes); pages and table rows read from ``warehouse``
+    only when a setting needs them."""
+    from finrag_pipeline.core.chunking.embedding_inputs import embedding_inputs, load_embedding_input_config
+    from finrag_pipeline.core.records import load_pages, load_table_rows
+
+    config = config or load_embedding_input_config()
+    if config.changes_nothing or not leaves:
+        return {}
+    pages = load_pages(warehouse, filing_id) if config.boilerplate else []
+    rows = load_table_rows(warehouse, filing_id) if config.table_rows == "short" else []
+    return {c.chunk_id: text for c, text in zip(leaves, embedding_inputs(leaves, pages, rows, config), strict=True)
+            if text != c.text}
+
+
 # ---- the whole path over files: parse, chunk, embed, index ---------------------------------------------
 
 @dataclass
@@ -220,7 +236,7 @@ def prepare_filing(path: str) -> PreparedFiling:
     """Parse, chunk (default chunking of ingest.yaml) and the leaves' embedding inputs (embedder.yaml)."""
     from finrag_pipeline.core.chunking.chunker import chunk_filing
     from finrag_pipeline.core.chunking.config import load_chunking_config
-    from finrag_pipeline.core.indexing.embedding_inputs import embedding_inputs
+    from finrag_pipeline.core.chunking.embedding_inputs import embedding_inputs
     from finrag_pipeline.core.ingest.parse import parse_filing
 
     t0 = time.perf_counter()

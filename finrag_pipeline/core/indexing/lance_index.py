@@ -168,7 +168,7 @@ class LanceIndex:
                       embed_inputs: Mapping[str, str] | None = None, vectors: np.ndarray | None = None) -> int:
         """Replace ``filing_id``'s rows by its leaf ``chunks`` in one commit; returns rows written.
 
-        ``embed_inputs``: chunk id -> the text that chunk is embedded as (core/indexing/embedding_inputs.py;
+        ``embed_inputs``: chunk id -> the text that chunk is embedded as (core/chunking/embedding_inputs.py;
         default its ``text``). ``vectors``: the leaves' vectors, in order, already computed from those inputs
         (the pipelined ingest embeds ahead of the write); nothing is embedded then."""
         leaves = [c for c in chunks if c.is_leaf]

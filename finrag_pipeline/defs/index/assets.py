@@ -6,7 +6,7 @@ import time
 import dagster as dg
 
 from finrag_pipeline.core.catalog import active_filings
-from finrag_pipeline.core.indexing.embedding_inputs import filing_embedding_inputs
+from finrag_pipeline.core.ingest_pipeline import filing_embedding_inputs
 from finrag_pipeline.core.models import stable_id
 from finrag_pipeline.core.records import load_chunks
 from finrag_pipeline.core.variants import drop_filings_not_in

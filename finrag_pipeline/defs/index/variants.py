@@ -12,8 +12,8 @@ import time
 import dagster as dg
 
 from finrag_pipeline.core.chunking.config import load_chunking_config
-from finrag_pipeline.core.indexing.embedding_inputs import filing_embedding_inputs
 from finrag_pipeline.core.ingest.limits import load_ingest_limits
+from finrag_pipeline.core.ingest_pipeline import filing_embedding_inputs
 from finrag_pipeline.core.models import stable_id
 from finrag_pipeline.core.variants import (
     VARIANT_CHUNKS_TABLE,

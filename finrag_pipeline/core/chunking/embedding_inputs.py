@@ -130,18 +130,3 @@ def embedding_inputs(leaves: Sequence[Chunk], pages: Iterable[Page] = (), table_
         out.append(text)
     return out
 
-
-def filing_embedding_inputs(warehouse, filing_id: str, leaves: Sequence[Chunk],
-                            config: EmbeddingInputConfig | None = None) -> dict[str, str]:
-    """chunk id -> embedding input, for the ``leaves`` of ``filing_id`` whose input differs from their text
-    (what ``LanceIndex.upsert_filing(embed_inputs=...)`` takes); pages and table rows read from ``warehouse``
-    only when a setting needs them."""
-    from finrag_pipeline.core.records import load_pages, load_table_rows
-
-    config = config or load_embedding_input_config()
-    if config.changes_nothing or not leaves:
-        return {}
-    pages = load_pages(warehouse, filing_id) if config.boilerplate else []
-    rows = load_table_rows(warehouse, filing_id) if config.table_rows == "short" else []
-    return {c.chunk_id: text for c, text in zip(leaves, embedding_inputs(leaves, pages, rows, config), strict=True)
-            if text != c.text}
