@@ -273,7 +273,8 @@ def corpus_main(folder: Path, every: int, worker: str, baseline: str, subset_onl
         if not subset_only:
             pages, leaves, seconds, cpu, totals = run_full(files, Path(tmp) / "full", embedder,
                                                            True if worker == "both" else use)
-            rows.append((f"full path (worker {worker})", f"all {len(files)}", pages, leaves, seconds, cpu,
+            label = {"both": "worker process", "on": "worker process", "off": "no worker"}.get(worker, "worker auto")
+            rows.append((f"full path ({label})", f"all {len(files)}", pages, leaves, seconds, cpu,
                          os.getloadavg()[0]))
     print(f"end: {uptime()}")
     print("\n| path | filings | pages | leaf chunks | seconds | pages/min | chunks/s | CPU s | load (1 min) at end |")
