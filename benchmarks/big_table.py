@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import make_hostile_files  # noqa: E402
 
 from finrag_pipeline.core.chunking import chunk_filing, load_chunking_config  # noqa: E402
-from finrag_pipeline.core.config import config_dir  # noqa: E402
+from finrag_pipeline.core.config import config_dir, read_yaml  # noqa: E402
 from finrag_pipeline.core.ingest.limits import load_ingest_limits  # noqa: E402
 from finrag_pipeline.core.ingest.parse import parse_filing  # noqa: E402
 
@@ -50,7 +50,7 @@ def without_row_cap(tmp: Path) -> Path:
     """A copy of assets_config whose limits.max_rows_per_table is lifted (FINRAG_CONFIG_DIR points at it)."""
     folder = tmp / "config"
     shutil.copytree(config_dir(), folder)
-    data = yaml.safe_load((folder / "ingest.yaml").read_text())
+    data = read_yaml(folder / "ingest.yaml")
     data["limits"]["max_rows_per_table"] = 10**9
     (folder / "ingest.yaml").write_text(yaml.safe_dump(data))
     return folder

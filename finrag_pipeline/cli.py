@@ -448,6 +448,7 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
 
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import aggregate
+    from finrag_pipeline.core.scoring.metric_registry import BOARD_RETRIEVAL_METRICS
     from finrag_pipeline.defs.local_runs import evaluate_filings
 
     if systems:
@@ -483,8 +484,7 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
         f"WHERE u.dagster_run_id IN ({', '.join('?' * len(run_ids))})", run_ids) if run_ids else pd.DataFrame()
     if not len(rows):
         raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
-    table = aggregate(rows, by=["scope", "config_name"],
-                      metrics=["hit_page", "mrr_page", "ndcg_page", "recall_page", "all_evidence_hit"])
+    table = aggregate(rows, by=["scope", "config_name"], metrics=list(BOARD_RETRIEVAL_METRICS))
     wide = table.pivot_table(index=["scope", "config_name"], columns="metric", values="mean").reset_index()
     _emit(table.to_dict("records"), as_json,
           wide.round(3).to_markdown(index=False) + "\n\n(95% bootstrap intervals: --json, or the marts)")
@@ -497,6 +497,10 @@ def _eval_systems(ctx: click.Context, names, ks, scopes, filings, as_json: bool)
     from finrag_pipeline.core.catalog import active_filings
     from finrag_pipeline.core.evaluation.runner import aggregate
     from finrag_pipeline.core.evaluation.systems import SystemsConfig
+    from finrag_pipeline.core.scoring.metric_registry import (
+        BOARD_RETRIEVAL_METRICS,
+        HEADLINE_ANSWER_METRICS,
+    )
     from finrag_pipeline.defs.local_runs import execute_job, first_error
     from finrag_pipeline.defs.partitions import FILINGS_PARTITIONS_NAME
 
@@ -538,9 +542,9 @@ def _eval_systems(ctx: click.Context, names, ks, scopes, filings, as_json: bool)
     if not len(retrieval) and not len(answers):
         raise click.ClickException("no questions to evaluate: run `finrag demo` or `finrag ingest` first")
     table = pd.concat([
-        aggregate(retrieval, by=["scope", "config_name"], metrics=["hit_page", "recall_page", "all_evidence_hit"]),
-        aggregate(answers, by=["config_name"], metrics=["correctness", "citation_precision", "latency_ms",
-                                                        "cost_usd"]).assign(scope="answers")], ignore_index=True)
+        aggregate(retrieval, by=["scope", "config_name"], metrics=list(BOARD_RETRIEVAL_METRICS)),
+        aggregate(answers, by=["config_name"], metrics=[*HEADLINE_ANSWER_METRICS, "latency_ms", "cost_usd"])
+        .assign(scope="answers")], ignore_index=True)
     states = answers.groupby(["config_name", "response_state"]).size().rename("n").reset_index()
     text = table[["scope", "config_name", "metric", "mean", "ci_low", "ci_high", "n_scored", "n_total"]].round(3)
     _emit({"metrics": table.to_dict("records"), "response_states": states.to_dict("records")}, as_json,

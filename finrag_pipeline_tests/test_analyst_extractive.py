@@ -8,8 +8,9 @@ import pytest
 from _analyst_corpus import hits_from_chunks, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, format_figure
+from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.numbers import format_printed_figure
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def test_percent_row_keeps_its_unit(chunks):
     r = ExtractiveAnswerer().answer("What was Apple's total gross margin percentage in fiscal 2022?", hits)
     assert r.response_state == "answered"
     assert "43.3%" in r.text and "$43.3" not in r.text and "% million" not in r.text
-    assert format_figure("43.3%", "USD millions") == "43.3%"
+    assert format_printed_figure("43.3%", "USD millions") == "43.3%"
 
 
 def test_consolidated_operating_income_not_non_operating(chunks):

@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, LLMAnswerer, format_figure
+from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, LLMAnswerer
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.numbers import format_printed_figure
 from finrag_pipeline.core.scoring import answer_metrics as am
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -182,10 +183,10 @@ def test_extractive_states():
     assert ex.answer("Who is the CEO's favourite auditor in 2022?", [hit(ROW, 28, 1)]).response_state == "abstained"
 
 
-def test_format_figure():
-    assert format_figure("394,328", "USD millions") == "$394,328 million"
-    assert format_figure("43.3", "percent") == "43.3%"
-    assert format_figure("15,943", "shares thousands") == "15,943 thousand shares"
+def test_format_printed_figure():
+    assert format_printed_figure("394,328", "USD millions") == "$394,328 million"
+    assert format_printed_figure("43.3", "percent") == "43.3%"
+    assert format_printed_figure("15,943", "shares thousands") == "15,943 thousand shares"
 
 
 # ---------------------------------------------------------------------------------------------

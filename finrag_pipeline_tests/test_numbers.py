@@ -8,8 +8,8 @@ from finrag_pipeline.core.numbers import (
     cell_decimal,
     format_amount,
     format_figure,
+    format_printed_figure,
     ix_value,
-    parse_amount,
     parse_cell,
     parse_figure,
     parse_figures,
@@ -57,10 +57,30 @@ def test_parse_figures_skips_years_and_citations():
     assert years_in("Fiscal 2022, with FY2021 and September 24, 2022") == {2021, 2022}
 
 
-@pytest.mark.parametrize("cell,value", [("(1,234)", -1234.0), ("$ 394,328", 394328.0), ("12.5 %", 12.5),
-                                        ("\u2014", None), ("", None), ("-", None), ("(0.5)", -0.5)])
-def test_parse_amount_for_table_cells(cell, value):
-    assert parse_amount(cell) == value
+# One parser per job, one table of the cases the retired parse_amount and parse_cell both read:
+# parse_cell (a cell that is one number and nothing else; a lone dash is nil, here None) and
+# parse_figure (the figure of a short text: as printed, and with its scale applied).
+@pytest.mark.parametrize("text,cell,printed,value", [
+    ("(1,234)", -1234.0, -1234.0, -1234.0), ("$ 394,328", 394328.0, 394328.0, 394328.0),
+    ("12.5 %", 12.5, 12.5, 12.5), ("12.5%", 12.5, 12.5, 12.5), ("(0.5)", -0.5, -0.5, -0.5), ("(8)%", -8.0, -8.0, -8.0),
+    ("$ 1.2 billion", None, 1.2, 1.2e9),      # a scale word: no cell, a figure of 1.2 billion
+    ("\u2014", None, None, None), ("-", None, None, None), ("(\u2013)", None, None, None), ("", None, None, None),
+])
+def test_one_parser_for_cells_and_short_texts(text, cell, printed, value):
+    assert parse_cell(text, dash_value=None) == cell
+    figure = parse_figure(text)
+    if printed is None:
+        assert figure is None
+    else:
+        assert figure.as_printed == pytest.approx(printed) and figure.value == pytest.approx(value)
+
+
+def test_one_dash_set():
+    """A lone dash of any kind is nil, in a table cell (0.0, or the dash_value asked for) as in an XBRL fact."""
+    for dash in ("\u2014", "\u2013", "-", "\u2212", "\u2014\u2014", "\u2014 \u2014", "(\u2014)", "(\u2013)"):
+        assert parse_cell(dash) == 0.0 and parse_cell(dash, dash_value=None) is None, dash
+        assert cell_decimal(dash) is None, dash
+        assert parse_ixt(dash, "ixt:num-dot-decimal") == 0.0, dash   # an inline-XBRL fact shown as a dash is nil
 
 
 @pytest.mark.parametrize("unit,expected", [
@@ -113,6 +133,18 @@ def test_format_figure(value, unit, decimals, scale, expected):
     assert format_figure(value, unit, decimals, scale) == expected
 
 
+@pytest.mark.parametrize("value_text,unit,expected", [
+    ("394,328", "USD millions", "$394,328 million"), ("(334)", "USD millions", "$(334) million"),
+    ("$ 1,234", "USD thousands", "$ 1,234 thousand"), ("43.3%", "USD millions", "43.3%"), ("43.3", "percent", "43.3%"),
+    ("15,943", "shares thousands", "15,943 thousand shares"), ("15,943", "shares", "15,943 shares"),
+    ("$28.5 billion", None, "$28.5 billion"), ("1,234", "USD", "$1,234"), ("12", "USD Millions", "$12 million"),
+    ("6.11", "USD per share", "$6.11 per share"),
+])
+def test_format_printed_figure(value_text, unit, expected):
+    """The extractive answer's quote: the filing's characters, with format_figure's unit words."""
+    assert format_printed_figure(value_text, unit) == expected
+
+
 @pytest.mark.parametrize("cell,value", [
     ("(1,234)", -1234.0), ("$ 394,328", 394328.0), ("12.5 %", 12.5), ("(8)%", -8.0), ("$ (2,611)", -2611.0),
     ("0.48", 0.48), ("1,234.5", 1234.5), ("(0.5)", -0.5), ("\u2212 12", -12.0), ("-.5", -0.5),
@@ -155,3 +187,12 @@ def test_parse_ixt(text, fmt, value):
 def test_ix_value_applies_scale_and_sign(text, scale, sign, value):
     fmt = None if text != "three" else "ixt:num-dot-decimal"
     assert ix_value(text, fmt, scale, sign) == (pytest.approx(value) if value is not None else None)
+
+
+def test_figure_keys_and_printed_figures():
+    """The reranker's figure keys and the extractive answer's quotes come from here too."""
+    from finrag_pipeline.core.numbers import figure_keys, printed_figures
+
+    assert figure_keys("Did sales reach $394,328 million (up 7.8%) in 2022, per the 10-K?") == ["394328", "7.8", "10"]
+    assert printed_figures("Revenue was $28.5 billion on December 31, 2021, up 12.5% on 1,234 units in 12 stores.") \
+        == ["$28.5", "12.5%", "1,234"]

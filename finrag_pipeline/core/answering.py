@@ -6,7 +6,7 @@ builds them (``core/evaluation/answerer_registry.py``), and the analyst's answer
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,3 +50,24 @@ def register_answerer(name: str) -> Callable[[Any], Any]:
         ANSWERERS[name] = obj
         return obj
     return deco
+
+
+def read_answer_json(data: Any, raw: str, cited_key: str, base: Mapping[str, Any],
+                     details: dict[str, Any] | None = None) -> AnswerResult | tuple[str, list[Any]]:
+    """The one check of a model's answer JSON ``{"answer", <cited_key>: [...], "abstain"}`` (the LLM
+    answerer cites pages, the analyst cites fact refs): (answer, what it cites), or the AnswerResult that
+    ends the answer: ``abstained`` when it abstains, else ``invalid_output`` for no JSON object / no
+    "answer", an empty answer, or nothing cited. The caller resolves what is cited."""
+    extra = {**base, **({"details": details} if details is not None else {})}
+    if not isinstance(data, dict) or "answer" not in data:
+        return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", **extra)
+    answer = str(data.get("answer") or "").strip()
+    abstain = data.get("abstain")
+    if abstain is True or str(abstain).lower() == "true":
+        return AnswerResult(answer, [], "abstained", **extra)
+    if not answer:
+        return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", **extra)
+    cited = data.get(cited_key)
+    if not isinstance(cited, list) or not cited:
+        return AnswerResult(answer, [], "invalid_output", error=f"answer without {cited_key}", **extra)
+    return answer, cited

@@ -43,8 +43,9 @@ _TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\
 _RATIO_Q_RE = re.compile(r"\b(?:current|quick|cash|debt|leverage|liquidity|coverage|price|asset|equity|turnover|"
                          r"[\w\-]+-to-[\w\-]+)\s+ratio\b", re.IGNORECASE)
 _MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
-# "in USD millions", "(in $ millions)", "USD billions", "in millions of dollars"; numbers.scale_of_text reads the rest
-_Q_SCALE_RE = re.compile(r"\bin\s+(?:USD|US\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
+# "in USD millions", "(in $ millions)", "($ millions)"; numbers.scale_of_text reads the rest ("USD billions",
+# "in millions of dollars", "(Dollars in thousands)")
+_Q_SCALE_RE = re.compile(r"(?:\bin\s+)?(?:\bUSD|\bUS\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
 
 
 def requested_units(question: str) -> RequestedUnits:

@@ -88,8 +88,17 @@ def config_path(name: str) -> Path:
 
 
 def load_yaml(name: str, directory: str | os.PathLike | None = None) -> dict[str, Any]:
-    path = Path(directory) / name if directory else config_path(name)
+    return read_yaml(Path(directory) / name if directory else config_path(name))
+
+
+def read_yaml(path: str | os.PathLike, *, missing_ok: bool = False) -> dict[str, Any]:
+    """The one reader of a configuration file: its top-level mapping ({} for an empty file; with
+    ``missing_ok``, for a missing one). Stages that take an explicit file path read it here, and the
+    path of a named file comes from :func:`config_path`."""
+    path = Path(path)
     if not path.exists():
+        if missing_ok:
+            return {}
         raise FileNotFoundError(f"configuration file {path} does not exist")
     with path.open(encoding="utf-8") as fh:
         data = yaml.safe_load(fh) or {}

@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import requests
-import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 from finrag_pipeline.core.paths import FinragPaths, contained
 
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/CIK{cik10}.json"
@@ -104,8 +103,7 @@ class AutomationConfig(BaseModel):
 def load_automation_config(path: str | os.PathLike | None = None) -> AutomationConfig:
     """Read assets_config/automation.yaml (or ``path``); a missing file gives the defaults."""
     p = Path(path) if path else config_path("automation.yaml")
-    data = yaml.safe_load(p.read_text()) if p.exists() else None
-    return AutomationConfig.model_validate(data or {})
+    return AutomationConfig.model_validate(read_yaml(p, missing_ok=True))
 
 
 def resolve_inbox(config: AutomationConfig, paths: FinragPaths | None = None) -> Path:

@@ -2,7 +2,6 @@
 
 * :func:`parse_figures` - every number in a text with sign, scale word, percent, per-share and currency
   ("$(1,234.5) million", "-3.2%", "$6.11 per share", "4.2bn", "12 percentage points");
-* :func:`parse_amount` - the one figure of a short text, scale not applied ("(1,234)" -> -1234.0, "—" -> None);
 * :func:`parse_cell` / :func:`cell_decimal` - a table cell that is one number and nothing else ("$ (1,234)",
   "12.5 %", "1,234)" whose "(" the layout split off; a lone dash is nil), for the table parsers;
 * :func:`parse_ixt` / :func:`ix_value` - an inline-XBRL fact's displayed text per its ixt format, then
@@ -127,6 +126,11 @@ class Figure:
         return abs(self.value) / self.scale
 
     @property
+    def as_printed(self) -> float:
+        """The number as printed with its sign, scale not applied ("(1,234)" -> -1234.0, "$4.2 billion" -> 4.2)."""
+        return self.value / self.scale
+
+    @property
     def kind(self) -> str:
         """'percent', 'points', 'per_share', 'currency' or 'plain' (a bare number)."""
         if self.points:
@@ -181,27 +185,10 @@ def parse_figure(text: str) -> Figure | None:
     return figs[0] if figs else None
 
 
-_DASHES = {"-", "\u2014", "\u2013", "\u2212", "", "(\u2014)", "(\u2013)", "(-)"}
-
-
-def parse_amount(text: str | None, *, dash_value: float | None = None) -> float | None:
-    """A printed table cell -> its number with sign, scale NOT applied: "(1,234)" -> -1234.0,
-    "$ 394,328" -> 394328.0, "12.5 %" -> 12.5, "(8)%" -> -8.0. A lone dash means nil in 10-K tables:
-    it returns ``dash_value`` (None by default; table parsers that store nil as 0 pass 0.0). Text
-    that is not one number returns None."""
-    s = re.sub(r"\s+", "", (text or "").replace("$", "").replace("\u20ac", "").replace("\u00a3", ""))
-    if s in _DASHES:
-        return dash_value if s else None
-    figs = parse_figures(text or "", keep_years=True)
-    if len(figs) != 1:
-        return None
-    return figs[0].value / figs[0].scale
-
-
 # -- table cells and inline-XBRL facts ----------------------------------------------------------------
 
 # Dashes EDGAR and PDF renderings use for "nil" in a numeric column.
-NIL_DASHES = frozenset({"—", "–", "-", "−", "——", "— —"})
+NIL_DASHES = frozenset({"—", "–", "-", "−", "——", "(—)", "(–)"})
 _CELL_RE = re.compile(r"^\(?-?\d[\d,]*(?:\.\d+)?\)?$|^\(?-?\.\d+\)?$")
 _SPACES_RE = re.compile(r"[\s\u00a0\u200b\u2009\u202f]+")
 
@@ -213,7 +200,7 @@ def _cell(text: str | None) -> tuple[bool, str] | str | None:
     if not s:
         return None
     s = s.replace("$", "").replace("€", "").replace("£", "").replace(" ", "")
-    if s in NIL_DASHES or s in {"(—)", "(–)"}:
+    if s in NIL_DASHES:
         return "nil"
     s = s.rstrip("%").replace("−", "-")
     if s.endswith(")") and not s.startswith("("):
@@ -259,7 +246,7 @@ def parse_ixt(text: str, fmt: str | None) -> float | None:
     scale and sign): zero dashes, number words ("three"), comma-decimal ("1.234,5") and dot-decimal."""
     f = (fmt or "").rsplit(":", 1)[-1].lower()
     t = _SPACES_RE.sub(" ", text or "").strip()
-    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or t in ("—", "–", "-", ""):
+    if f in ("fixed-zero", "zerodash", "numdash", "fixed-empty") or not t or t.replace(" ", "") in NIL_DASHES:
         return 0.0
     if f in ("numwordsen", "num-word-en", "numwordssen"):
         return float(_NUM_WORDS[t.lower()]) if t.lower() in _NUM_WORDS else None
@@ -329,6 +316,33 @@ def number_tokens(text: str) -> set[str]:
     return {digits_key(m.group(0)) for m in NUM_TOKEN_RE.finditer(text or "")}
 
 
+_DIGIT_RUN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def figure_keys(text: str) -> list[str]:
+    """Every run of digits in a text as :func:`digits_key`, in order, years and single digits left out:
+    "$394,328 million, up 7.8% in 2022" -> ["394328", "7.8"]. Looser than :func:`number_tokens` (a
+    number glued to a word counts: "10K" -> "10"), for matching a question's figures to a passage."""
+    keys = (digits_key(m.group(0)) for m in _DIGIT_RUN_RE.finditer(text or ""))
+    return [k for k in keys if k and not _YEAR_KEY_RE.match(k) and len(k.replace(".", "")) >= 2]
+
+
+# A figure as a sentence prints it: "$28.5", "(1,234)", "12.5%", "394,328" (a scale word after it is
+# the caller's to read); the day of a date ("December 31, 2021") is no figure.
+_PRINTED_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?\s?%?")
+_DATE_DAY_RE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+(?:19|20)\d\d",
+                          re.IGNORECASE)
+
+
+def printed_figures(sentence: str) -> list[str]:
+    """The amounts of a sentence exactly as printed, for quoting: a number with a currency sign, a
+    percent sign or thousands separators ("$28.5", "12.5%", "(1,234)", "394,328"); a bare "12" and the
+    day of a date are none. :func:`parse_figures` reads their values."""
+    undated = _DATE_DAY_RE.sub(" ", sentence or "")
+    return [m.group(0).strip() for m in _PRINTED_FIGURE_RE.finditer(undated)
+            if "$" in m.group(0) or "%" in m.group(0) or re.search(r"\d,\d{3}", m.group(0))]
+
+
 def is_distinctive(key: str) -> bool:
     """Numbers with 4+ digits (not a year) rarely appear by chance; "12" or "2022" do."""
     digits = key.replace(".", "")
@@ -362,8 +376,30 @@ FIGURE_UNITS = ("USD per share", "USD", "shares", "percent", "percentage points"
 def format_figure(value: float | Decimal, base: str | None, decimals: int, scale: float = 1.0) -> str:
     """A figure in its base unit, shown at ``scale``: "$394,328 million", "-50.8%", "$6.11 per share",
     "1,234 million shares", "45.2 days", "1.53" (a ratio or unknown unit)."""
-    body = f"{abs(value):,.{decimals}f}"
-    sign = "-" if value < 0 else ""
+    return _with_unit("-" if value < 0 else "", f"{abs(value):,.{decimals}f}", base, scale)
+
+
+def format_printed_figure(value_text: str, unit: str | None) -> str:
+    """A figure quoted exactly as the filing prints it, with its row unit's words: '394,328' + 'USD
+    millions' -> '$394,328 million', '(334)' -> '$(334) million', '15,943' + 'shares thousands' ->
+    '15,943 thousand shares', '12.5' + 'percent' -> '12.5%'. The extractive answer quotes the filing's
+    characters (sign style, decimals), so the number is not re-written as :func:`format_figure` would;
+    the unit words are the same."""
+    v = value_text.strip()
+    if v.endswith("%") or not unit:
+        return v  # a percentage in a "(dollars in millions)" table is still a percentage
+    base, scale = unit_scale(unit)
+    if base in ("percent", "percentage points"):
+        return f"{v}%"
+    if base in ("shares", "USD", "USD per share"):
+        return _with_unit("", v if base == "shares" else v.lstrip("$"), base, scale)
+    if "$" in v:
+        return _with_unit("", v.lstrip("$"), "USD", scale)
+    return f"{v} {SCALE_NAME.get(scale, '')}".strip()
+
+
+def _with_unit(sign: str, body: str, base: str | None, scale: float) -> str:
+    """The one wording of a figure's unit and scale: '$394,328 million', '15,943 million shares', '12.5%'."""
     scale_word = SCALE_NAME.get(scale, "")
     if base == "USD per share":
         return f"{sign}${body} per share"

@@ -24,10 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 
 QuestionKind = Literal["metric", "qualitative"]
 METRIC: QuestionKind = "metric"
@@ -82,8 +81,11 @@ class QuestionKindsFile(BaseModel):
     instruction_leads: str = r"^\s*(?:if|please|answer|round)\b"  # sentences that instruct, not ask
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
+    # a question that asks for an explanation ("Why ...", "Explain ...", "..., and why did ...?"): its reference's
+    # figures support the explanation, they are not the asked value (core/scoring/answer_contract.py)
+    explanation_forms: list[str] = Field(default_factory=list)
 
-    @field_validator("metric_cues", "judgement_cues", "open_forms")
+    @field_validator("metric_cues", "judgement_cues", "open_forms", "explanation_forms")
     @classmethod
     def _compile_all(cls, v: list[str]) -> list[str]:
         for p in v:
@@ -123,17 +125,14 @@ class QuestionKinds:
         self.judgement_cues = [_compile(p) for p in file.judgement_cues]
         self.instruction_leads = _compile(file.instruction_leads)
         self.open_forms = [_compile(p) for p in file.open_forms]
+        self.explanation_forms = [_compile(p) for p in file.explanation_forms]
         self.topics = {name: (spec, [_compile(p) for p in spec.patterns]) for name, spec in file.topics.items()}
         self.cues = {name: [(_compile(p), w) for p, w in spec.cues.items()] for name, spec in file.topics.items()}
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> QuestionKinds:
         path = Path(path or config_path("question_kinds.yaml"))
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"question kinds not found: {path}") from exc
-        return cls(QuestionKindsFile.model_validate(data))
+        return cls(QuestionKindsFile.model_validate(read_yaml(path)))   # a missing file: read_yaml names it
 
     def asked_part(self, question: str) -> str:
         """The question without its instruction sentences ("If gross margin is not a useful metric, state
@@ -161,6 +160,12 @@ class QuestionKinds:
         sections = tuple(dict.fromkeys(s for t in ordered for s in self.topics[t][0].sections))
         expansion = tuple(dict.fromkeys(w for t in ordered for w in self.topics[t][0].expansion))
         return QuestionRoute(QUALITATIVE, tuple(ordered), sections, expansion)
+
+    def asks_for_explanation(self, question: str) -> bool:
+        """The question asks for an explanation: one of ``explanation_forms`` ("Why ...?", "Explain ...",
+        "What were the main reasons ...", "..., and why did ...?"), or the cause topic ("What was the main
+        driver of ...?")."""
+        return any(p.search(question) for p in self.explanation_forms) or "cause" in self.classify(question).topics
 
     def cue_strength(self, sentence: str, topics: tuple[str, ...] | list[str]) -> tuple[float, list[str]]:
         """How strongly ``sentence`` reads as an answer of ``topics``: the weights of the distinct cues it
@@ -192,3 +197,8 @@ def classify_question(question: str) -> QuestionRoute:
 
 def is_qualitative(question: str) -> bool:
     return classify_question(question).qualitative
+
+
+def asks_for_explanation(question: str) -> bool:
+    """By the configured rule: see :meth:`QuestionKinds.asks_for_explanation`."""
+    return default_question_kinds().asks_for_explanation(question)

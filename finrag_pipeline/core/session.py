@@ -22,7 +22,7 @@ from typing import Any
 
 from finrag_pipeline.core.config import using_config_dir
 from finrag_pipeline.core.paths import FinragPaths
-from finrag_pipeline.core.warehouse import Warehouse
+from finrag_pipeline.core.warehouse import LATEST_CORPUS_VERSION_SQL, Warehouse
 
 
 @dataclass
@@ -111,9 +111,8 @@ class FinragSession:
     def data_fingerprint(self) -> str:
         """A hash of what searches and answers read: corpus state, chunks, table rows, XBRL facts and
         the active filings (one DuckDB query; milliseconds on the demo corpus)."""
-        row = self.warehouse.query_df("""
-            SELECT (SELECT coalesce(max(corpus_state), '') FROM core.corpus_versions
-                    WHERE created_at = (SELECT max(created_at) FROM core.corpus_versions)) AS state,
+        row = self.warehouse.query_df(f"""
+            SELECT (SELECT coalesce(any_value(corpus_state), '') FROM ({LATEST_CORPUS_VERSION_SQL})) AS state,
                    (SELECT count(*) || ':' || coalesce(sum(hash(chunk_id, text, metadata, page_start, page_end,
                            is_leaf, parent_id)), 0) FROM core.chunks) AS chunks,
                    (SELECT count(*) || ':' || coalesce(sum(hash(filing_id, table_id, row_index, page_number,
@@ -217,8 +216,7 @@ class FinragSession:
         self.variants.require(named, filings)
 
     def corpus_state(self) -> CorpusState:
-        df = self.warehouse.query_df(
-            "SELECT corpus_state, filing_ids, n_filings FROM core.corpus_versions ORDER BY created_at DESC LIMIT 1")
+        df = self.warehouse.query_df(LATEST_CORPUS_VERSION_SQL)
         if not len(df):
             return CorpusState.empty()
         row = df.iloc[0]

@@ -169,6 +169,12 @@ TABLE_DDL: dict[str, str] = {
         source_file VARCHAR, scored_at TIMESTAMP""",
 }
 
+# The latest corpus state: the newest row of core.corpus_versions by created_at (a row without one counts as
+# older than any with one; equal times: the larger corpus_state, so the answer never depends on row order).
+# Every reader (the session, its data fingerprint, the report, the web explorer) runs this query.
+LATEST_CORPUS_VERSION_SQL = ("SELECT * FROM core.corpus_versions "
+                             "ORDER BY created_at DESC NULLS LAST, corpus_state DESC LIMIT 1")
+
 _log = logging.getLogger("finrag.warehouse")
 LOCK_MARKERS = ("Could not set lock", "Conflicting lock", "database is locked", "IO Error")
 

@@ -17,7 +17,6 @@ from functools import cache
 from pathlib import Path
 
 import dagster as dg
-import yaml
 
 # Kept private import (1 of 3, docs/BENCHMARKS.md "Private Dagster APIs"): a run executed in this process gets
 # the remote origin of the workspace.yaml code location, as a run launched from the UI has. Without it the
@@ -71,9 +70,10 @@ def filing_of_partition(partition_key: str | None) -> str | None:
 @cache
 def code_location() -> tuple[str, str]:
     """(location name, module) of the code location in workspace.yaml: the one `dagster dev` loads."""
+    from finrag_pipeline.core.config import read_yaml
     from finrag_pipeline.core.paths import REPO_ROOT
 
-    entry = yaml.safe_load((REPO_ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
+    entry = read_yaml(REPO_ROOT / "workspace.yaml")["load_from"][0]["python_module"]
     if isinstance(entry, str):  # `python_module: pkg.mod`: the location is named after the module
         return entry, entry
     return entry.get("location_name") or entry["module_name"], entry["module_name"]

@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.reporting.serve import REPORT_FILE
+from finrag_pipeline.core.scoring.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.web import queries as q
 from finrag_pipeline.web.explorer import Explorer
 
@@ -88,7 +89,7 @@ def leaderboard_figures(board: pd.DataFrame) -> list[str]:
     figs = []
     if board.empty:
         return figs
-    metrics = [m for m in ("ndcg_page", "hit_page", "all_evidence_hit", "ndcg_chunk") if f"{m}_mean" in board]
+    metrics = [m for m in HEADLINE_RETRIEVAL_METRICS if f"{m}_mean" in board]
     for (scope, k), g in board.groupby(["scope", "k"], sort=True):
         x = [report._config_label(r) for _, r in g.iterrows()]
         fig = go.Figure([report._bar_with_ci(g, x, m, m) for m in metrics])

@@ -29,12 +29,13 @@ from finrag_pipeline.core.models import Chunk, Page, QAItem, TableRow
 from finrag_pipeline.core.records import from_row, qa_item_from_row, table_row_from_row
 from finrag_pipeline.core.reporting import report
 from finrag_pipeline.core.retrieval.resources import chunk_from_row
+from finrag_pipeline.core.scoring import metric_registry as registry
+from finrag_pipeline.core.warehouse import LATEST_CORPUS_VERSION_SQL
 
-# Leaderboard metrics shown as columns (more are in the mart; the page shows what exists).
-BOARD_METRICS = ("ndcg_page", "hit_page", "mrr_page", "recall_page", "all_evidence_hit", "ndcg_chunk", "hit_chunk")
+# Leaderboard metrics shown as columns (the registry's board lists; more are in the mart; the page shows what exists).
+BOARD_METRICS = registry.BOARD_RETRIEVAL_METRICS
 BREAKDOWN_FILTERS = ("question_type", "company", "fiscal_year")
-ANSWER_BOARD_METRICS = ("correctness", "grounded", "period_ok", "citation_precision", "citation_recall",
-                        "state_correct", "faithfulness", "answer_relevancy")
+ANSWER_BOARD_METRICS = registry.BOARD_ANSWER_METRICS
 
 
 class SnapshotMissing(RuntimeError):
@@ -158,7 +159,7 @@ def corpus_state(snap: Snapshot) -> CorpusStateInfo:
     def make() -> CorpusStateInfo:
         if not snap.has_table("core", "corpus_versions"):
             return CorpusStateInfo("unknown", 0, None, None, snap.opened_at, snap.generation)
-        df = snap.df("SELECT * FROM core.corpus_versions ORDER BY created_at DESC LIMIT 1")
+        df = snap.df(LATEST_CORPUS_VERSION_SQL)
         if df.empty:
             return CorpusStateInfo("empty", 0, None, None, snap.opened_at, snap.generation)
         r = df.iloc[0]

@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_LEXICON_PATH = ASSETS_CONFIG_DIR / "lexicon.yaml"
@@ -77,7 +75,7 @@ def _parsed_yaml(path: Path) -> dict:
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if key not in _YAML_CACHE:
-        _YAML_CACHE[key] = yaml.safe_load(path.read_text()) or {}
+        _YAML_CACHE[key] = read_yaml(path)
     return copy.deepcopy(_YAML_CACHE[key])
 
 

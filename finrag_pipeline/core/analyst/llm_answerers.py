@@ -25,8 +25,9 @@ from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
 from finrag_pipeline.core.analyst.formula import FormulaError, calculate
 from finrag_pipeline.core.analyst.model import FactValue
 from finrag_pipeline.core.analyst.plan import resolve_term
-from finrag_pipeline.core.answering import AnswerResult, Citation
+from finrag_pipeline.core.answering import AnswerResult, Citation, read_answer_json
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.scoring.response_states import from_client_state
 
 TOOL_SPECS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -118,16 +119,10 @@ class AnalystTools:
     def result(self, data: Any, raw: str, base: dict[str, Any]) -> AnswerResult:
         """The model's final JSON -> AnswerResult with the cited refs resolved to (filing, page, chunk)."""
         details = {"tool_calls": self.calls, "facts": {r: f.as_dict() for r, f in self.facts.items()}}
-        if not isinstance(data, dict) or "answer" not in data:
-            return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", details=details, **base)
-        answer = str(data.get("answer") or "").strip()
-        if data.get("abstain") is True or str(data.get("abstain")).lower() == "true":
-            return AnswerResult(answer, [], "abstained", details=details, **base)
-        refs = data.get("refs") or []
-        if not answer:
-            return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", details=details, **base)
-        if not isinstance(refs, list) or not refs:
-            return AnswerResult(answer, [], "invalid_output", error="answer without refs", details=details, **base)
+        checked = read_answer_json(data, raw, "refs", base, details)
+        if isinstance(checked, AnswerResult):
+            return checked
+        answer, refs = checked
         citations: list[Citation] = []
         for ref in refs:
             fact = self.facts.get(str(ref).strip())
@@ -246,8 +241,7 @@ class StructuredPromptAnswerer:
         base = {"prompt_tokens": int(resp.prompt_tokens or 0), "completion_tokens": int(resp.completion_tokens or 0),
                 "latency_ms": _ms(t0)}
         if resp.state != "ok":
-            state = "backend_error" if resp.state in ("timeout", "backend_error", "unavailable") else "invalid_output"
-            return AnswerResult(resp.text or "", [], state, error=resp.error or resp.state, **base)
+            return AnswerResult(resp.text or "", [], from_client_state(resp.state), error=resp.error or resp.state, **base)
         out = tools.result(resp.parsed_json, resp.text, base)
         out.details["calculator"] = {k: calc.details[k] for k in ("formula", "figure", "inputs")}
         return out

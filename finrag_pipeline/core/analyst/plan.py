@@ -29,7 +29,6 @@ from finrag_pipeline.core.analyst.formula import Formula, parse_formula
 from finrag_pipeline.core.analyst.labels import normalize_label
 from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon, normalize_text
 from finrag_pipeline.core.asked import requested_units
-from finrag_pipeline.core.numbers import SCALE_WORDS
 from finrag_pipeline.core.question_kind import classify_question
 
 __all__ = ["Plan", "PlanError", "make_plan", "resolve_term", "definition_formula", "trailing_words",
@@ -57,7 +56,6 @@ _RATIO_OF_RE = re.compile(r"\bratio of (?P<a>.+?) to (?P<b>.+?)(?:\s+(?:in|for|d
                           re.IGNORECASE)
 _AS_PCT_OF_RE = re.compile(r"(?P<a>[\w&' ,-]+?) as a (?:percent(?:age)?|share|proportion|fraction) of "
                            r"(?:its |the )?(?P<b>[\w&' ,-]+?)(?:\s+(?:in|for|during|at)\b|[?,.]|$)", re.IGNORECASE)
-_IN_SCALE_RE = re.compile(r"\b(?:in|USD|\$)\s*(?P<scale>thousands|millions|billions)\b", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
 _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
     # verbs of a change ("did net income grow in FY2022"): no segment
@@ -193,8 +191,8 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     full = full or question
     notes: list[str] = []
     decimals = _decimals_asked(full)
-    scale_m = _IN_SCALE_RE.search(full)
-    display_scale = int(SCALE_WORDS[scale_m.group("scale").lower()]) if scale_m else None
+    asked_scale = requested_units(full).scale   # "in billions" -> 10**9 (core/asked.py: the one reading)
+    display_scale = int(asked_scale) if asked_scale else None
     years = list(years)
     if "cause" in classify_question(question).topics and not find_definitions(question):
         raise PlanError("asks for a cause or an explanation, not a figure")

@@ -14,10 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 
 StatementName = Literal["income_statement", "balance_sheet", "cash_flow"]
 
@@ -56,11 +55,7 @@ class AnalystVocabulary:
     @classmethod
     def load(cls, path: str | Path | None = None) -> AnalystVocabulary:
         path = Path(path or config_path("analyst_vocabulary.yaml"))
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"analyst vocabulary not found: {path}") from exc
-        return cls(VocabularyFile.model_validate(data))
+        return cls(VocabularyFile.model_validate(read_yaml(path)))   # a missing file: read_yaml names it
 
     def match(self, text: str) -> list[VocabularyMatch]:
         """Terms named in ``text``, in order of first appearance, one match per key."""

@@ -22,10 +22,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from finrag_pipeline.core.config import config_path, unknown_names_error
+from finrag_pipeline.core.config import config_path, read_yaml, unknown_names_error
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_CONFIG_FILE = ASSETS_CONFIG_DIR / "ingest.yaml"
@@ -59,7 +58,7 @@ class ChunkingConfig(BaseModel):
 
 def _chunking_section(path: Path | None) -> dict[str, Any]:
     path = Path(path) if path else config_path("ingest.yaml")
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_yaml(path)
     return data.get("chunking") or {}
 
 

@@ -20,10 +20,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finrag_pipeline.core.answering import ANSWERERS, AnswerResult, Citation, register_answerer
+from finrag_pipeline.core.answering import (
+    ANSWERERS,
+    AnswerResult,
+    Citation,
+    read_answer_json,
+    register_answerer,
+)
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.numbers import format_printed_figure, printed_figures
 from finrag_pipeline.core.scoring.answer_metrics import years_in
+from finrag_pipeline.core.scoring.response_states import from_client_state
 
 
 def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
@@ -45,10 +53,6 @@ _STOP = frozenset([
 _WORD = re.compile(r"[a-z][a-z&'-]+")
 _UNIT_RE = re.compile(r"\b(USD|shares)\s+(billions|millions|thousands)\b|\bpercent\b", re.IGNORECASE)
 _IN_SCALE_RE = re.compile(r"\bin\s+(billions|millions|thousands)\b", re.IGNORECASE)
-_FIGURE_RE = re.compile(r"\(?-?\$?\s?\(?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?\s?%?")
-# a day of a date ("December 31, 2021") is not a figure
-_DATE_DAY_RE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+(?:19|20)\d\d",
-                          re.IGNORECASE)
 
 
 def _content_words(text: str) -> set[str]:
@@ -62,24 +66,6 @@ def _unit_of(text: str) -> str | None:
         return m.group(0)
     m = _IN_SCALE_RE.search(text)
     return f"USD {m.group(1).lower()}" if m else None
-
-
-def format_figure(value_text: str, unit: str | None) -> str:
-    """'394,328' + 'USD millions' -> '$394,328 million'; percent -> '12.5%'; shares -> '15,943 million shares'."""
-    v = value_text.strip()
-    if v.endswith("%"):
-        return v  # a percentage in a "(dollars in millions)" table is still a percentage
-    if not unit:
-        return v
-    u = unit.lower()
-    scale = next((s for s in ("billion", "million", "thousand") if s in u), "")
-    if "percent" in u:
-        return v if v.endswith("%") else f"{v}%"
-    if "share" in u:
-        return f"{v} {scale} shares".replace("  ", " ")
-    if "usd" in u or "$" in v:
-        return f"${v.lstrip('$')}" + (f" {scale}" if scale else "")
-    return f"{v} {scale}".strip()
 
 
 @dataclass
@@ -183,10 +169,7 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
         s_years = years_in(sent)
         if years and not (s_years & set(years)):
             continue
-        undated = _DATE_DAY_RE.sub(" ", sent)
-        figs = [m.group(0).strip() for m in _FIGURE_RE.finditer(undated)
-                if "$" in m.group(0) or "%" in m.group(0) or re.search(r"\d,\d{3}", m.group(0))]
-        figs = [f for f in figs if not years_in(f) or "$" in f]
+        figs = [f for f in printed_figures(sent) if not years_in(f) or "$" in f]
         if not figs:
             continue
         score = len(qwords & _content_words(sent))
@@ -266,7 +249,7 @@ class ExtractiveAnswerer:
             chosen.append(max(pool, key=lambda c: (c.score, c.priority, -c.hit_rank, c.hit.chunk_id)))
         parts = []
         for c in chosen:
-            fig = format_figure(c.value_text, c.unit)
+            fig = format_printed_figure(c.value_text, c.unit)
             period = f" in fiscal {c.year}" if c.year else ""
             label = c.label if c.priority == 2 else "The figure"
             parts.append(f"{label}{period}: {fig} (source: {c.hit.filing_id}, page {c.hit.page_start})")
@@ -326,10 +309,6 @@ PROMPT_TEMPLATES: dict[str, str] = {
         "and never extrapolate beyond the evidence. " + JSON_CONTRACT),
 }
 
-# "unavailable" (a local model not installed) is a backend failure; its error names the install command.
-_STATE_MAP = {"ok": "answered", "timeout": "backend_error", "backend_error": "backend_error",
-              "unavailable": "backend_error", "invalid_output": "invalid_output", "empty": "invalid_output"}
-
 
 def format_evidence(hits: Sequence[Hit], max_chars: int = 8000) -> str:
     blocks, used = [], 0
@@ -381,7 +360,7 @@ class LLMAnswerer:
                     completion_tokens=int(getattr(resp, "completion_tokens", 0) or 0),
                     latency_ms=float(getattr(resp, "latency_ms", 0.0) or 0.0),
                     cost_usd=float(getattr(resp, "cost_usd", 0.0) or 0.0))
-        state = _STATE_MAP.get(getattr(resp, "state", "backend_error"), "backend_error")
+        state = from_client_state(getattr(resp, "state", "backend_error"))
         if state != "answered":
             return AnswerResult(getattr(resp, "text", "") or "", [], state,
                                 error=getattr(resp, "error", None) or state, **base)
@@ -393,17 +372,10 @@ class LLMAnswerer:
         return self._parse(resp.parsed_json, resp.text, hits, base)
 
     def _parse(self, data: Any, raw: str, hits: Sequence[Hit], base: dict) -> AnswerResult:
-        if not isinstance(data, dict) or "answer" not in data:
-            return AnswerResult(raw, [], "invalid_output", error="JSON without 'answer'", **base)
-        answer = str(data.get("answer") or "").strip()
-        abstain = data.get("abstain")
-        if abstain is True or str(abstain).lower() == "true":
-            return AnswerResult(answer, [], "abstained", **base)
-        if not answer:
-            return AnswerResult(raw, [], "invalid_output", error="empty answer without abstain", **base)
-        cited = data.get("citations")
-        if not isinstance(cited, list) or not cited:
-            return AnswerResult(answer, [], "invalid_output", error="answer without citations", **base)
+        checked = read_answer_json(data, raw, "citations", base)
+        if isinstance(checked, AnswerResult):
+            return checked
+        answer, cited = checked
         citations: list[Citation] = []
         for c in cited:
             cit = _resolve_citation(c, hits)
@@ -415,6 +387,7 @@ class LLMAnswerer:
         return AnswerResult(answer, citations, "answered", details={k: v for k, v in data.items()
                                                                     if k not in ("answer", "citations")},
                             **base)
+
 
 
 def _resolve_citation(c: Any, hits: Sequence[Hit]) -> Citation | None:

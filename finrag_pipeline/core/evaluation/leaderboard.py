@@ -40,7 +40,14 @@ from finrag_pipeline.core.evaluation.runner import (
     compare_scored,
     scored_rows,
 )
-from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, RETRIEVAL_KEYS
+from finrag_pipeline.core.scoring.metric_registry import (
+    ANSWER_METRICS,
+    ANSWER_RANK_BY,
+    HEADLINE_ANSWER_METRICS,
+    HEADLINE_RETRIEVAL_METRICS,
+    RETRIEVAL_KEYS,
+    RETRIEVAL_RANK_BY,
+)
 from finrag_pipeline.core.scoring.results_views import ANSWER_CURRENT, RETRIEVAL_CURRENT, ensure_views
 from finrag_pipeline.core.warehouse import ensure_tables
 
@@ -48,8 +55,8 @@ LEADERBOARD_TABLE = "eval.leaderboard"
 COMPARISONS_TABLE = "eval.comparisons"
 
 ANSWER_KEYS = ("config_name", "model", "prompt_type", "temperature", "top_p", "retriever", "k")
-RETRIEVAL_BEST_BY = ("ndcg_page", "hit_page")       # primary, tie-break (dbt rank_by_page_in_scope_k)
-ANSWER_BEST_BY = ("correctness", "state_correct")
+RETRIEVAL_BEST_BY = RETRIEVAL_RANK_BY       # primary, tie-break (the registry's)
+ANSWER_BEST_BY = ANSWER_RANK_BY
 
 CONFIG_COLUMNS = ("kind", "scope", "config_name", "retriever", "k", "chunking", "model", "prompt_type",
                   "temperature", "top_p")
@@ -291,9 +298,8 @@ def _verdict(c: pd.Series | None) -> str:
 
 
 def leaderboard_markdown(result: EvalStatistics, top: int = 5,
-                         retrieval_metrics: Sequence[str] = ("ndcg_page", "hit_page", "mrr_page", "ndcg_chunk"),
-                         answer_metrics: Sequence[str] = ("correctness", "non_committal", "grounded",
-                                                          "block_citation_precision", "citation_recall")) -> str:
+                         retrieval_metrics: Sequence[str] = HEADLINE_RETRIEVAL_METRICS,
+                         answer_metrics: Sequence[str] = HEADLINE_ANSWER_METRICS) -> str:
     """Top ``top`` configurations per scope and k (answers: overall) as "mean [low, high]" with the
     paired difference to the best on the ranking metric and whether it is distinguishable."""
     board, comps = result.leaderboard, result.comparisons

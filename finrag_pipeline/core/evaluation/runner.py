@@ -44,6 +44,7 @@ from finrag_pipeline.core.scoring.answer_metrics import (
     LLMJudge,
     score_answer,
 )
+from finrag_pipeline.core.scoring.failure_scoring import FAILED_SCORE, failed_retrieval_scores
 from finrag_pipeline.core.scoring.metric_registry import (
     CHANCE_COLUMNS,
     CHANCE_INPUT_COLUMNS,
@@ -538,7 +539,7 @@ def _retrieval_row(item: QAItem, hits: list[Hit], latency: float | None, error: 
                    cfg: RetrievalConfig, chunk_level: bool, top_pages: Sequence[Any] | None = None) -> dict[str, Any]:
     if error is not None:
         # A failed search delivered nothing: it scores 0 (stored, so even a naive AVG counts it).
-        row = dict.fromkeys(RETRIEVAL_METRICS, 0.0)
+        row: dict[str, Any] = failed_retrieval_scores()   # the rule of failure_scoring.py
         row.update(first_relevant_rank_chunk=None, first_relevant_rank_page=None, n_retrieved=0,
                    latency_ms=latency, status="error", error=error, notes=None)
         return row
@@ -728,7 +729,7 @@ def metric_values(scored: pd.DataFrame, metric: str) -> np.ndarray:
     values = pd.to_numeric(scored[metric], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     if metric in RETRIEVAL_METRICS and "status" in scored.columns:
         failed = scored["status"].eq("error").to_numpy(dtype=bool, na_value=False)
-        values = np.where(failed & np.isnan(values), 0.0, values)
+        values = np.where(failed & np.isnan(values), FAILED_SCORE, values)
     return values
 
 

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_CONFIG_FILE = ASSETS_CONFIG_DIR / "embedder.yaml"
@@ -388,14 +387,14 @@ class EmbedderConfig(BaseModel):
 
 def embedder_configs(path: Path | None = None) -> dict[str, EmbedderConfig]:
     """All named embedders of the config file."""
-    data = yaml.safe_load(Path(path or config_path("embedder.yaml")).read_text()) or {}
+    data = read_yaml(path or config_path("embedder.yaml"))
     return {name: EmbedderConfig(**{**(fields or {}), "name": name})
             for name, fields in (data.get("embedders") or {}).items()}
 
 
 def load_embedder_config(name: str | None = None, path: Path | None = None) -> EmbedderConfig:
     """The embedder ``name`` (default: the file's ``default``)."""
-    data = yaml.safe_load(Path(path or config_path("embedder.yaml")).read_text()) or {}
+    data = read_yaml(path or config_path("embedder.yaml"))
     configs = embedder_configs(path)
     name = name or data.get("default") or "minilm"
     if name not in configs:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 
 
 class IngestLimits(BaseModel):
@@ -33,7 +32,5 @@ def load_ingest_limits(directory: str | None = None) -> IngestLimits:
 
 @cache
 def _load(path: str) -> IngestLimits:
-    if not Path(path).exists():
-        raise FileNotFoundError(f"configuration file {path} does not exist")
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    data = read_yaml(path)
     return IngestLimits.model_validate(data.get("limits") or {})

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field
 
-from finrag_pipeline.core.config import config_path, unknown_names_error
+from finrag_pipeline.core.config import config_path, read_yaml, unknown_names_error
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 
 DEFAULT_MODELS_YAML = ASSETS_CONFIG_DIR / "models.yaml"
@@ -51,7 +50,7 @@ class ModelRegistry(BaseModel):
 
 def load_model_registry(path: str | Path | None = None) -> ModelRegistry:
     """Parse models.yaml (default ``assets_config/models.yaml``); each entry's key becomes its name."""
-    raw = yaml.safe_load(Path(path or config_path("models.yaml")).read_text()) or {}
+    raw = read_yaml(path or config_path("models.yaml"))
     models = {name: {**spec, "name": name} for name, spec in (raw.get("models") or {}).items()}
     return ModelRegistry(default=raw.get("default", "local-0.5b"),
                          local_runtime=raw.get("local_runtime", "auto"), models=models)

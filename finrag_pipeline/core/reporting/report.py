@@ -40,6 +40,7 @@ from finrag_pipeline.core.scoring.results_views import (
     RETRIEVAL_CURRENT,
     RETRIEVAL_RUN_ORDER,
 )
+from finrag_pipeline.core.warehouse import LATEST_CORPUS_VERSION_SQL
 
 # Metric lists, their kinds and the configuration grain come from core/scoring/metric_registry.py.
 RETRIEVAL_KEYS = list(registry.RETRIEVAL_KEYS)
@@ -314,8 +315,7 @@ def load_filings_evaluated(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         df = meta.merge(df, on="filing_id", how="right")
     current = None
     if _has_table(con, "core", "corpus_versions"):
-        latest = con.execute("select corpus_state from core.corpus_versions "
-                             "order by created_at desc nulls last limit 1").fetchall()
+        latest = con.execute(f"select corpus_state from ({LATEST_CORPUS_VERSION_SQL})").fetchall()
         current = latest[0][0] if latest else None
     df["corpus_state_status"] = [
         "" if current is None or state is None or pd.isna(state) else

@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from finrag_pipeline.core.config import ConfigError, config_path, deep_merge, unknown_names_error
+from finrag_pipeline.core.config import ConfigError, config_path, deep_merge, read_yaml, unknown_names_error
 from finrag_pipeline.core.models import SearchFilters
 from finrag_pipeline.core.paths import ASSETS_CONFIG_DIR
 from finrag_pipeline.core.retrieval.page_scores import PageRankingConfig
@@ -228,7 +227,7 @@ def normalize_overrides(overrides: Mapping[str, Any] | None, names: list[str]) -
 def load_retrievers_file(path: str | os.PathLike | None = None,
                          overrides: Mapping[str, Any] | None = None) -> RetrieversFile:
     path = Path(path or config_path("retrievers.yaml"))
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path)
     names = list((data.get("retrievers") or {}).keys())
     over = normalize_overrides(overrides, names)
     top_level = {k: over.pop(k) for k in ("defaults", "lexicon_paths") if k in over}

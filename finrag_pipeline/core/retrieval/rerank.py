@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag_pipeline.core.models import Hit, SearchFilters
+from finrag_pipeline.core.numbers import figure_keys
 from finrag_pipeline.core.query_understanding import parse_periods
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.fusion import normalize_scores
@@ -64,10 +65,6 @@ class RerankingRetriever(Retriever):
 
 # -- features ----------------------------------------------------------------------------------
 
-# A figure in a question: 394,328 | $4.2 billion | 28.5% | (1,234). Years are periods, not figures.
-RE_FIGURE = re.compile(r"\$?\(?\d[\d,]*(?:\.\d+)?\)?\s*(?:%|percent|billion|million|thousand|bn|mm|m|b)?",
-                       re.IGNORECASE)
-RE_YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
 QUANT_WORDS = re.compile(r"\b(how much|how many|what (?:was|were|is|are) the|total|amount|increase|decrease|"
                          r"change|grow|growth|ratio|margin|percentage|revenue|sales|income|cash|assets|"
                          r"liabilities|expense|expenses|eps|per share)\b", re.IGNORECASE)
@@ -83,13 +80,8 @@ def figures_in(text: str) -> list[str]:
 # same question against each hit, and the same chunks come back for many questions.
 @functools.lru_cache(maxsize=65536)
 def _figures(text: str) -> tuple[str, ...]:
-    out = []
-    for m in RE_FIGURE.finditer(text):
-        digits = re.sub(r"[^\d.]", "", m.group(0)).strip(".")
-        if not digits or RE_YEARLIKE.match(digits) or len(digits.replace(".", "")) < 2:
-            continue
-        out.append(digits)
-    return tuple(out)
+    # a figure in a question: 394,328 | $4.2 billion | 28.5% | (1,234); years are periods, not figures
+    return tuple(figure_keys(text))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -29,7 +29,6 @@ from finrag_pipeline.core.models import QAItem
 from finrag_pipeline.core.numbers import (
     Figure,
     format_amount,
-    parse_amount,
     parse_figure,
     parse_figures,
     scale_of_text,
@@ -183,22 +182,6 @@ _DIRECTION_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b
 
 
 _BOTH_DIRECTIONS_Q_RE = re.compile(rf"\b{_DIRECTION_WORDS}\s+or\s+{_DIRECTION_WORDS}\b", re.IGNORECASE)
-_NARRATIVE_Q_RE = re.compile(r"^\s*(?:why|how\s+(?:did|does|has|have|do)|explain|describe|discuss|summari[sz]e)\b"
-                             r"|\bwhat\s+(?:explains?|drove|drives|caused|causes|led\s+to|contributed|were\s+the\s+"
-                             r"(?:main\s+|primary\s+|key\s+)?(?:reasons?|drivers?|factors?|causes?))\b"
-                             # a second, narrative part: "Which segment lost the most, and why did ...?" (the
-                             # entity alone answers half of it: a judge decides)
-                             r"|(?:\band|,)\s+(?:why|how\s+(?:did|does|has|have|do)|what\s+(?:explains?|drove|caused|"
-                             r"led\s+to))\b", re.IGNORECASE)
-
-
-def _asks_for_a_cause(question: str) -> bool:
-    """The question asks for a cause ("What was the main driver of ...?"), by the one question-kind rule
-    (core/question_kind.py, assets_config/question_kinds.yaml): the figures of its reference
-    support the explanation, they are not the asked value."""
-    from finrag_pipeline.core.question_kind import classify_question
-
-    return "cause" in classify_question(question).topics
 
 
 def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()) -> Contract:
@@ -211,6 +194,7 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
       aside) -> that value, signed when the reference states a direction ("decreased by 1.7%");
     * no figure, one direction ("It decreased.") to a question about a direction -> higher/lower.
     Anything else: no contract, with the reason."""
+    from finrag_pipeline.core.question_kind import asks_for_explanation
     from finrag_pipeline.core.scoring.answer_claims import ANSWER, CHANGE, CONTEXT, LEVEL, read_claims
     from finrag_pipeline.core.scoring.answer_metrics import DIRECTION_OPTIONS, asked_kind, direction_of
 
@@ -221,8 +205,9 @@ def sentence_contract(reference: str, question: str, periods: Sequence[str] = ()
     if m := _YES_NO_RE.match(text):
         return Contract(choice=m.group(1).lower(), options=list(YES_NO_OPTIONS), key_facts=facts,
                         reason=f"a yes/no reference: {m.group(1).lower()}")
-    if _NARRATIVE_Q_RE.search(question or "") or _asks_for_a_cause(question or ""):
-        # "Why ...?" / "What drove ...?": the figures of the reference support the explanation
+    if asks_for_explanation(question or ""):
+        # "Why ...?" / "What drove ...?" (the one question-kind rule: core/retrieval/question_kind.py,
+        # assets_config/question_kinds.yaml): the figures of the reference support the explanation
         return Contract(key_facts=facts, reason="a narrative question: key facts only (key_fact_recall)"
                         if facts else "a narrative question whose reference names no key fact")
     if _BOTH_DIRECTIONS_Q_RE.search(question or ""):
@@ -454,7 +439,9 @@ def derive_contract(item: QAItem) -> tuple[list[dict[str, Any]], str | None, lis
         period = item.periods[0] if len(item.periods) == 1 else None
         tolerance = float(item.metadata.get("answer_tolerance") or LOOKUP_TOLERANCE)
         unit = item.metadata.get("answer_unit") or None
-        number = float(given) if isinstance(given, int | float) else parse_amount(str(given))
+        # a number written alone ("(1,234)", "4.2"): the unit says its scale; otherwise the figure says it
+        figs = [] if isinstance(given, int | float) else parse_figures(str(given), keep_years=True)
+        number = float(given) if isinstance(given, int | float) else (figs[0].as_printed if len(figs) == 1 else None)
         if unit and number is not None:
             return [answer_value(number, unit, period=period, tolerance=tolerance)], None, []
         f = parse_figure(str(given))

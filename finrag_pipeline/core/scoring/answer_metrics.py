@@ -36,15 +36,21 @@ from finrag_pipeline.core.scoring.answer_claims import (
     plain_latex,
     read_claims,
 )
-from finrag_pipeline.core.scoring.metric_registry import ANSWER_METRICS, JUDGE_METRICS, RATE_METRICS
+from finrag_pipeline.core.scoring.failure_scoring import unanswered_scores
+from finrag_pipeline.core.scoring.metric_registry import (
+    ANSWER_METRICS,
+    JUDGE_METRICS,
+    KEY_FACT_METRICS,
+    RATE_METRICS,
+)
 from finrag_pipeline.core.scoring.response_states import (
     ANSWERED,
     NON_ANSWER_STATES,
     RESPONSE_STATES,
 )
 
-__all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "Figure", "parse_figures", "years_in", "score_answer", "correctness",
-           "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
+__all__ = ["ANSWER_METRICS", "JUDGE_METRICS", "RATE_METRICS", "Figure", "parse_figures", "years_in", "score_answer",
+           "correctness", "grounding", "period_check", "citation_scores", "block_citation_scores", "ReferenceValue",
            "reference_values", "LLMJudge", "key_fact_recall", "yes_no_of"]
 
 # ANSWER_METRICS (names, order), RATE_METRICS (behaviour rates, never set to 0 for a failed answer) and
@@ -1142,11 +1148,10 @@ def score_answer(*, answer: str, response_state: str, citations: Sequence[tuple[
         return metrics, dict.fromkeys(ANSWER_METRICS, why)
     if response_state != ANSWERED:
         reason = f"{response_state}: scored 0"
-        metrics = {m: (None if m in RATE_METRICS or (judge is None and m in JUDGE_METRICS) else 0.0)
-                   for m in ANSWER_METRICS}
+        metrics = unanswered_scores(judged=judge is not None,   # the rule of failure_scoring.py
+                                    has_key_facts=bool(key.key_facts))
         notes = dict.fromkeys(ANSWER_METRICS, reason)
-        if not key.key_facts:   # nothing to recall: not computable, for an answer as for a failure
-            metrics["key_fact_recall"], notes["key_fact_recall"] = None, NO_KEY_FACTS
+        notes.update({m: NO_KEY_FACTS for m in KEY_FACT_METRICS if metrics[m] is None})
         notes["abstention_correct"] = "answerable question"
         notes["non_committal"] = f"{response_state}: not an answer"
         if judge is None:

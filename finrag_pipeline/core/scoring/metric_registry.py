@@ -41,7 +41,8 @@ class MetricSpec:
     for a ranking value the built-ins of metrics.py do not have (so a new metric is this entry alone). ``key``: also reported in the breakdown marts (by question type,
     company, year, corpus size). ``rate``: a behaviour rate, not a score: a failed answer is NOT set
     to 0 for it. ``judge``: scored by the LLM judge (eval_matrix.yaml ``judge_model``); without one it is
-    never computed, so a failed answer is not set to 0 for it either. ``chance``: its chance level (what
+    never computed, so a failed answer is not set to 0 for it either. ``needs_key_facts``: computable only
+    when the reference gives key facts; a failed answer to a question without them stays NULL. ``chance``: its chance level (what
     k leaf chunks drawn at random score, core/retrieval/sanity.py ChanceLevels) is recorded per question
     as ``<name>_chance`` and shown beside it in the marts.
     """
@@ -55,6 +56,7 @@ class MetricSpec:
     key: bool = False
     rate: bool = False
     judge: bool = False
+    needs_key_facts: bool = False
     function: Callable[..., float] | None = field(default=None, compare=False, repr=False)
     source: Literal["hits", "top_pages"] = "hits"
     chance: bool = False
@@ -99,7 +101,9 @@ RETRIEVAL_METRIC_SPECS: tuple[MetricSpec, ...] = (
 )
 
 _JUDGED = frozenset({"faithfulness", "answer_relevancy"})   # scored by the LLM judge
-ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate=fields[5], judge=fields[0] in _JUDGED)
+_NEEDS_KEY_FACTS = frozenset({"key_fact_recall"})   # NULL (not 0) for a reference without key facts
+ANSWER_METRIC_SPECS: tuple[MetricSpec, ...] = tuple(MetricSpec(*fields[:5], rate=fields[5], judge=fields[0] in _JUDGED,
+                                                               needs_key_facts=fields[0] in _NEEDS_KEY_FACTS)
                                                     for fields in (
     ("correctness", "answer", "higher", "binary", "the answer commits to the right value(s) or option", False),
     ("non_committal", "answer", "lower", "binary",
@@ -159,11 +163,24 @@ KEY_RETRIEVAL_METRICS = tuple(s.name for s in RETRIEVAL_METRIC_SPECS if s.key)
 ANSWER_METRICS = names(ANSWER_METRIC_SPECS)
 RATE_METRICS = frozenset(s.name for s in ANSWER_METRIC_SPECS if s.rate)
 JUDGE_METRICS = tuple(s.name for s in ANSWER_METRIC_SPECS if s.judge)
+KEY_FACT_METRICS = tuple(s.name for s in ANSWER_METRIC_SPECS if s.needs_key_facts)
 BINARY_METRICS = frozenset(s.name for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS) if s.binary)
 # The columns that identify one retrieval configuration (the grain of the leaderboard and the report).
 RETRIEVAL_KEYS = ("scope", "config_name", "retriever", "k", "chunking")
 LOWER_IS_BETTER = frozenset(s.name for s in (*RETRIEVAL_METRIC_SPECS, *ANSWER_METRIC_SPECS)
                             if s.direction == "lower")
+# How configurations are ranked: the ranking metric, then the tie-break (core/evaluation/leaderboard.py;
+# dbt's rank_by_page_in_scope_k ranks retrieval alike).
+RETRIEVAL_RANK_BY = ("ndcg_page", "hit_page")
+ANSWER_RANK_BY = ("correctness", "state_correct")
+# The headline metrics a summary shows, the ranking metric first: the leaderboard's markdown and the
+# evaluation assets' metadata; the boards (`finrag eval`'s tables, the web explorer) show these and more.
+# Display choices only: every metric is in the tables and the marts.
+HEADLINE_RETRIEVAL_METRICS = ("ndcg_page", "hit_page", "mrr_page", "ndcg_chunk")
+HEADLINE_ANSWER_METRICS = ("correctness", "non_committal", "grounded", "block_citation_precision", "citation_recall")
+BOARD_RETRIEVAL_METRICS = (*HEADLINE_RETRIEVAL_METRICS, "recall_page", "all_evidence_hit", "hit_chunk")
+BOARD_ANSWER_METRICS = ("correctness", "grounded", "period_ok", "citation_precision", "citation_recall",
+                        "state_correct", "faithfulness", "answer_relevancy")
 # Metrics with a chance level, and the per-question columns of eval.retrieval_results that carry it:
 # ``<metric>_chance`` (NULL = not recorded or not computable) and what it was computed from.
 CHANCE_METRICS = tuple(s.name for s in RETRIEVAL_METRIC_SPECS if s.chance)

@@ -16,3 +16,14 @@ RESPONSE_STATES = frozenset({ANSWERED}) | FAILURE_STATES | NON_ANSWER_STATES
 # States a stored row may carry that count as a failure when results are read: the failures, plus the
 # generic 'error' of rows written before the states above existed.
 STORED_FAILURE_STATES = FAILURE_STATES | {"error"}
+
+# An LLM client's state (core/llm/client.py ResponseState) -> the answer's response state, for every answerer
+# that calls a model. "unavailable" (a local model not installed) is a backend failure; its error names the
+# install command. A state the client does not define is a backend failure too.
+CLIENT_STATES = {"ok": ANSWERED, "timeout": "backend_error", "backend_error": "backend_error",
+                 "unavailable": "backend_error", "invalid_output": "invalid_output", "empty": "invalid_output"}
+
+
+def from_client_state(state: str | None) -> str:
+    """``"timeout"`` -> ``"backend_error"``, ``"empty"`` -> ``"invalid_output"``, ``"ok"`` -> ``"answered"``."""
+    return CLIENT_STATES.get(state or "", "backend_error")

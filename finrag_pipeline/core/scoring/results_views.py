@@ -42,6 +42,7 @@ from collections.abc import Sequence
 import duckdb
 
 from finrag_pipeline.core.scoring import metric_registry as registry
+from finrag_pipeline.core.scoring.failure_scoring import answer_metric_sql, retrieval_metric_sql
 from finrag_pipeline.core.scoring.metric_registry import MetricSpec
 from finrag_pipeline.core.scoring.response_states import FAILURE_STATES, STORED_FAILURE_STATES
 
@@ -71,18 +72,13 @@ def view_sql(retrieval_specs: Sequence[MetricSpec] | None = None,
     for the registry's metrics (or the ``*_specs`` given)."""
     retrieval_specs = registry.RETRIEVAL_METRIC_SPECS if retrieval_specs is None else retrieval_specs
     answer_specs = registry.ANSWER_METRIC_SPECS if answer_specs is None else answer_specs
+    # How a failure scores: core/evaluation/failure_scoring.py (the writers store the same values).
     retrieval_metrics = ",\n        ".join(
-        [f"case when status = 'no_relevant' then null when _failed then 0.0 else {s.name} end as {s.name}"
-         for s in retrieval_specs]
+        [retrieval_metric_sql(s) for s in retrieval_specs]
         + [f"case when status = 'no_relevant' then null else {c} end as {c}"
            for c in (registry.chance_column(s.name) for s in retrieval_specs if s.chance)])
-    # A failed answer scores 0 on every score that applies. A judge metric applies only to a configuration
-    # with a judge (one that left judge_reasons): without judge_model it is NULL, "n/a", never 0 (rows
-    # written before score_answer knew that stored 0 for an abstention).
-    answer_metrics = ",\n        ".join(
-        ("case when not _judged then null " if s.judge else "case ")
-        + f"when _failed and ({s.name} is not null or coalesce(answerable, true)) then 0.0 else {s.name} end"
-        f" as {s.name}" for s in answer_specs if not s.rate)
+    # A judge metric applies only to a configuration with a judge (one that left judge_reasons).
+    answer_metrics = ",\n        ".join(sql for sql in map(answer_metric_sql, answer_specs) if sql is not None)
     judged_flag = (",\n        count(a.judge_reasons) over (partition by a.config_hash) > 0 as _judged"
                    if any(s.judge for s in answer_specs) else "")
     answer_helpers = "_failed, _judged" if judged_flag else "_failed"

@@ -12,6 +12,7 @@ from finrag_pipeline.core.config import config_fingerprint, parse_overrides, usi
 from finrag_pipeline.core.evaluation.agreement import agreement_markdown, build_external_agreement
 from finrag_pipeline.core.evaluation.leaderboard import build_eval_statistics, leaderboard_markdown
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, aggregate
+from finrag_pipeline.core.scoring.metric_registry import HEADLINE_RETRIEVAL_METRICS
 from finrag_pipeline.core.session import FinragSession
 from finrag_pipeline.core.variants import VariantNotBuilt, is_default_chunking
 from finrag_pipeline.defs.automation.conditions import EVALUATE_WHEN_INPUTS_CHANGE, REFRESH_MARTS
@@ -73,7 +74,7 @@ def retrieval_eval(context: dg.AssetExecutionContext, config: EvalRunConfig, fin
     session = config.session(finrag, embedder)
     state = session.corpus_state()
     rows, metadata = _evaluate(context, config, finrag, session, "retrieval")
-    table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=["hit_page", "mrr_page", "ndcg_page"])
+    table = aggregate(pd.DataFrame(rows), by=["scope", "config_name"], metrics=list(HEADLINE_RETRIEVAL_METRICS))
     return dg.MaterializeResult(metadata={
         **metadata,
         "questions": len({r["qa_id"] for r in rows}), "rows": len(rows), "configs": len({r["config_name"] for r in rows}),

@@ -6,40 +6,22 @@ that every evidence text is verbatim on its page, and writes the page excerpts t
 
     PYTHONPATH=$PWD python finrag_pipeline_tests/data/external/build_analyst_questions.py
 """
-import functools
-import json
-import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "analyst_questions.jsonl"
 PAGES_OUT = HERE / "evidence_pages.json"
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))   # the helpers both build scripts share, beside them
 
+from analyst_build import Questions, evidence_not_on_page, record, write_evidence_pages, write_jsonl  # noqa: E402
 
-@functools.cache
-def parsed(doc):
-    from finrag_pipeline.core.ingest.parse import parse_filing
-    from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
-
-    path = next(p for p in SAMPLE_FILINGS_DIR.iterdir() if p.stem == doc)
-    return parse_filing(path)
-
-
-def page_text(doc, page):
-    return next(p.text for p in parsed(doc).pages if p.page_number == page)
-
-COMPANY = {"APPLE_2021_10K": "Apple", "APPLE_2022_10K": "Apple", "aapl-10-k-2024-11-01": "Apple",
-           "AMAZON_2022_10K": "Amazon", "amzn-10-k-2025-02-07": "Amazon", "BOEING_2021_10K": "Boeing",
-           "MICROSOFT_2022_10K": "Microsoft", "nvda-10-k-2025-02-26": "NVIDIA"}
 FB_TYPE = {"metric": "metrics-generated", "lookup": "domain-relevant", "narrative": "novel-generated",
            "unanswerable": "novel-generated"}
-Q = []
-def q(doc, cat, question, answer, evidence, justification=None):
-    Q.append((doc, cat, question, answer, evidence, justification))
-
-def norm(s):
-    return re.sub(r"\s+", " ", s).strip()
+Q = Questions()
+q = Q.q
 
 # ---------------- Apple FY2022 (PDF)
 A22 = "APPLE_2022_10K"
@@ -198,29 +180,10 @@ q(M22, "narrative", "What explains the growth in Microsoft's gross profit in fis
   "Growth across each of its segments: gross margin rose $19.8 billion or 17%.",
   [(43, "Gross margin increased $19.8 billion or 17% driven by growth across each of our segments.")])
 
-bad = 0
-rows = []
-for i, (doc, cat, question, answer, evidence, just) in enumerate(Q, 1):
-    ev = []
-    for page, text in evidence:
-        if norm(text) not in norm(page_text(doc, page)):
-            print("NOT ON PAGE", doc, page, text[:80])
-            bad += 1
-        ev.append({"doc_name": doc, "evidence_page_num": page - 1, "evidence_text": text})
-    rec = {"financebench_id": f"analyst_{i:03d}", "company": COMPANY[doc], "doc_name": doc,
-           "question_type": FB_TYPE[cat], "question_category": cat, "question": question, "answer": answer,
-           "evidence": ev}
-    if just:
-        rec["justification"] = just
-    rows.append(rec)
-OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-fixture = {}
-for r in rows:
-    doc = r["doc_name"]
-    entry = fixture.setdefault(doc, {"filing_id": parsed(doc).meta.filing_id, "n_pages": len(parsed(doc).pages),
-                                     "pages": {}})
-    for ev in r["evidence"]:
-        page = ev["evidence_page_num"] + 1
-        entry["pages"][str(page)] = page_text(doc, page)
-PAGES_OUT.write_text(json.dumps(fixture, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-print(len(rows), Counter(r["question_category"] for r in rows), Counter(r["doc_name"] for r in rows), "bad", bad)
+rows = [record(i, entry, FB_TYPE) for i, entry in enumerate(Q, 1)]
+problems = evidence_not_on_page(rows)
+for problem in problems:
+    print(problem)
+write_jsonl(OUT, rows)
+write_evidence_pages(PAGES_OUT, rows)
+print(len(rows), Counter(r["question_category"] for r in rows), Counter(r["doc_name"] for r in rows), "bad", len(problems))

@@ -16,10 +16,9 @@ operands quoted in the evidence and is written out in the justification. This sc
 
     PYTHONPATH=$PWD python finrag_pipeline_tests/data/external/build_analyst_questions_dev_heldout.py
 """
-import functools
-import json
 import random
 import re
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -28,37 +27,17 @@ OUT = {"dev": HERE / "analyst_questions_dev.jsonl", "heldout": HERE / "analyst_q
 PAGES_OUT = HERE / "evidence_pages_dev_heldout.json"
 SEED = 26          # issue 26; fixed before the questions were written, never re-drawn
 FIRST_ID = 50      # analyst_questions.jsonl holds analyst_001..analyst_049
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))   # the helpers both build scripts share, beside them
 
+from analyst_build import Questions, evidence_not_on_page, record, write_evidence_pages, write_jsonl  # noqa: E402
 
-@functools.cache
-def parsed(doc):
-    from finrag_pipeline.core.ingest.parse import parse_filing
-    from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
-
-    path = next(p for p in SAMPLE_FILINGS_DIR.iterdir() if p.stem == doc)
-    return parse_filing(path)
-
-
-def page_text(doc, page):
-    return next(p.text for p in parsed(doc).pages if p.page_number == page)
-
-
-COMPANY = {"APPLE_2021_10K": "Apple", "APPLE_2022_10K": "Apple", "aapl-10-k-2024-11-01": "Apple",
-           "AMAZON_2022_10K": "Amazon", "amzn-10-k-2025-02-07": "Amazon", "BOEING_2021_10K": "Boeing",
-           "MICROSOFT_2022_10K": "Microsoft", "nvda-10-k-2025-02-26": "NVIDIA"}
 # FinanceBench's own question types: its judgement questions ("Does AMCOR have a healthy liquidity
 # profile based on its quick ratio?") are "domain-relevant"
 FB_TYPE = {"metric": "metrics-generated", "lookup": "domain-relevant", "judgement": "domain-relevant",
            "narrative": "novel-generated"}
-Q = []
-
-
-def q(doc, cat, question, answer, evidence, justification=None):
-    Q.append((doc, cat, question, answer, evidence, justification))
-
-
-def norm(s):
-    return re.sub(r"\s+", " ", s).strip()
+Q = Questions()
+q = Q.q
 
 
 # ---------------- Apple FY2022 (PDF): income statement p32, balance sheet p34, cash flows p36
@@ -394,15 +373,7 @@ def split_by_category(rows: list[dict]) -> dict[str, str]:
 
 def records() -> list[dict]:
     """The questions as FinanceBench records, with their split (no filing is parsed here)."""
-    rows = []
-    for i, (doc, cat, question, answer, evidence, just) in enumerate(Q, FIRST_ID):
-        rec = {"financebench_id": f"analyst_{i:03d}", "company": COMPANY[doc], "doc_name": doc,
-               "question_type": FB_TYPE[cat], "question_category": cat, "question": question, "answer": answer,
-               "evidence": [{"doc_name": doc, "evidence_page_num": page - 1, "evidence_text": text}
-                            for page, text in evidence]}
-        if just:
-            rec["justification"] = just
-        rows.append(rec)
+    rows = [record(i, entry, FB_TYPE) for i, entry in enumerate(Q, FIRST_ID)]
     split = split_by_category(rows)
     for r in rows:
         r["split"] = split[r["financebench_id"]]
@@ -411,34 +382,19 @@ def records() -> list[dict]:
 
 def main() -> None:
     rows = records()
-    bad = 0
+    problems = evidence_not_on_page(rows)
     for r in rows:
-        doc = r["doc_name"]
-        for ev in r["evidence"]:
-            if norm(ev["evidence_text"]) not in norm(page_text(doc, ev["evidence_page_num"] + 1)):
-                print("NOT ON PAGE", r["financebench_id"], doc, ev["evidence_page_num"] + 1, ev["evidence_text"][:80])
-                bad += 1
-        n_checked, problems = check_arithmetic(r.get("justification", ""))
-        for problem in problems:
-            print("ARITHMETIC", r["financebench_id"], problem)
-            bad += 1
+        n_checked, wrong = check_arithmetic(r.get("justification", ""))
+        problems += [f"ARITHMETIC {r['financebench_id']} {problem}" for problem in wrong]
         if r["question_category"] == "metric" and not n_checked:
-            print("UNCHECKED", r["financebench_id"], "a metric without an arithmetic step in its justification")
-            bad += 1
-    if bad:
-        raise SystemExit(f"{bad} problem(s): nothing written")
+            problems.append(f"UNCHECKED {r['financebench_id']} a metric without an arithmetic step in its justification")
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise SystemExit(f"{len(problems)} problem(s): nothing written")
     for name, path in OUT.items():
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["split"] == name),
-                        encoding="utf-8")
-    fixture = {}
-    for r in rows:
-        doc = r["doc_name"]
-        entry = fixture.setdefault(doc, {"filing_id": parsed(doc).meta.filing_id, "n_pages": len(parsed(doc).pages),
-                                         "pages": {}})
-        for ev in r["evidence"]:
-            page = ev["evidence_page_num"] + 1
-            entry["pages"][str(page)] = page_text(doc, page)
-    PAGES_OUT.write_text(json.dumps(fixture, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        write_jsonl(path, [r for r in rows if r["split"] == name])
+    write_evidence_pages(PAGES_OUT, rows)
     print(len(rows), Counter(r["question_category"] for r in rows), Counter(r["doc_name"] for r in rows))
     print(Counter((r["split"], r["question_category"]) for r in rows))
 
