@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -52,8 +51,7 @@ class PipelineConfig(BaseModel):
 
 
 def load_pipeline_config(path: Path | None = None) -> PipelineConfig:
-    data = yaml.safe_load(Path(path or config_path("ingest.yaml")).read_text()) or {}
-    return PipelineConfig(**(data.get("pipeline") or {}))
+    return PipelineConfig(**(read_yaml(path or config_path("ingest.yaml")).get("pipeline") or {}))
 
 
 def second_core_idle() -> bool:

@@ -23,11 +23,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from finrag_pipeline.core.chunking.text import row_path_text, short_company, tidy_title
-from finrag_pipeline.core.config import config_path
+from finrag_pipeline.core.config import config_path, read_yaml
 from finrag_pipeline.core.models import Chunk, Page, TableRow
 
 _SPACES = re.compile(r"\s+")
@@ -52,8 +51,7 @@ class EmbeddingInputConfig(BaseModel):
 
 
 def load_embedding_input_config(path: Path | None = None) -> EmbeddingInputConfig:
-    data = yaml.safe_load(Path(path or config_path("embedder.yaml")).read_text()) or {}
-    return EmbeddingInputConfig(**(data.get("inputs") or {}))
+    return EmbeddingInputConfig(**(read_yaml(path or config_path("embedder.yaml")).get("inputs") or {}))
 
 
 def line_key(line: str) -> str:
