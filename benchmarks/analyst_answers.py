@@ -1,8 +1,9 @@
 """Offline answerers on an analysts' question file, end to end: retrieval, answer, the project's scoring.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/analyst_answers.py --home <a copy of the demo home> \
-        [--questions finrag_pipeline_tests/data/external/analyst_questions_heldout.jsonl] \
-        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json]
+        [--questions finrag_pipeline_tests/data/external/analyst_questions_heldout.jsonl | heldout2 | heldout | dev | analysts] \
+        [--answerers calculator narrative extractive] [--retriever decomposed_routed] [--k 5] [--json] \
+        [--rows per_question.jsonl]
 
 The questions (FinanceBench JSONL) are read by the project's importer against the home's filings (never written
 into it). Each filing's questions go through ``runner.run_answer_eval`` exactly as an evaluation does
@@ -37,18 +38,36 @@ from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
 from finrag_pipeline.core.records import load_chunks, load_pages  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
 
-HELD_OUT = REPO_ROOT / "finrag_pipeline_tests/data/external/analyst_questions_heldout.jsonl"
+EXTERNAL = REPO_ROOT / "finrag_pipeline_tests/data/external"
+# Named sets (data/external/README.md): the held-out ones are scored by the lead only, never opened while building.
+NAMED_SETS = {"analysts": EXTERNAL / "analyst_questions.jsonl", "dev": EXTERNAL / "analyst_questions_dev.jsonl",
+              "heldout": EXTERNAL / "analyst_questions_heldout.jsonl",
+              "heldout2": EXTERNAL / "analyst_questions_heldout2.jsonl"}
+HELD_OUT = NAMED_SETS["heldout"]
+
+
+def questions_path(value: str) -> Path:
+    """A question file: a named set (NAMED_SETS) or a path to a FinanceBench JSONL file."""
+    path = NAMED_SETS.get(value) or Path(value)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no question file {value!r} (a path, or one of {sorted(NAMED_SETS)})")
+    return path
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--home", required=True)
-    ap.add_argument("--questions", type=Path, default=HELD_OUT)
+    ap.add_argument("--questions", type=questions_path, default=HELD_OUT,
+                    help=f"a FinanceBench JSONL path or a named set: {', '.join(NAMED_SETS)}")
     ap.add_argument("--answerers", nargs="+", default=["calculator", "narrative", "extractive"])
     ap.add_argument("--retriever", default="decomposed_routed")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="write one JSON line per question and answerer (id, category, state, correctness, answer)")
     args = ap.parse_args()
+    if args.rows and args.questions.resolve() == NAMED_SETS["heldout2"].resolve():
+        ap.error("--rows would write the held-out set's items and per-question results (data/external/README.md)")
 
     session = FinragSession.open(args.home)
     wh = session.warehouse
@@ -73,6 +92,12 @@ def main() -> None:
             rows += got
             print(f"  {fid}: {len(items)} questions ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
 
+    if args.rows:
+        ids = {i.qa_id: (i.metadata or {}).get("financebench_id") or i.qa_id for i in imported.items}
+        args.rows.write_text("".join(json.dumps({
+            "id": ids.get(r["qa_id"], r["qa_id"]), "answerer": r["model"], "category": r["category"],
+            "state": r["response_state"], "correctness": r.get("correctness"), "key_fact_recall": r.get("key_fact_recall"),
+            "answer": (r.get("answer") or "")[:300]}) + "\n" for r in rows if r["model"] in args.answerers))
     table = []
     for (model, category), group in sorted(_group(rows, args.answerers).items()):
         decided = [r["correctness"] for r in group if r.get("correctness") is not None]

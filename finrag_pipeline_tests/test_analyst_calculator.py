@@ -690,8 +690,9 @@ def test_ratio_of_two_lines_with_costs_as_amounts(calc, question, start):
      "of FY2022?", "$120,069 million —"),
     # "intensity" is a share: 24,512 / 198,270 (MSFT_2022_10K p.57)
     ("What was Microsoft's FY2022 R&D intensity (R&D expense / revenue)?", "12.4% —"),
-    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416))
-    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.4 billion —"),
+    # Boeing prints "Net cash (used)/provided by operating activities" (BOEING_2021_10K p.64: (3,416)); shown in a
+    # larger scale than printed, an amount keeps two decimals
+    ("What was Boeing's 2021 operating cash flow in USD billions?", "-$3.42 billion —"),
     # a sign judgement on a quantity the question defines with the standard formula: 46,752 - 63,645
     ("Has Amazon's free cash flow been positive in 2022? Take free cash flow as operating cash flow minus purchases "
      "of property and equipment.", "No, because free cash flow was -$16,893 million"),
@@ -733,3 +734,82 @@ def test_how_much_of_without_a_percent_is_the_amount(calc):
 def test_as_a_multiple_of_is_a_ratio(calc, question):
     r = calc.answer(question, [])
     assert r.response_state == "answered" and r.text.startswith("10.18 —"), r.text
+
+
+# ---- phrasing classes of real analysts' questions (issue 26, second pass); figures read in the sample PDFs ----
+
+@pytest.mark.parametrize("question,start", [
+    # "how much cash did X pay for Y": the supplemental row "Cash paid for interest" (APPLE_2022_10K p.36: 2,865)
+    ("How much cash did Apple pay for interest in FY2022?", "$2,865 million —"),
+    # "return to shareholders": dividends 14,841 + repurchases 89,402 (APPLE_2022_10K p.36)
+    ("Using the cash flow statement, how much cash did Apple return to shareholders in FY2022 through dividends and "
+     "share repurchases combined? Answer in USD millions.", "$104,243 million —"),
+    # an operand with the word "expense" the statement omits: "Technology and content" 73,213 / 513,983 (AMAZON p.37)
+    ("What was Amazon's technology and content expense as a % of total net sales in 2022? Round to one decimal place.",
+     "14.2% —"),
+    # Boeing's "Payments to acquire property, plant and equipment" (980) is capex: -3,416 - 980 (BOEING p.63)
+    ("What was Boeing's 2021 free cash flow, defined as net cash from operating activities minus capex (payments to "
+     "acquire property, plant and equipment)? Answer in USD millions.", "-$4,396 million —"),
+    # "A minus B and C, all from the balance sheet": 67,150 - (53,888 + 16,138) (AMAZON p.39)
+    ("Net debt is defined as long-term debt minus cash and cash equivalents and marketable securities, all from the "
+     "balance sheet. What was Amazon's net debt at December 31, 2022? Answer in USD millions.", "-$2,876 million —"),
+    # a definition over a segment's lines: AWS 22,841 / 80,096 (AMAZON p.23-24), never the consolidated 2.4%
+    ("What was the operating margin of Amazon's AWS segment in 2022, i.e. AWS operating income divided by AWS net "
+     "sales? Round to one decimal place.", "28.5% —"),
+    # the three cash-flow activities as options: 46,752 operating, -37,601 investing, 9,718 financing (AMAZON p.36)
+    ("Among operations, investing, and financing activities, which brought in the most (or lost the least) cash flow "
+     "for Amazon in FY2022?", "operations had the highest net cash flow"),
+    # an inventory turnover asked with "if ... not meaningful ... explain why": a figure, not a cause question;
+    # 288,831 / ((34,405 + 32,640) / 2) (AMAZON_2022_10K p.37, p.39)
+    ("Roughly how many times has Amazon sold its inventory in FY2022? Calculate inventory turnover ratio for the "
+     "FY2022; if conventional inventory management is not meaningful for the company then state that and explain "
+     "why.", "8.62 —"),
+    # "total" over a range of years: 11,104 + 11,284 + 11,056 (APPLE_2022_10K p.36)
+    ("What is the FY2020 - FY2022 total D&A (from the cash flow statement) for Apple? Answer in USD millions.",
+     "$33,444 million —"),
+])
+def test_phrasing_classes_answered(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,answer,figures", [
+    # profitability of a segment: its operating income (AMAZON_2022_10K p.24: International -7,746 / -924, AWS 22,841)
+    ("Did Amazon's International segment become profitable in 2022?", "No", ["-$7,746 million in FY2022"]),
+    ("Was Amazon's AWS segment profitable in 2022?", "Yes", ["$22,841 million in FY2022"]),
+    # two of the company's own lines: net sales 469,822 -> 513,983 (+9.4%), cost of sales 272,344 -> 288,831 (+6.1%)
+    # (AMAZON_2022_10K p.37); Apple: net sales +7.8% (365,817 -> 394,328), R&D +19.8% (21,914 -> 26,251) (APPLE p.32)
+    ("Did Amazon's revenue grow faster than its cost of sales in 2022?", "Yes", ["9.4%", "6.1%"]),
+    ("Did Apple's revenue grow faster than its R&D expense in FY2022?", "No", ["7.8%", "19.8%"]),
+    # a quick ratio the question defines by the standard formula is still judged: (13,931 + 90,826 + 44,261) / 95,082
+    ("Does Microsoft have a healthy liquidity profile based on its quick ratio at the end of FY2022? Define the quick "
+     "ratio as (cash and cash equivalents + short-term investments + accounts receivable, net) / total current "
+     "liabilities.", "Yes", ["1.57"]),
+    # Apple's quick ratio the same way: (23,646 + 24,658 + 28,184) / 153,982 = 0.50 (APPLE_2022_10K p.34)
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Define the quick "
+     "ratio as (cash and cash equivalents + current marketable securities + accounts receivable, net) / total current "
+     "liabilities.", "No", ["0.50"]),
+])
+def test_judgement_classes_both_directions(calc, question, answer, figures):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(f"{answer}, because"), r.text
+    for f in figures:
+        assert f in r.text
+
+
+@pytest.mark.parametrize("question,start,also", [
+    # AMAZON_2022_10K p.24 segment operating income: North America 7,271 -> (2,847), International (924) -> (7,746),
+    # AWS 18,532 -> 22,841: the two that fell, each with its two figures
+    ("Which Amazon segment saw operating income fall in 2022?", "International: operating income -$7,746 million",
+     ["North America: operating income -$2,847 million in FY2022 vs $7,271 million in FY2021"]),
+    # the largest rise only: AWS +4,309 vs North America ... (operating income fell there)
+    ("Which of Amazon's segments grew operating income the most in 2022?", "AWS: operating income $22,841 million", []),
+    # MICROSOFT_2022_10K segment revenue: all three rose in FY2022
+    ("Which Microsoft segment saw revenue fall in fiscal 2022?", "None: no segment's revenue fell in FY2022", []),
+])
+def test_which_segment_moved_is_computed_over_the_reporting_segments(calc, question, start, also):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+    for a in also:
+        assert a in r.text
+    assert "Net service sales" not in r.text  # a product line breaks revenue down but reports no operating result

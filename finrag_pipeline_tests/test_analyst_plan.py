@@ -162,7 +162,7 @@ WRITTEN = [
     ("What was Amazon's 2024 free cash flow if you define it as operating cash flow minus gross capex from the cash "
      "flow statement?", [2024], "operating_cash_flow - abs(capital_expenditure)", "USD", None, ["cash_flow"]),
     ("What was Amazon's SG&A in 2022, counting SG&A as sales and marketing plus general and administrative expense?",
-     [2022], "(sales_and_marketing + general_and_administrative)", "USD", None, []),
+     [2022], "sales_and_marketing + general_and_administrative", "USD", None, []),
     ("What was Apple's EBIT margin in fiscal 2024, taking EBIT as operating income and dividing by the top line?",
      [2024], "operating_income / revenue", "percent", None, []),
     ("What was Boeing's operating margin in 2021 (loss from operations / total revenue)?", [2021],
@@ -451,3 +451,153 @@ def test_share_of_whole_is_not_a_ratio_of_two_lines():
 ])
 def test_quantity_named_before_its_definition(question, quantity):
     assert make_plan(question, [2024], LEX).quantity == quantity
+
+
+# ---- phrasing classes of real analysts' questions over other 10-Ks (issue 26, second pass) ----------------------
+# Each class written in a FinanceBench style by us (company names of filings outside the demo), with the plan it
+# must produce: formula over lexicon keys, operation, years planned, unit, decimals, statements hinted.
+
+CLASSES = [
+    # arithmetic said with a verb: "by dividing A by B", "by subtracting B from A", "by adding B to A"
+    ("What is Costco's FY2020 operating margin? Calculate the operating margin by dividing operating income by total "
+     "revenue. Round to one decimal place.", [2020],
+     "operating_income / revenue", "value", [2020], "percent", 1, []),
+    ("Compute free cash flow by subtracting capital expenditures from cash from operations. What was Intel's FY2020 "
+     "free cash flow? Answer in USD millions.", [2020],
+     "operating_cash_flow - abs(capital_expenditure)", "value", [2020], "USD", None, []),
+    ("What is Nike's FY2020 EBITDA, calculated by adding depreciation to operating income?", [2020],
+     "operating_income + depreciation", "value", [2020], "USD", None, []),
+    ("What is Walmart's FY2021 leverage, defined as the ratio of total liabilities to shareholders' equity?", [2021],
+     "total_liabilities / shareholders_equity", "value", [2021], "ratio", None, []),
+    # the inputs of a named metric listed without arithmetic: the metric's formula over them
+    ("What is the FY2019 unadjusted EBITDA for Costco? Calculate unadjusted EBITDA using unadjusted operating income "
+     "and D&A (from cash flow statement). Answer in USD millions.", [2019],
+     "operating_income + depreciation_amortization", "value", [2019], "USD", None, ["cash_flow"]),
+    ("Using the P&L statement, what is Intel's FY2020 unadjusted EBITDA % margin? Calculate unadjusted EBITDA using "
+     "unadjusted operating income and D&A (from cash flow statement).", [2020],
+     "(operating_income + depreciation_amortization) / revenue", "value", [2020], "percent", None,
+     ["income_statement", "cash_flow"]),
+    # an amount over a range of years, "total": their sum
+    ("What is the FY2019 - FY2020 total D&A (from the cash flow statement) for Costco? Answer in USD millions.",
+     [2020, 2019], "depreciation_amortization", "sum_years", [2020, 2019], "USD", None, ["cash_flow"]),
+    # metrics of the formula table that other 10-K questions name without defining them
+    ("We want to calculate a financial metric. Please help us compute it by basing your answers off of the cash flow "
+     "statement and the balance sheet. Here's the question: what is the FY2020 operating cash flow ratio for Intel?",
+     [2020], "operating_cash_flow / total_current_liabilities", "value", [2020], "ratio", None,
+     ["cash_flow", "balance_sheet"]),
+    ("What is Adobe's FY2022 free cashflow conversion? Round to the nearest percent.", [2022],
+     "(operating_cash_flow - abs(capital_expenditure)) / net_income", "value", [2022], "percent", 0, []),
+    ("What was Microsoft's total debt at the end of FY2022? Answer in USD millions.", [2022],
+     "total_debt", "value", [2022], "USD", None, []),
+    # "(as a %)" and a 3 year average of a named metric
+    ("What is the FY2018 - FY2020 3 year average net profit margin (as a %) for Nike? Answer in units of percents and "
+     "round to one decimal place.", [2020, 2018], "mean((net_income / revenue), 3)", "value", [2020], "percent", 1, []),
+    # a lead-in sentence, two statements named with "within" and "and the statement of", "(D&A ...) % margin"
+    ("Answer the following question as if you are an equity research analyst and have lost internet connection so you "
+     "do not have access to financial metric providers. According to the details clearly outlined within the P&L "
+     "statement and the statement of cash flows, what is the FY2015 depreciation and amortization (D&A from cash flow "
+     "statement) % margin for AMD?", [2015], "depreciation_amortization / revenue", "value", [2015], "percent", None,
+     ["income_statement", "cash_flow"]),
+    # an abbreviation of the balance sheet ("net AR", "PPNE"), the scale asked in a parenthesis
+    ("What is Amcor's year end FY2020 net AR (in USD millions)? Address the question by adopting the perspective of a "
+     "financial analyst who can only use the details shown within the balance sheet.", [2020],
+     "accounts_receivable", "value", [2020], "USD", None, ["balance_sheet"]),
+    # "year-over-year change ... in units of percents": a percent change
+    ("What is Costco's year-over-year change in unadjusted operating income from FY2019 to FY2020 (in units of "
+     "percents and round to one decimal place)? Give a solution to the question by using the income statement.",
+     [2020, 2019], "operating_income", "pct_change", [2020, 2019], "percent", 1, ["income_statement"]),
+    # the change of a written ratio ("change in EBITDA % margin"): the ratio changes, in percentage points
+    ("What is the FY2019 - FY2020 change in Costco's unadjusted EBITDA % margin? Use unadjusted operating income and "
+     "D&A from the cash flow statement.", [2020, 2019], "(operating_income + depreciation_amortization) / revenue",
+     "change", [2020, 2019], "percentage points", None, ["cash_flow"]),
+    # an instruction sentence after the question names no segment ("Use unadjusted operating income.")
+    ("What is Intel's FY2020 unadjusted EBIT margin? Use unadjusted operating income.", [2020],
+     "operating_income / revenue", "value", [2020], "percent", None, []),
+    # "A / B ratio": the word "ratio" after the written arithmetic is no operand
+    ("What is the FY2022 cash from operations / net income ratio for Apple? Round to two decimal places.", [2022],
+     "operating_cash_flow / net_income", "value", [2022], "ratio", 2, []),
+    # metrics analysts name without defining them
+    ("What is Intel's FY2020 free cash flow margin? Round to one decimal place.", [2020],
+     "(operating_cash_flow - abs(capital_expenditure)) / revenue", "value", [2020], "percent", 1, []),
+    ("What is Boeing's FY2021 total debt to EBITDA?", [2021],
+     "total_debt / (operating_income + depreciation_amortization)", "value", [2021], "ratio", None, []),
+    ("What was Apple's FY2022 net interest expense? Answer in USD millions.", [2022], "net_interest_expense", "value",
+     [2022], "USD", None, []),
+    # the owners named after a line are the company's own: no segment
+    ("What is Costco's FY2020 net income attributable to shareholders? Answer in USD millions.", [2020],
+     "net_income", "value", [2020], "USD", None, []),
+    # "basing your answers off of the cash flow statement"
+    ("Basing your answer off of the cash flow statement, how much did Apple return to shareholders in FY2022?",
+     [2022], "abs(dividends) + abs(share_repurchases)", "value", [2022], "USD", None, ["cash_flow"]),
+    # dividends "using total cash dividends paid and net income attributable to shareholders" (a parenthesis of words)
+    ("What is the FY2020 dividend payout ratio (using total cash dividends paid and net income attributable to "
+     "shareholders) for Costco? Round answer to two decimal places.", [2020],
+     "abs(dividends) / net_income", "value", [2020], "percent", 2, []),
+]
+
+
+@pytest.mark.parametrize("question,years,formula,operation,planned,unit,decimals,statements", CLASSES,
+                         ids=[f"class{i:02d}" for i in range(len(CLASSES))])
+def test_phrasing_classes_of_other_10ks(question, years, formula, operation, planned, unit, decimals, statements):
+    plan = make_plan(question, years, LEX)
+    assert (plan.formula, plan.operation, plan.years, plan.unit, plan.decimals, plan.statements) == (
+        formula, operation, planned, unit, decimals, statements)
+
+
+@pytest.mark.parametrize("label,concept", [
+    # statement labels of other 10-Ks that name a lexicon line (assets_config/lexicon.yaml line_items)
+    ("Merchandise costs", "cost_of_revenue"), ("Cost of products sold", "cost_of_revenue"),
+    ("Net operating revenues", "revenue"), ("Total operating revenues", "revenue"),
+    ("Additions to property, plant and equipment", "capital_expenditure"), ("Capital expenditures", "capital_expenditure"),
+    ("Purchases of land, buildings and equipment", "capital_expenditure"),
+    ("Net property and equipment", "ppe"), ("Merchandise inventories", "inventory"), ("Receivables, net", "accounts_receivable"),
+    ("Cash dividends paid", "dividends"), ("Current portion of long-term debt", "short_term_debt"),
+])
+def test_labels_of_other_10ks_are_lexicon_lines(label, concept):
+    from finrag_pipeline.core.analyst.labels import normalize_label
+
+    c = LEX.concepts[concept]
+    assert normalize_label(label) in {normalize_label(x) for x in c.line_items}
+
+
+def test_d_and_a_printed_as_two_lines_is_their_sum():
+    # Intel and Nike print "Depreciation" and "Amortization of intangibles" apart: the fallback adds them
+    c = LEX.concepts["depreciation_amortization"]
+    assert set(parse_formula(c.fallback).names) == {"depreciation", "amortization_of_intangibles"}
+    # the parts have no alias: a question naming "depreciation and amortization" asks D&A itself
+    assert [m.concept.key for m in LEX.match("depreciation and amortization")] == ["depreciation_amortization"]
+
+
+def test_lines_some_balance_sheets_do_not_print_have_a_fallback():
+    # Intel prints no "Total liabilities" line (INTEL_2020_10K p.78): assets less equity; most print no total debt
+    assert LEX.concepts["total_liabilities"].fallback == "total_assets - shareholders_equity"
+    assert set(parse_formula(LEX.concepts["total_debt"].fallback).names) == {"short_term_debt", "long_term_debt"}
+
+
+def test_the_balance_sheet_total_is_no_total_liabilities():
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    meta = FilingMeta(filing_id="X-2020-10K", content_sha256="0" * 64, source_path="x.pdf", original_name="x.pdf",
+                      source_format="pdf", company="X", ticker=None, cik=None, form_type="10-K", fiscal_year=2020,
+                      period_end_date=None)
+    facts = FilingFacts(meta, [], [], LEX)
+    score, _ = facts._label_score("total liabilities, temporary equity, and stockholders equity",
+                                  LEX.concepts["total_liabilities"])
+    assert score == 0
+    assert facts._label_score("total liabilities", LEX.concepts["total_liabilities"])[0] >= 10
+
+
+def test_a_label_with_the_companys_own_name_is_the_parents_line():
+    # "Total Costco stockholders' equity" (COSTCO_2020_10K p.37: 18,284) is stockholders' equity before
+    # noncontrolling interests ("Total equity" 18,705); "Net income attributable to Costco" is the net income line
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    meta = FilingMeta(filing_id="COST-2020-10K", content_sha256="0" * 64, source_path="x.pdf", original_name="x.pdf",
+                      source_format="pdf", company="Costco Wholesale Corporation", ticker="COST", cik=None,
+                      form_type="10-K", fiscal_year=2020, period_end_date=None)
+    facts = FilingFacts(meta, [], [], LEX)
+    assert facts._without_own_name("total costco stockholders equity") == "total stockholders equity"
+    assert facts._without_own_name("net income attributable to costco") == "net income attributable"
+    assert facts._without_own_name("total equity") == "total equity"

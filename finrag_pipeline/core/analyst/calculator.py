@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from finrag_pipeline.core.analyst.definitions import resolve_operand, statement_hints
+from finrag_pipeline.core.analyst.definitions import plain_wording, resolve_operand, statement_hints
 from finrag_pipeline.core.analyst.formula import FormulaError, MissingInput, evaluate, parse_formula
 from finrag_pipeline.core.analyst.judgements import (
     Decision,
@@ -56,6 +56,16 @@ from finrag_pipeline.core.query_understanding import QueryParser
 # repayments of finance leases" subtracts 7,941, not -7,941), like the lexicon's outflow lines (capex)
 _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
                                r"|cash\s+paid|dividends\s+paid)\b", re.I)
+
+_ACTIVITIES = (("operating_cash_flow", r"\boperat"), ("investing_cash_flow", r"\binvest"),
+               ("financing_cash_flow", r"\bfinanc"))
+# "Which segment saw operating income fall in fiscal 2025?", "Which of Amazon's segments grew net sales the most?"
+_WHICH_MOVED_RE = re.compile(r"^\s*(?:which|what)\s+(?:of\s+)?(?:[\w.&'\u2019]+\s+){0,2}?(?:reportable\s+|business\s+|operating\s+)?"
+                             r"(?:segments?|divisions?)\b(?P<rest>.*\b(?:fall|fell|fallen|declin\w*|decreas\w*|drop\w*|shr[ai]nk"
+                             r"|grow|grew|grown|ris[ei]n?|rose|increas\w*)\b.*)$", re.I)
+_DOWN_WORDS_RE = re.compile(r"\b(?:fall|fell|fallen|declin\w*|decreas\w*|drop\w*|shr[ai]nk)\b", re.I)
+_CAUSE_WORDS_RE = re.compile(r"\b(?:why|because|drove|driven|explain\w*|reason\w*|cause\w*)\b", re.I)
+_FIGURE_ASKED_RE = re.compile(r"\b(?:give|provide|report|show|state)\s+(?:us\s+|me\s+)?(?:the|its|their)\b", re.I)
 
 DEFAULT_DECIMALS = {"percent": 1, "percentage points": 1, "ratio": 2, "days": 1, "USD per share": 2, "shares": 0}
 
@@ -319,9 +329,19 @@ class CalculatorAnswerer:
     # ---- the answer -----------------------------------------------------------------------------
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
-        routed = self.route_qualitative(question, hits, periods) if self.route_qualitative is not None else None
+        moved = _WHICH_MOVED_RE.search(question)
+        if moved is not None and not _CAUSE_WORDS_RE.search(question):
+            # "Which NVIDIA segment saw operating income fall in fiscal 2025?": computed over the segments the filing
+            # reports, before the qualitative route (a "which segment" question is no cause question)
+            found = self._segments_moved(question, moved, hits, periods)
+            if found is not None:
+                return found
+        # "... if X is not a useful metric, state that and explain why" asks no cause: routed without that clause
+        asked = strip_unsuitable_clause(question) if unsuitable_metric(question) else question
+        routed = self.route_qualitative(asked, hits, periods) if self.route_qualitative is not None else None
         if routed is not None:  # "what drove / why / which risks" is never answered with a bare figure
             return routed
+        question = plain_wording(question)
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         if self._parser is None:  # first answer only: the corpus catalog (company names, fiscal calendars)
@@ -374,13 +394,15 @@ class CalculatorAnswerer:
         elif plan is not None and plan.definition_given and (judgement is None or judgement.kind not in (
                 "compare", "threshold", "capital_intensive", "high_growth")):
             # a comparison with a number of a quantity the question defines ("Take the liquidity ratio as ...")
-            standard = (judgement is not None and judgement.kind in ("sign", "trend") and judgement.metric is not None
-                        and plan.concept_key == judgement.metric.key)
+            standard = (judgement is not None and judgement.kind in ("sign", "trend", "liquidity")
+                        and judgement.metric is not None and plan.concept_key == judgement.metric.key
+                        # "Was Boeing liquid? Give the current ratio (...)": the figure is what is asked
+                        and not (judgement.kind == "liquidity" and _FIGURE_ASKED_RE.search(question)))
             judgement = threshold_judgement(question, Concept(
                 key=plan.concept_key or "asked", aliases=[plan.quantity], formula=plan.formula, unit=plan.unit)) \
                 or (judgement if standard else None)
             # "Has free cash flow been positive? Take free cash flow as CFO - capex" (the standard formula): judged
-            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend")
+            defined_metric = standard and judgement is not None and judgement.kind in ("sign", "trend", "liquidity")
         if judgement is not None and (defined_metric or judgement.kind in ("capital_intensive", "high_growth")
                                       or not (plan is not None and plan.definition_given
                                               and judgement.kind not in ("compare", "threshold"))):
@@ -446,7 +468,7 @@ class CalculatorAnswerer:
             return self._abstain(f"not in the corpus: no filing of {who}", details, timings, t0)
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
-            return self._unsuitable(unsuited, plan, filings[0], missing[0], details, timings, t0)
+            return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
@@ -534,7 +556,8 @@ class CalculatorAnswerer:
         unit = plan.unit
         shown = self._shown(value, unit, scale)
         if unit in ("USD", "shares") and plan.decimals is None:
-            decimals = 0 if shown == shown.to_integral() else 1
+            # an amount shown in a larger scale than printed ("in USD billions") keeps two decimals: $21.81 billion
+            decimals = 0 if shown == shown.to_integral() else (2 if plan.display_scale else 1)
         else:
             decimals = plan.decimals if plan.decimals is not None else DEFAULT_DECIMALS.get(unit, 2)
         rounded = round_decimal(shown, decimals)
@@ -588,9 +611,9 @@ class CalculatorAnswerer:
     # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
-               rows: dict[str, Concept] | None = None) -> tuple[Decimal, list[FactValue], int]:
+               rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decimal, list[FactValue], int]:
         plan = Plan(formula, formula, [year], "value", unit)
-        value, inputs, scale, _ = self._compute(plan, filing, extra=rows)
+        value, inputs, scale, _ = self._compute(plan, filing, segment, extra=rows)
         return value, inputs, scale
 
     def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
@@ -611,13 +634,26 @@ class CalculatorAnswerer:
         if judgement.kind == "customer_concentration":
             return self._concentration(hits, details, timings, t0)
         missing: list[str] = []
+        filing: FilingFacts | None = None
         for filing in [row_filing] if row_filing is not None else self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
             inputs: list[FactValue] = []
+            segment = None
+            if judgement.segment:
+                # "Amazon's International segment": the segment this filing reports under those words
+                asked = _without_company(normalize_label(judgement.segment), filing) or ""
+                segment = next((q for q in (normalize_label(judgement.segment), asked) if q and filing.find_segment(q) == q),
+                               None)
+                if segment is None:
+                    missing.append(f"segment '{judgement.segment}' (not a segment it reports) in {filing.filing_id}")
+                    continue
+                details["segment"] = segment
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows, segment)
             except MissingInput as exc:
-                missing.append(f"{self._label(exc.name)} for FY{exc.fiscal_year} in {filing.filing_id}")
+                name, _, seg = exc.name.partition(" (segment")
+                missing.append(f"{self._label(name)}{' (segment' + seg if seg else ''} for FY{exc.fiscal_year} in "
+                               f"{filing.filing_id}")
                 continue
             except (FormulaError, PlanError) as exc:
                 missing.append(f"{exc} in {filing.filing_id}")
@@ -626,15 +662,21 @@ class CalculatorAnswerer:
             return self._judged(decision, filing, inputs, details, timings, t0)
         if missing:
             details["missing"] = missing
+            unsuited = unsuitable_metric(question)
+            if unsuited and judgement.metric is not None and filing is not None:
+                # "If operating margin is not a useful metric for a company like this, state that": the filing
+                # prints no line the judged metric needs (Nike reports no operating income)
+                metric = judgement.metric
+                return self._unsuitable(unsuited, metric.formula or metric.key, filing, missing[0], details, timings, t0)
             return self._abstain(f"cannot judge ({judgement.kind.replace('_', ' ')}): not in the filing: {missing[0]}",
                                  details, timings, t0)
         return None
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
                 inputs: list[FactValue], asked: Sequence[int] = (),
-                rows: dict[str, Concept] | None = None) -> tuple[Decision, list[dict]]:
+                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decision, list[dict]]:
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
-            v, used, scale = self._value(formula, unit, y, filing, rows)
+            v, used, scale = self._value(formula, unit, y, filing, rows, segment)
             inputs.extend(i for i in used if i not in inputs)
             return v, scale
 
@@ -737,7 +779,13 @@ class CalculatorAnswerer:
             v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
             positive = v > 0
             yes = positive == (judgement.direction == "up")
-            reason = f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}"
+            where = f" of the {segment} segment" if segment else ""
+            reason = f"{metric_name(metric).lower()}{where} was {self._fmt(v, unit, scale)} in FY{year}"
+            try:  # the year before, for "did it become profitable"
+                before, _ = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year - 1)
+                reason += f", after {self._fmt(before, unit, scale)} in FY{year - 1}"
+            except (MissingInput, FormulaError):
+                pass
             return Decision("Yes" if yes else "No", reason, f"sign: {metric.key} {'>' if judgement.direction == 'up' else '<'} 0"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(v)}]
         if judgement.kind == "liquidity":
@@ -763,6 +811,66 @@ class CalculatorAnswerer:
             return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
+
+    def _segments_moved(self, question: str, moved: re.Match, hits: Sequence[Hit],
+                        periods: Sequence[str] | None) -> AnswerResult | None:
+        """The segments whose line moved in the asked direction in the asked year (against the year before), each
+        with its two figures; with "the most" only the largest move. None when the question names no line or the
+        filing reports no segment figures of it (the usual route then answers)."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        rest = moved.group("rest")
+        line = next((m.concept for m in self.lexicon.match(rest) if not m.concept.formula), None)
+        if line is None:
+            return None
+        down = bool(_DOWN_WORDS_RE.search(rest))
+        most = bool(re.search(r"\b(?:most|largest|biggest|fastest|highest|greatest)\b", rest, re.I))
+        companies, years_by_company = self._years_and_company(question, periods)
+        years = sorted({y for ys in years_by_company.values() for y in ys}, reverse=True)
+        for filing in self._candidate_filings(companies, years[:1], hits):
+            year = years[0] if years else filing.meta.fiscal_year
+            seen: set[tuple] = set()
+            moves: list[tuple[str, Decimal, FactValue, FactValue]] = []
+            # reporting segments report an operating result; product lines, regions and customer groups that also
+            # break a total down (net service sales, Germany, Government) do not
+            profit = self.lexicon.concepts["operating_income"]
+            for seg, printed in sorted(filing.segments().items()):
+                if line.key != profit.key and filing.lookup(profit, year, segment=seg) is None:
+                    continue
+                now, before = filing.lookup(line, year, segment=seg), filing.lookup(line, year - 1, segment=seg)
+                if now is None or before is None:
+                    continue
+                key = (now.source.table_id, now.source.row_index, now.source.concept, now.base_value)
+                if key in seen:
+                    continue  # the same row under two names ("aws" and "amazon web services")
+                seen.add(key)
+                moves.append((printed, now.base_value - before.base_value, now, before))
+            if len(moves) < 2:
+                continue
+            chosen = [m for m in moves if (m[1] < 0 if down else m[1] > 0)]
+            if most and chosen:
+                chosen = [max(chosen, key=lambda m: abs(m[1]))]
+            name = metric_name(line).lower()
+            said = "; ".join(
+                f"{seg}: {name} {self._fmt(now.base_value, 'USD', now.scale)} in FY{year} vs "
+                f"{self._fmt(before.base_value, 'USD', now.scale)} in FY{year - 1}"
+                + (f", {'down' if d < 0 else 'up'} {self._fmt(abs(d) / abs(before.base_value), 'percent', 1)}"
+                   if before.base_value else "") for seg, d, now, before in chosen)
+            word = "fell" if down else "rose"
+            text = (said + "." if chosen else f"None: no segment's {name} {word} in FY{year}.") + (
+                f" Segments read: {', '.join(m[0] for m in moves)}.")
+            inputs = [f for m in (chosen or moves) for f in (m[2], m[3])]
+            citations: list[Citation] = []
+            for f in inputs:
+                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
+                if cit not in citations:
+                    citations.append(cit)
+            timings["total"] = _ms(t0)
+            return AnswerResult(text, citations, "answered", latency_ms=timings["total"],
+                                details={"segments_moved": [m[0] for m in chosen], "metric": line.key,
+                                         "filing_id": filing.filing_id, "inputs": [f.as_dict() for f in inputs],
+                                         "timings_ms": timings})
+        return None
 
     def _share_of_whole(self, asked, question: str, companies: list[str], years: list[int], hits: Sequence[Hit],
                         timings: dict, t0: float) -> AnswerResult | None:
@@ -820,6 +928,9 @@ class CalculatorAnswerer:
             for option in (asked.first, asked.second):
                 # a line item of its own ("net sales" vs "operating income"), else a segment or row of the line
                 own = resolve_operand(option, self.lexicon)
+                if not _without_company(normalize_label(option), filing):
+                    own = line  # "Did Nike's revenue grow faster than its cost of sales": the company's own line
+                    option = metric_name(line).lower()
                 if own is not None and not own.formula:
                     now, before = (filing.lookup(own, y) for y in (year, year - 1))
                 else:
@@ -901,16 +1012,15 @@ class CalculatorAnswerer:
         return AnswerResult(f"{answer}, because {reason}", [(hit.filing_id, int(hit.page_start or 0), hit.chunk_id)],
                             "answered", latency_ms=timings["total"], details=details)
 
-    def _unsuitable(self, metric: str, plan: Plan, filing: FilingFacts, missing: str, details: dict,
+    def _unsuitable(self, metric: str, formula: str, filing: FilingFacts, missing: str, details: dict,
                     timings: dict, t0: float) -> AnswerResult:
         """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
         line = missing.split(" for FY")[0]
         text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its financial statements "
-                f"print no {line} line ({missing}), so {metric} ({plan.formula}) cannot be computed from what it "
-                f"reports; its results are better read through the lines it does report (e.g. operating income "
-                f"and operating margin).")
+                f"print no {line} line ({missing}), so {metric} ({formula}) cannot be computed from what it "
+                f"reports; its results are better read through the lines it does report.")
         timings["total"] = _ms(t0)
         return AnswerResult(text, [], "answered", latency_ms=timings["total"],
                             details={**details, "unsuitable_metric": metric, "missing": [missing], "timings_ms": timings})
@@ -932,15 +1042,24 @@ class CalculatorAnswerer:
 
     def _choose(self, choice, companies: list[str], years: list[int], hits: Sequence[Hit], timings: dict,
                 t0: float) -> AnswerResult | None:
+        # "Among operations, investing, and financing activities, which brought in the most cash flow?": each option
+        # is the net cash flow of that activity (the cash-flow statement's three totals)
+        activity = {o: next((key for key, pattern in _ACTIVITIES if re.search(pattern, o, re.I)), None)
+                    for o in choice.options}
+        by_activity = all(activity.values()) and len(set(activity.values())) == len(activity)
         named = [m for m in self.lexicon.match(choice.rest) if not m.concept.formula]
-        if not named:
+        if not named and not by_activity:
             return None
-        concept, quantity = named[0].concept, named[0].alias
+        if by_activity:
+            concept, quantity = Concept(key="net_cash_flow", aliases=["net cash flow"], unit="USD"), "net cash flow"
+        else:
+            concept, quantity = named[0].concept, named[0].alias
         missing: list[str] = []
         details: dict[str, Any] = {"choice_options": choice.options, "companies": companies}
         for filing in self._candidate_filings(companies, years[:1], hits):
             year = years[0] if years else filing.meta.fiscal_year
-            facts = [(o, self._option_fact(filing, concept, o, year)) for o in choice.options]
+            facts = [(o, filing.lookup(self.lexicon.concepts[activity[o]], year) if by_activity
+                      else self._option_fact(filing, concept, o, year)) for o in choice.options]
             lost = [o for o, f in facts if f is None]
             if lost:
                 missing.append(f"{quantity} of '{lost[0]}' for FY{year} in {filing.filing_id}")

@@ -51,7 +51,7 @@ _STATEMENT_WORDS = (
     ("cash_flow", r"cash[\s-]+flows?\s+statements?|statements?\s+of\s+(?:consolidated\s+)?cash\s+flows?"
                   r"|cash[\s-]+flow\s+statement"),
 )
-_HINT_LEAD = (r"(?:using|use|based\s+on|from|per|according\s+to|in|on|within|inside|as\s+(?:reported|shown|stated)\s+(?:in|on)"
+_HINT_LEAD = (r"(?:using|use|based\s+on|from|per|according\s+to|in|on|within|inside|off(?:\s+of)?|as\s+(?:reported|shown|stated)\s+(?:in|on)"
               r"|look(?:ing)?\s+at|relying\s+on|via)")
 STATEMENT_HINT_RE = re.compile(
     rf"\b(?:(?:primarily|mainly|only|solely|mostly|just)\s+)?{_HINT_LEAD}\s+(?:(?:the|its|their|a)\s+)?"
@@ -84,7 +84,8 @@ def strip_statement_hints(text: str) -> str:
 
 _UNIT_WORDS = [
     ("percent", re.compile(r"\b(?:as|in|expressed\s+as|expressed\s+in)\s+(?:a\s+)?(?:percent(?:age)?s?|%)(?!\w)(?!\s+of)"
-                           r"|\bin\s+(?:units\s+of\s+)?percents?\b|\bpercentage\s+terms\b", re.I)),
+                           r"|\bin\s+(?:units\s+of\s+)?percents?\b|\bpercentage\s+terms\b"
+                           r"|\bnearest\s+(?:whole\s+|tenth\s+of\s+a\s+)?percent(?:age\s+point)?\b", re.I)),
     ("ratio", re.compile(r"\b(?:in\s+)?times\b(?!\s+(?:the|its|average|\d))|\bas\s+a\s+(?:multiple|ratio)\b"
                          r"|\bexpressed\s+as\s+x\b", re.I)),
     ("days", re.compile(r"\bin\s+days\b|\bnumber\s+of\s+days\b", re.I)),
@@ -112,7 +113,8 @@ _DEF_PATTERNS = [
                r"(?P<target>[\w&'()\-/ ]{1,80}?)\s+as\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "calculate X using D", "compute X as D", "calculate X by taking D"
     re.compile(r"\b(?:calculate|compute|calculated|computed|measure|derive)\s+(?P<target>[\w&'()\-/ ]{2,80}?)\s+"
-               r"(?:using|as|by\s+(?:taking|dividing|using)?|with|from)\s+(?P<body>.+?)" + _END, re.I),
+               r"(?:using|as|by\s+(?:taking|using)|by(?=\s+(?:dividing|subtracting|adding|multiplying|deducting)\b)|with|from)\s+"
+               r"(?P<body>.+?)" + _END, re.I),
     # "defined as D", "computed as D" (the target is the quantity asked)
     re.compile(r"\b(?:defined|calculated|computed|measured|derived)\s+(?:as|by)\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "i.e. D", "that is, D", "namely D"
@@ -137,6 +139,7 @@ class Definition:
 
 _INSTRUCTION_RE = re.compile(
     r"^\s*(?:answer\s+(?:in|with|using|the|to|as|based|by)|round|give\s+(?:a|your|the)?\s*(?:response|answer|result)"
+    r"|(?:calculate|compute|extract|derive)\s+(?:\(or\s+\w+\)\s+)?(?:the|your)\s+answer"
     r"|base|address|assume|please|provide\s+(?:a|your|the)?\s*(?:response|answer)|respond|express\s+(?:the|your)"
     r"|report\s+(?:the|your)\s+answer|note|utili[sz]e|rely|calculate\s+what\s+was\s+asked|use\s+(?:the|only)"
     r"|using\s+(?:the|only)\b[^,?]*$|show\s+your|state\b|if\b|you\s+(?:may|can|should))",
@@ -144,6 +147,25 @@ _INSTRUCTION_RE = re.compile(
 _LEAD_IN_RE = re.compile(r"^.*?\b(?:the\s+following\s+question|this\s+question)\b[^:?]*:\s*", re.I)
 _UNIT_PAREN_RE = re.compile(r"\(\s*(?:in\s+)?(?:usd|us\$|\$)?\s*(?:thousands|millions|billions|mm|bn)\s*\)", re.I)
 _PERCENT_MARGIN_RE = re.compile(r"\s*%\s*margin\b", re.I)
+
+
+_CASH_PAID_FOR_RE = re.compile(r"\bhow\s+much\s+cash\s+(?P<verb>did|does|do|has|have|had)\s+(?P<who>.+?)\s+"
+                               r"(?:pay|paid|spend|spent)\s+(?:for|on)\s+(?P<what>[^?;]+)", re.I)
+_CASH_AS_AMOUNT_RE = re.compile(r"\bhow\s+much\s+cash\s+(?=(?:did|does|do|has|have|had|was|were)\b)", re.I)
+
+
+def plain_wording(question: str) -> str:
+    """Analysts' wording of a cash amount, in the words statements print: "How much cash did Apple pay for
+    interest in FY2021?" -> "How much cash paid for interest in FY2021 did Apple?" (the supplemental row "Cash
+    paid for interest"); "How much cash did Apple return to shareholders" -> "How much did Apple return to
+    shareholders" ("cash" there is the amount's word, not the balance-sheet line)."""
+    m = _CASH_PAID_FOR_RE.search(question)
+    if m:
+        what = m.group("what").rstrip(" ?.")
+        question = question[:m.start()] + f"how much cash paid for {what} {m.group('verb')} {m.group('who')}" + \
+            question[m.end():]
+        return question
+    return _CASH_AS_AMOUNT_RE.sub("how much ", question)
 
 
 def clean_question(question: str) -> str:
@@ -162,6 +184,9 @@ def clean_question(question: str) -> str:
     text = re.sub(r"/?\(([^()]*)\)/?", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
     text = strip_statement_hints(text)
     text = _PERCENT_MARGIN_RE.sub(" as a % of revenue", text)
+    # "net income attributable to shareholders": the parent's owners, the line the statement prints as the net income
+    text = re.sub(r"\s+attributable\s+to\s+(?:the\s+)?(?:company'?s?\s+)?(?:common\s+)?(?:share|stock)holders\b", " ", text,
+                  flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -184,6 +209,9 @@ def find_definitions(question: str) -> list[Definition]:
             body = re.sub(r"^(?:the\s+)?(?:following\s+)?(?:formula|equation|calculation)\s*:?\s*", "", body, flags=re.I)
             if name in ("ie", "equals") and not _OPERATOR_HINT.search(body) and not target:
                 continue
+            if _only_statements(body) or (target and re.fullmatch(r"(?:the\s+)?answer|what\s+(?:was|is)\s+asked",
+                                                                   target, re.I)):
+                continue  # "Calculate (or extract) the answer from the statement of income and the cash flow statement"
             taken.append(span)
             out.append(Definition(target, body, m.start(), name))
     # a parenthesis that holds a formula: "(operating income / revenue)", "(current assets / current liabilities)"
@@ -195,6 +223,17 @@ def find_definitions(question: str) -> list[Definition]:
             continue  # read by the patterns above
         out.append(Definition(None, inner, m.start(), "paren"))
     return sorted(out, key=lambda d: d.start)
+
+
+_STATEMENT_NAMES_RE = re.compile("|".join(p for _, p in _STATEMENT_WORDS), re.I)
+_FILLER_RE = re.compile(r"\b(?:the|and|a|an|its|their|company'?s|consolidated|information|details|data|line\s+items?|shown"
+                        r"|in|on|within|of|only|primarily|clearly)\b", re.I)
+
+
+def _only_statements(body: str) -> bool:
+    """A "definition" that only names statements ("from the statement of income and the cash flow statement")."""
+    rest = _FILLER_RE.sub(" ", _STATEMENT_NAMES_RE.sub(" ", body))
+    return _STATEMENT_NAMES_RE.search(body) is not None and not re.sub(r"[\s,.;&]+", "", rest)
 
 
 def _balanced(body: str) -> str:
@@ -256,9 +295,31 @@ _BOTH_SIDES_PAREN_RE = re.compile(r"(?P<x>[A-Za-z][A-Za-z&' ]*?)\s*\(\s*(?:both\
                                   r"|long[\s-]term)(?:\s+portions?)?\s*\)", re.I)
 
 
+# arithmetic said as a verb or a noun phrase, rewritten into operator words the tokenizer reads:
+# "dividing operating profit by revenue", "subtracting capex from operating cash flow", "the ratio of A to B",
+# "the difference between A and B", "adding D&A to operating income", "multiplying A by B"
+_VERBAL_OPERATIONS = [
+    (re.compile(r"^\s*(?:the\s+)?(?:result\s+of\s+)?divid(?:e|ing)\s+(?P<a>.+?)\s+by\s+(?P<b>.+)$", re.I), "{a} divided by {b}"),
+    (re.compile(r"^\s*(?:the\s+)?multiply(?:ing)?\s+(?P<a>.+?)\s+by\s+(?P<b>.+)$", re.I), "{a} multiplied by {b}"),
+    (re.compile(r"^\s*(?:the\s+)?subtract(?:ing)?\s+(?P<b>.+?)\s+from\s+(?P<a>.+)$", re.I), "{a} minus {b}"),
+    (re.compile(r"^\s*(?:the\s+)?add(?:ing)?\s+(?P<b>.+?)\s+(?:to|and)\s+(?P<a>.+)$", re.I), "{a} plus {b}"),
+    (re.compile(r"^\s*(?:the\s+)?ratio\s+(?:of|between)\s+(?P<a>.+?)\s+(?:to|and)\s+(?P<b>.+)$", re.I), "{a} divided by {b}"),
+    (re.compile(r"^\s*(?:the\s+)?difference\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", re.I), "{a} minus {b}"),
+]
+
+
+def _verbal_operations(text: str) -> str:
+    for pattern, template in _VERBAL_OPERATIONS:
+        m = pattern.match(text)
+        if m:
+            return template.format(a=m.group("a").strip(), b=m.group("b").strip())
+    return text
+
+
 def parse_expression(text: str, ctx: ParseContext) -> str:
     """Words -> a formula over concept keys ("365 * avg(accounts_payable) / (cost_of_revenue + change(inventory))").
     Raises DefinitionError naming the phrase it could not read."""
+    text = _verbal_operations(text)
     text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     tokens = _tokenize(text)
     if not tokens:
@@ -473,10 +534,41 @@ def operand(phrase: str, ctx: ParseContext) -> str:
         return _at_year(expr, max(years) if years else None, ctx)
     prior = _PRIOR_RE.search(text)
     core = _without_period(_PRIOR_RE.sub(" ", text)) if prior else _without_period(text)
-    expr = _line_item(core, ctx)
+    core = re.sub(r"\s*,?\s*\b(?:all|both|each)$", "", core, flags=re.I)  # "..., all from the balance sheet"
+    try:
+        expr = _line_item(core, ctx)
+    except DefinitionError as exc:
+        # "cash and cash equivalents and marketable securities": a list of lines, their sum
+        parts = _list_of_lines(core, ctx) if exc.operand else None
+        if parts is None:
+            raise
+        expr = "(" + " + ".join(parts) + ")"
     if prior:
         return f"lag({expr}, 1)"
     return _at_year(expr, max(years) if years else None, ctx)
+
+
+def _list_of_lines(text: str, ctx: ParseContext, depth: int = 0) -> list[str] | None:
+    """The lines a phrase lists ("A and B", "A, B and C", where a line may itself hold "and": "cash and cash
+    equivalents"), each read as a line item; None unless the whole phrase splits into lines."""
+    seps = list(re.finditer(r"\s*,\s*(?:and\s+)?|\s+and\s+", text))[::-1]  # the longest first line first
+    if depth > 5:
+        return None
+    for sep in seps:
+        head, tail = text[:sep.start()].strip(), text[sep.end():].strip()
+        if not head or not tail:
+            continue
+        try:
+            first = _line_item(head, ParseContext(ctx.lexicon, ctx.year, ctx.terms))
+        except DefinitionError:
+            continue
+        try:
+            rest = [_line_item(tail, ParseContext(ctx.lexicon, ctx.year, ctx.terms))]
+        except DefinitionError:
+            rest = _list_of_lines(tail, ctx, depth + 1)
+        if rest:
+            return [first, *rest]
+    return None
 
 
 def _without_period(text: str) -> str:

@@ -28,6 +28,9 @@ class TrendRule(BaseModel):
     years: int = 3
     min_change_percent_points: float = 0.5
     min_change_relative: float = 0.02
+    # "improving as of FY2022": the asked year's move against the year before decides when it reaches the margin
+    # (Adobe: operating margin 32.9% -> 36.8% -> 34.6% is not improving); a smaller one leaves it to the series
+    latest_year_decides: bool = True
 
 
 class CapitalIntensiveRule(BaseModel):
@@ -90,6 +93,12 @@ _THAN_RE = re.compile(r"\b(higher|greater|larger|bigger|more|lower|less|smaller|
                       r"|\b(exceed(?:ed|s)?|surpass(?:ed|es)?|above|below|under)\b", re.I)
 _SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "k": 10**3, "m": 10**6, "mm": 10**6, "bn": 10**9, "b": 10**9}
 _SIGN_RE = re.compile(r"\b(?:positive|negative)\b", re.I)
+# "Did Amazon's International segment become profitable?", "Is the company loss-making?": the sign of the profit line
+_PROFITABLE_RE = re.compile(r"\b(?P<no>unprofitable|loss[\s-]making|in\s+the\s+red|(?:make|made|post(?:ed)?|report(?:ed)?)"
+                            r"\s+an?\s+(?:operating\s+|net\s+)?loss)\b|\b(?:profitable|in\s+the\s+black|turn(?:ed)?\s+(?:a\s+)?"
+                            r"profit)\b", re.I)
+_SEGMENT_NAMED_RE = re.compile(r"\b(?P<name>[A-Z][\w&'\u2019.-]*(?:\s+(?:&\s+)?[A-Z][\w&'\u2019.-]*)*)\s+(?:segment|business"
+                               r"|division|reportable\s+segment)\b")
 _UNSUITABLE_RE = re.compile(r"\bif\s+(?P<metric>[\w&'\- ]{2,60}?)\s+(?:is|are)\s+not\s+(?:an?\s+)?(?:useful|relevant"
                             r"|meaningful|applicable|appropriate|suitable|good|helpful|sensible)\b", re.I)
 
@@ -105,6 +114,7 @@ class Judgement:
     profile: bool = True                # trend: a profile over years with a materiality margin; False for a plain
                                         # "did revenue increase in FY2022" (vs the prior year, any change counts)
     notes: list[str] = field(default_factory=list)
+    segment: str | None = None          # the segment the figure is read for ("Amazon's International"), as asked
 
 
 _EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|rise|rose|increase|grow|fall|fell"
@@ -174,6 +184,16 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
             # "Was Amazon's capex in 2022 higher than its operating cash flow?"
             low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
             return Judgement("compare", before[-1], "down" if low else "up", other=after[0])
+    profitable = _PROFITABLE_RE.search(question)
+    if profitable and yes_no and not _THAN_RE.search(question):
+        # a segment's profit is its operating income; the company's, its net income (unless a line is named)
+        segment = _SEGMENT_NAMED_RE.search(question)
+        line = metric if metric is not None and not metric.formula and metric.statement == "income_statement" else (
+            lexicon.concepts.get("operating_income") if segment else lexicon.concepts.get("net_income"))
+        if line is not None:
+            name = re.sub(r"^(?:(?:did|does|do|is|was|were|are|has|have|had|will|can|could|would|should)\s+)+", "",
+                          segment.group("name"), flags=re.I) if segment else None
+            return Judgement("sign", line, "down" if profitable.group("no") else "up", segment=name or None)
     sign = _SIGN_RE.search(question)
     if metric is not None and sign and yes_no:
         # "Does PayPal have positive working capital?": the sign of the figure decides
@@ -195,7 +215,9 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     return None
 
 
-_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
+# from the clause that says it ("...for the FY2020; if conventional inventory management is not meaningful ..."): the
+# instruction before a ";" stays ("Calculate inventory turnover ratio for the FY2020")
+_UNSUITABLE_SENTENCE_RE = re.compile(r"[^.?!;]*\bif\s+[^.?!]*?\bnot\s+(?:an?\s+)?(?:useful|relevant|meaningful|applicable"
                                      r"|appropriate|suitable|good|helpful|sensible)\b[^.?!]*[.?!]?", re.I)
 
 
@@ -228,9 +250,9 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     if not material:
         rule = TrendRule(years=rule.years, min_change_percent_points=0.0, min_change_relative=0.0)
     if unit == "percent":
-        big = abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points)) and delta != 0
+        big = delta != 0 and _material(delta, v0, unit, rule)
         size = f"{delta * 100:+.1f} percentage points"
-        threshold = f"{rule.min_change_percent_points} percentage points"
+        threshold = f"{rule.min_change_percent_points} percentage points or {rule.min_change_relative:.0%} of FY{y0}"
     else:
         big = v0 != 0 and abs(delta) / abs(v0) >= Decimal(str(rule.min_change_relative)) and delta != 0
         size = f"{(delta / abs(v0) * 100) if v0 else 0:+.1f}%"
@@ -244,7 +266,28 @@ def decide_trend(series: list[tuple[int, Decimal]], metric: Concept, direction: 
     reason = f"{metric_name(metric)} {word} from {fmt(v0)} in FY{y0} to {fmt(v1)} in FY{y1} ({size}; {path})"
     rule_text = (f"{'improving' if direction == 'better' else direction}: FY{y1} vs FY{y0} moves by >= "
                  f"{threshold} in that direction")
+    if material and rule.latest_year_decides and len(series) >= 3:
+        # "as of" the asked year: its move against the year before decides when it reaches the margin
+        (yp, vp) = series[-2]
+        step = v1 - vp
+        rule_text = (f"{'improving' if direction == 'better' else direction} as of FY{y1}: FY{y1} vs FY{yp} moves by "
+                     f">= {threshold.replace(f'FY{y0}', f'FY{yp}')} in that direction; a smaller move: FY{y1} vs FY{y0}")
+        if step != 0 and _material(step, vp, unit, rule):
+            latest = (step > 0) == want_up
+            if latest != yes:
+                reason += (f"; in the latest year it {'rose' if step > 0 else 'fell'} from {fmt(vp)} in FY{yp} to "
+                           f"{fmt(v1)} in FY{y1}")
+            yes = latest
     return Decision("Yes" if yes else "No", reason, rule_text, "Rose" if delta > 0 else ("Fell" if delta < 0 else "Unchanged"))
+
+
+def _material(delta: Decimal, base: Decimal, unit: str, rule: TrendRule) -> bool:
+    """A move of ``delta`` from ``base`` is at least the rule's margin: a share of ``base``, or for a percent
+    metric the percentage points, whichever is smaller (a 3% retail margin moving to 3.3% has moved)."""
+    relative = base != 0 and abs(delta) / abs(base) >= Decimal(str(rule.min_change_relative))
+    if unit == "percent":
+        return relative or abs(delta) * 100 >= Decimal(str(rule.min_change_percent_points))
+    return relative
 
 
 def metric_name(concept: Concept) -> str:
@@ -319,6 +362,8 @@ def _option_name(text: str) -> str:
         owned = re.sub(r"^(?:the|its|their)\s+", "", text.strip(), flags=re.I)
     short = _OPTION_LINE_RE.sub("", owned).strip()
     short = _OPTION_LINE_RE.sub("", re.sub(r"['’]s$", "", short)).strip()  # "the Data Center segment's revenue"
+    if re.search(r"\b(?:of|and|for|from|to|in|on)$", short, re.I):
+        return owned  # "cost of sales" is a line, not "cost of"
     return owned if short.lower() in trivial else short
 
 

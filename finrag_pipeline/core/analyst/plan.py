@@ -233,10 +233,13 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         concepts = [m.concept for m in matches]
         main = concepts[0]
         alias = matches[0].alias
+        after = re.split(r"[?;]|\.(?:\s|$)", rest[len(_raw_prefix(rest, matches[0].end)):])[0]  # this sentence only
         qualifier = " ".join(filter(None, [_qualifier(_raw_prefix(rest, matches[0].start), rest), trailing_words(
-            normalize_label(rest[len(_raw_prefix(rest, matches[0].end)):]))])) or None
+            normalize_label(after))])) or None
     if main.formula:
         formula, unit = main.formula, main.unit or _unit_of_formula(main.formula, rest)
+        if unit in ("percent", "ratio") and unit_asked(full) in ("percent", "ratio"):
+            unit = unit_asked(full)  # a ratio asked "as a percentage" (or a percent "in times") is shown so
     else:
         formula, unit = main.key, main.unit or "USD"
         others = [c for c in concepts[1:] if not c.formula]
@@ -291,6 +294,10 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
                                       or _HOW_MUCH_CHANGED_RE.search(rest)):
         operation = "change"
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
+        operation = "sum_years"
+    elif (len(years) >= 2 and unit == "USD" and _YEAR_RANGE_RE.search(full) and re.search(r"\btotal\b", rest, re.I)
+          and not main.formula):
+        # "What is the FY2019 - FY2021 total D&A?": an amount over a range of years is their sum
         operation = "sum_years"
     elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
@@ -417,7 +424,9 @@ def term_definitions(question: str, years: list[int], lexicon: Lexicon) -> tuple
         target = d.target
         pronoun = target is None or normalize_label(target) in _PRONOUNS
         concept = None if pronoun else resolve_operand(target, lexicon)
-        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body):
+        if pronoun or concept is None or concept.formula or _DIVIDES.search(d.body) or (
+                concept.fallback and re.search(r"\+|\bplus\b|\band\b", d.body)):
+            # a line made of parts ("total debt", "SG&A") defined as the sum of its parts is the quantity asked
             whole.append(d)
         elif normalize_label(target) in phrases:
             keys[concept.key] = phrases[normalize_label(target)]
@@ -471,6 +480,10 @@ def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[s
         c = _LEAD_YEARS_RE.sub("", c.strip())
         c = _TAIL_RE.sub("", _PERIOD_RE.sub(" ", c)).strip(" ,")
         c = re.sub(r"\b(?:of\s+)?[\w.&-]+(?:'s|\u2019s|s')\s+", lambda m: "of " if m.group(0).startswith("of") else "", c)
+        # "the change in EBITDA as a % of revenue": the change of the whole ratio (the plan's operation), so the
+        # written arithmetic is the ratio alone
+        c = re.sub(r"^(?:the\s+)?(?:(?:year[\s-]+over[\s-]+year|yoy|annual)\s+)?(?:change|increase|decrease)\s+(?:in|of)\s+"
+                   r"(?:the\s+)?(?=.*(?:\bas\s+an?\s+(?:%|percent)|\bas\s+%|/|\bdivided\s+by\b))", "", c, flags=re.I)
         if c:
             out.append(c)
     return out
@@ -501,7 +514,8 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         metric = next((m.concept for m in lexicon.match(after) if m.concept.formula), None)
     without_defs = clean
     for d in find_definitions(question):
-        without_defs = without_defs.replace(d.body, " ")
+        # the body as written, and as the cleaned question has it (statement hints taken out)
+        without_defs = without_defs.replace(d.body, " ").replace(strip_statement_hints(d.body), " ")
     # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
     # Define unadjusted EBITDA as ..."): the defined terms are operands of it
     clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)
@@ -517,6 +531,12 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
             rest = without_defs
             break
         except DefinitionError as exc:
+            listed = _listed_inputs(d.body, lexicon)
+            if metric is not None and metric.formula and listed and listed <= set(parse_formula(metric.formula).names):
+                # "Calculate unadjusted EBITDA using unadjusted operating income and D&A": the inputs of the metric
+                # named, listed without the arithmetic: its standard formula over them
+                notes.append(f"the definition lists the inputs of {metric.key}: its formula")
+                continue
             # an operand that is no line item: abstain naming it (never answer another metric's formula);
             # wording the parser cannot follow: the standard formula of the metric named, noted
             if (metric is None or exc.operand) and d.source not in ("paren", "ie"):
@@ -550,6 +570,10 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
                       formula=formula, unit=unit)
     plan = _make_plan(rest, years, lexicon, line_item=concept)
     plan.quantity, plan.definition_given, plan.definition = quantity, True, written
+    if plan.qualifier is None and _SEGMENT_WORD_RE.search(question):
+        # "the operating margin of Amazon's AWS segment, i.e. AWS operating income divided by AWS net sales": the
+        # formula is read on the segment named (the calculator drops the company's own name from it)
+        plan.qualifier = _qualifier("", question)
     plan.concept_key = metric.key if metric else None
     plan.decimals = decimals if decimals is not None else plan.decimals
     plan.display_scale = display_scale or plan.display_scale
@@ -557,6 +581,22 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     if "mean(" in formula or any(w in formula for w in ("lag(", "change(")):
         plan.years = plan.years[:1] if plan.operation == "value" else plan.years
     return plan
+
+
+def _listed_inputs(body: str, lexicon: Lexicon) -> set[str] | None:
+    """The line items a definition lists without arithmetic ("unadjusted operating income and D&A (from the cash
+    flow statement)"), as concept keys of base lines; None unless every listed phrase names one."""
+    text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", body)
+    parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
+    if len(parts) < 2:
+        return None
+    keys: set[str] = set()
+    for part in parts:
+        concept = resolve_operand(part, lexicon)
+        if concept is None:
+            return None
+        keys |= set(parse_formula(concept.formula).names) if concept.formula else {concept.key}
+    return keys
 
 
 def _named_before(text: str) -> str | None:
@@ -580,6 +620,7 @@ def _clause_formula(text: str, lexicon: Lexicon, year: int | None, phrases: dict
     for clause in _expression_clauses(text, lexicon):
         attempt, formula = clause, None
         for _ in range(4):
+            attempt = re.sub(r"\s+(?:ratio|multiple)\s*$", "", attempt)  # "cash from operations / net income ratio"
             try:
                 pctx = ParseContext(lexicon, year, dict(phrases))
                 formula = parse_expression(attempt, pctx)

@@ -168,6 +168,18 @@ class FilingFacts:
                                        [normalize_label(x) for x in concept.aliases])
         return self._phrase_cache[key]
 
+    def _without_own_name(self, label: str) -> str:
+        """The label without the company's own name: "Total Costco stockholders' equity" is "total stockholders
+        equity" (the parent's, before noncontrolling interests), "Net income attributable to Costco" is "net income
+        attributable"."""
+        if not hasattr(self, "_own_name_re"):
+            words = [w for w in normalize_label(self.meta.company).split() if w not in ("the", "a")]
+            self._own_name_re = re.compile(rf"\s*\b{re.escape(words[0])}s?\b") if words and len(words[0]) > 2 else None
+        if self._own_name_re is None or not self._own_name_re.search(label):
+            return label
+        out = re.sub(r"\s+", " ", self._own_name_re.sub(" ", label)).strip()
+        return re.sub(r"\s+(?:to|of|for)$", "", out)
+
     def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
         items, aliases = self._phrases(concept)
         bare = strip_total(label)
@@ -180,6 +192,8 @@ class FilingFacts:
         best = 0.0
         for phrase in items + aliases:
             if len(phrase) > 3 and (label.startswith(phrase + " ") or bare.startswith(phrase + " ")):
+                if "equity" not in phrase and re.search(r"\bequity\b|\bdeficit\b", bare[len(phrase):]):
+                    continue  # "Total liabilities, temporary equity, and stockholders' equity" is the balance total
                 extra = len(bare.split()) - len(phrase.split())
                 best = max(best, 5.0 - 0.75 * extra)
                 if _CONTRA_TAIL.match(bare[len(phrase):]):
@@ -195,7 +209,9 @@ class FilingFacts:
         return self._candidate_cache[key]
 
     def _row_candidates(self, concept: Concept, fiscal_year: int, segment: str | None) -> list[_RowCandidate]:
-        label_scores = {label: self._label_score(label, concept) for label in self.distinct_labels}
+        label_scores = {label: max(self._label_score(label, concept), self._label_score(self._without_own_name(label),
+                                                                                        concept))
+                        for label in self.distinct_labels}
         out = []
         seg = normalize_label(segment) if segment else None
         for r in self.rows:
@@ -360,6 +376,10 @@ class FilingFacts:
                     for (tid, _), lab in self.norm_labels.items())
         if found:
             return norm
+        # "technology and content expense": the statement prints the cost line without the word "expense(s)"
+        bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
+        if bare != norm and len(bare.split()) >= 2:
+            return self.statement_label(bare)
         # "current term debt" / "non-current term debt": a balance-sheet label printed once in each section
         side = re.match(r"(?:non\s?current|current)\s+(?P<rest>.+)$", norm)
         if side and any(lab == side.group("rest") and self.statement_of[tid] == "balance_sheet"

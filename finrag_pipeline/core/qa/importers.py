@@ -11,7 +11,7 @@ sets the question type (metric, factual, judgement, narrative, unanswerable); wi
 own type is mapped. A judgement question asks for a yes/no verdict with the figures it rests on
 ("Does Apple have an improving operating margin profile as of FY2022?"). A record without evidence is
 ``unanswerable``. ``justification`` (the computation) is kept as ``computation``; an optional ``split``
-(dev | heldout) is kept in ``metadata["split"]``.
+(dev | heldout | heldout2) is kept in ``metadata["split"]``.
 
 Every imported item records its set in ``metadata["external_set"]`` (the file's stem unless a name is
 given): the external-agreement statistics compare each set with the synthetic questions of the

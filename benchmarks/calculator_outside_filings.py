@@ -1,0 +1,106 @@
+"""The calculator on 10-Ks outside the demo: FinanceBench-style questions over robustness filings.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/calculator_outside_filings.py [--cache /tmp/outside.pkl] [--json]
+
+The filings named in ``calculator_outside_questions.jsonl`` (under /work/shared/corpus/, at most three: CPU
+is scarce) are parsed in memory (no home, no embedding) into a FactStore, and each question goes to the
+``calculator`` answerer without hits (company and years from the question, as in ``finrag ask``). A metric
+question is scored like benchmarks/analyst_external_calculator.py: the project scorer
+(``answer_metrics.correctness`` on the reference read as one figure) and the lenient first-figure match; a
+judgement question is right when the answer commits to the reference's first word (Yes / No). The questions
+were written by the engineer who built the rules, in the styles of public FinanceBench questions, and the
+reference values were read by hand in the parsed filings: a figure here is an UPPER BOUND.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from analyst_external_calculator import first_figure_match  # noqa: E402
+
+from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer  # noqa: E402
+from finrag_pipeline.core.scoring.answer_contract import (  # noqa: E402
+    COMPUTED_TOLERANCE,
+    single_figure_answer,
+    value_from_figure,
+)
+from finrag_pipeline.core.scoring.answer_metrics import correctness  # noqa: E402
+
+QUESTIONS = Path(__file__).with_name("calculator_outside_questions.jsonl")
+CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
+
+
+def parsed(files: list[str], cache: Path | None):
+    if cache and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    from finrag_pipeline.core.ingest.parse import parse_filing
+
+    out = [parse_filing(CORPUS / f) for f in files]
+    if cache:
+        cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def score(result, q: dict) -> tuple[float | None, float | None]:
+    if q["kind"] == "judgement":
+        # the reference's first word (Yes / No), or "Not a useful metric ...": the answer must say the same
+        got = result.text.strip().lower() if result.response_state == "answered" else ""
+        if re.match(r"\s*not\s", q["answer"], re.I):
+            return float(bool(re.search(r"\bnot\s+(?:a\s+)?(?:useful|meaningful|relevant)\b", got))), None
+        want = re.match(r"\s*(yes|no)\b", q["answer"], re.I)
+        return float(bool(want) and got.startswith(want.group(1).lower())), None
+    single = single_figure_answer(q["answer"])
+    if single is None:
+        return None, None
+    fig, _ = single
+    value = value_from_figure(fig, tolerance=COMPUTED_TOLERANCE)
+    verdict = correctness(result.text, question=q["question"], answer_values=[value])
+    right = (verdict.correct or 0.0) if result.response_state == "answered" else 0.0
+    return right, first_figure_match(result, q["answer"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache", type=Path, default=None)
+    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    files = sorted({q["filing"] for q in questions})
+    calc = calculator_answerer(FactStore.from_parsed(parsed(files, args.cache)))
+    rows = []
+    for q in questions:
+        result = calc.answer(q["question"], [])
+        right, first = score(result, q)
+        rows.append({"id": q["id"], "kind": q["kind"], "score": right, "first_figure": first,
+                     "state": result.response_state, "reference": q["answer"][:50], "answer": result.text[:220]})
+    summary = {}
+    for kind in sorted({r["kind"] for r in rows}):
+        scored = [r["score"] for r in rows if r["kind"] == kind and r["score"] is not None]
+        summary[kind] = {"n": len(scored), "correct": sum(scored)}
+    firsts = [r["first_figure"] for r in rows if r["first_figure"] is not None]
+    summary["first_figure_match"] = {"n": len(firsts), "correct": sum(firsts)}
+    summary["states"] = dict(Counter(r["state"] for r in rows))
+    summary["load"] = round(os.getloadavg()[0], 1)
+    if args.json:
+        print(json.dumps({"summary": summary, "rows": rows}, indent=1))
+        return
+    for r in rows:
+        print(f"{r['id']:<8} {r['kind']:<9} {r['score']!s:<5} {r['first_figure']!s:<5} {r['state']:<10} "
+              f"ref {r['reference']!r:<32} | {r['answer']}")
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The judgement rules of assets_config/judgements.yaml on hand-computed series, both directions each.
+
+Series are the companies' income-statement figures (USD millions, fiscal years as labelled); Microsoft's and
+Amazon's checked in the demo PDFs (MICROSOFT_2022_10K p.57, AMAZON_2022_10K p.37), Adobe's from its FY2022 10-K
+(not in the corpus); Nike's in the robustness PDF:
+- Adobe operating margin FY2020-FY2022: 4,237 / 12,868 = 32.9%, 5,802 / 15,785 = 36.8%, 6,098 / 17,606 = 34.6%
+  (risen over three years, fallen in the asked year: not "improving as of FY2022").
+- Microsoft operating margin FY2020-FY2022: 52,959 / 143,015 = 37.0%, 69,916 / 168,088 = 41.6%,
+  83,383 / 198,270 = 42.1% (the last step +0.47 points: below the margin, not a reversal).
+- Amazon operating margin 2020-2022: 22,899 / 386,064 = 5.9%, 24,879 / 469,822 = 5.3%, 12,248 / 513,983 = 2.4%.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from finrag_pipeline.core.analyst.judgements import (
+    JudgementConfig,
+    TrendRule,
+    decide_trend,
+    load_judgement_config,
+    read_judgement,
+)
+from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+LEX = Lexicon.load_default()
+MARGIN = LEX.concepts["operating_margin"]
+
+
+def _series(*pairs):
+    return [(y, Decimal(n) / Decimal(d)) for y, n, d in pairs]
+
+
+ADOBE = _series((2020, 4237, 12868), (2021, 5802, 15785), (2022, 6098, 17606))
+MSFT = _series((2020, 52959, 143015), (2021, 69916, 168088), (2022, 83383, 198270))
+AMZN = _series((2020, 22899, 386064), (2021, 24879, 469822), (2022, 12248, 513983))
+# Nike gross margin FY2018-FY2020 (NIKE_2020_10K p.58): 15,956 / 36,397 = 43.8%, 17,474 / 39,117 = 44.7%,
+# 16,241 / 37,403 = 43.4%: little changed over three years, down 1.2 points in the asked year
+NKE_GM = _series((2018, 15956, 36397), (2019, 17474, 39117), (2020, 16241, 37403))
+GM = LEX.concepts["gross_margin_pct"]
+
+
+@pytest.mark.parametrize("series,direction,answer", [
+    (ADOBE, "better", "No"),    # up over three years, down in the asked year
+    (MSFT, "better", "Yes"),    # up, the last step small but not back
+    (AMZN, "better", "No"),
+    (AMZN, "down", "Yes"),      # "is operating margin declining"
+    (MSFT, "down", "No"),
+    # Apple free cash flow conversion FY2020-FY2022: (80,674 - 7,309) / 57,411 = 1.28, (104,038 - 11,085) / 94,680 =
+    # 0.98, (122,151 - 10,708) / 99,803 = 1.12 (APPLE_2022_10K p.32, p.36): below FY2020, up in the asked year
+    (_series((2020, 73365, 57411), (2021, 92953, 94680), (2022, 111443, 99803)), "better", "Yes"),
+])
+def test_improving_profile_both_directions(series, direction, answer):
+    d = decide_trend(series, MARGIN, direction, "percent", TrendRule(), lambda v: f"{v * 100:.1f}%")
+    assert d.answer == answer
+    assert "FY2020" in d.reason and "FY2022" in d.reason  # the series it rests on is said
+
+
+@pytest.mark.parametrize("direction,answer", [("down", "Yes"), ("better", "No"), ("worse", "Yes"), ("up", "No")])
+def test_the_asked_year_decides_a_flat_series(direction, answer):
+    d = decide_trend(NKE_GM, GM, direction, "percent", TrendRule(), lambda v: f"{v * 100:.1f}%")
+    assert d.answer == answer and "FY2019" in d.reason
+
+
+def test_the_reversal_rule_is_configuration():
+    d = decide_trend(ADOBE, MARGIN, "better", "percent", TrendRule(latest_year_decides=False), str)
+    assert d.answer == "Yes"  # without the rule: the first year against the last only
+    assert load_judgement_config().trend.latest_year_decides is True
+    with pytest.raises(ValueError):
+        JudgementConfig.model_validate({"trend": {"latest_year_decide": True}})
+
+
+def test_a_plain_did_it_rise_is_year_on_year_without_margin():
+    d = decide_trend(MSFT[1:], MARGIN, "up", "percent", TrendRule(), str, material=False)
+    assert d.answer == "Yes"
+
+
+@pytest.mark.parametrize("question,kind,metric", [
+    ("Does Adobe have an improving Free cashflow conversion as of FY2022?", "trend", "fcf_conversion"),
+    ("Does Intel have an improving gross margin profile as of FY2020? If gross margin is not a useful metric for a "
+     "company like this, then state that and explain why.", "trend", "gross_margin_pct"),
+    ("Is Intel a capital-intensive business based on FY2020 data?", "capital_intensive", None),
+    ("Does Nike have positive working capital based on FY2020 data?", "sign", "working_capital"),
+    ("Does Costco have a reasonably healthy liquidity profile based on its quick ratio for FY2020?", "liquidity",
+     "quick_ratio"),
+    ("Is Nike a high-growth company as of FY2020?", "high_growth", None),
+    ("Has Microsoft's total debt increased between FY2021 and FY2022?", "trend", "total_debt"),
+])
+def test_judgement_questions_read_their_rule(question, kind, metric):
+    j = read_judgement(question, LEX)
+    assert j is not None and j.kind == kind
+    assert (j.metric.key if j.metric else None) == metric
