@@ -14,6 +14,13 @@ Speed is measured in the same process on the same sample of chunks (sorted by le
 * ``onnx_int8``: that export with dynamically quantised int8 weights (onnxruntime.quantization).
 
 A candidate is worth keeping when it costs at most 1 point of each metric, per question set.
+
+``--inputs`` measures the shorter embedding inputs instead (core/chunking/embedding_inputs.py): each candidate
+re-embeds only the leaves whose input it changes (the rest keep today's vectors), with the product embedder
+(ONNX fp32), on the demo's generated questions and the analysts' questions of
+finrag_pipeline_tests/data/external/analyst_questions.jsonl and analyst_questions_dev.jsonl; it also prints the
+word pieces each candidate embeds and the time to embed the changed leaves before and after. ``--batching``
+compares batching by characters and by word pieces (padding, time, vectors).
 """
 
 from __future__ import annotations
@@ -101,11 +108,132 @@ def scores(item_vectors: np.ndarray, items, chunk_vectors: np.ndarray, chunks) -
     return {k: float(np.mean(v)) for k, v in out.items()}
 
 
+ANALYST_SETS = ("analyst_questions.jsonl", "analyst_questions_dev.jsonl")  # never the held-out halves
+
+
+def analyst_items(wh: Warehouse) -> dict[str, list]:
+    """The analysts' questions of both files, mapped onto the home's filings by the importer (not written)."""
+    from finrag_pipeline.core.catalog import active_filings, load_filing
+    from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
+    from finrag_pipeline.core.records import load_pages
+
+    folder = Path(__file__).resolve().parents[1] / "finrag_pipeline_tests" / "data" / "external"
+    contexts = [FilingContext(load_filing(wh, fid), load_pages(wh, fid)) for fid in active_filings(wh)]
+    return {name.removesuffix(".jsonl"): [i for i in import_financebench(folder / name, contexts).items if i.evidence]
+            for name in ANALYST_SETS}
+
+
+def stored_vectors(paths: FinragPaths) -> dict[str, np.ndarray]:
+    import lancedb
+
+    table = lancedb.connect(str(paths.lancedb_dir)).open_table(TABLE_NAME)
+    stored = table.search().select(["chunk_id", "vector"]).limit(None).to_arrow()
+    return dict(zip(stored["chunk_id"].to_pylist(), stored["vector"].to_numpy(zero_copy_only=False), strict=True))
+
+
+def word_pieces(tokenizer, texts: list[str], cap: int = 256) -> list[int]:
+    return [min(len(ids), cap) for ids in tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]]
+
+
+def inputs_main(paths: FinragPaths, wh: Warehouse, only: list[str] | None = None) -> None:
+    """Shorter embedding inputs, judged by retrieval (see the module docstring)."""
+    from finrag_pipeline.core.chunking.embedding_inputs import EmbeddingInputConfig, embedding_inputs
+    from finrag_pipeline.core.records import load_pages, load_table_rows
+
+    by_id = stored_vectors(paths)
+    chunks = [c for c in load_chunks(wh, leaves_only=True) if c.chunk_id in by_id]
+    today = normalise(np.stack([by_id[c.chunk_id] for c in chunks]))
+    items = [i for i in load_qa_items(wh) if i.evidence and i.source != "financebench"]
+    sets = {"generated": items, **analyst_items(wh)}
+    embedder = SentenceTransformerEmbedder("default", batch_size=32)  # the product's: ONNX fp32 batches
+    tokenizer = embedder.model.tokenizer
+    filings = {fid: (load_pages(wh, fid), load_table_rows(wh, fid)) for fid in sorted({c.filing_id for c in chunks})}
+    candidates = {"boilerplate": EmbeddingInputConfig(boilerplate=True),
+                  "rows_short": EmbeddingInputConfig(table_rows="short"),
+                  "both": EmbeddingInputConfig(boilerplate=True, table_rows="short")}
+    candidates = {k: v for k, v in candidates.items() if not only or k in only}
+    base_texts = [c.text for c in chunks]
+    base_pieces = sum(word_pieces(tokenizer, base_texts))
+    print(f"home {paths.home}: {len(chunks)} leaves ({base_pieces:,} word pieces embedded today); "
+          + ", ".join(f"{k} {len(v)} questions" for k, v in sets.items()) + f"; load {os.getloadavg()[0]:.1f}")
+    query_vectors = {name: embedder.encode([q.question for q in qs]) for name, qs in sets.items()}
+    header = None
+    rows = []
+    fresh: dict[str, np.ndarray] = {}  # input text -> vector, shared by the candidates (as the cache is)
+    for name, config in [("today", None), *candidates.items()]:
+        if config is None:
+            texts, vectors, seconds, changed = base_texts, today, 0.0, []
+        else:
+            text_of: dict[str, str] = {}
+            for fid, (pages, table_rows) in filings.items():
+                leaves = [c for c in chunks if c.filing_id == fid]
+                text_of.update(zip((c.chunk_id for c in leaves), embedding_inputs(leaves, pages, table_rows, config),
+                                   strict=True))
+            texts = [text_of.get(c.chunk_id, c.text) for c in chunks]
+            changed = [j for j, (a, b) in enumerate(zip(base_texts, texts, strict=True)) if a != b]
+            todo = list(dict.fromkeys(texts[j] for j in changed if texts[j] not in fresh))
+            t0 = time.perf_counter()
+            if todo:
+                fresh.update(zip(todo, embedder.encode(todo), strict=True))
+            seconds = time.perf_counter() - t0
+            vectors = today.copy()
+            for j in changed:
+                vectors[j] = fresh[texts[j]]
+        pieces = sum(word_pieces(tokenizer, texts))
+        rows.append((name, len(changed), pieces, seconds, len(todo) if config is not None else 0))
+        for set_name, qs in sets.items():
+            res = scores(query_vectors[set_name], qs, vectors, chunks)
+            if header is None:
+                header = list(res)
+                print(f"  {'inputs':12s} {'questions':22s} " + " ".join(f"{h:>22s}" for h in header))
+            print(f"  {name:12s} {set_name:22s} " + " ".join(f"{res[h]:22.3f}" for h in header), flush=True)
+    print("\nwhat each candidate embeds (word pieces, capped at 256 per leaf; embedding time is ~proportional):")
+    for name, n_changed, pieces, seconds, encoded in rows:
+        print(f"  {name:12s} leaves changed {n_changed:5d}  word pieces {pieces:9,d} "
+              f"({100 * (pieces - base_pieces) / base_pieces:+.1f}%)  newly embedded {encoded} in {seconds:.1f} s")
+    print(f"load {os.getloadavg()[0]:.1f}")
+
+
+def batching_main(paths: FinragPaths, wh: Warehouse, sample: int) -> None:
+    """Batches by characters (sorted by len) vs by word pieces: padding share, time, vectors."""
+    from finrag_pipeline.core.indexing.embedder import token_length_batches
+
+    embedder = SentenceTransformerEmbedder("default", batch_size=32)
+    onnx = embedder._onnx_session()  # noqa: SLF001 - the same session both ways, only the batching differs
+    chunks = load_chunks(wh, leaves_only=True)
+    rng = np.random.default_rng(0)
+    texts = [chunks[i].text for i in rng.choice(len(chunks), size=min(sample, len(chunks)), replace=False)]
+    lengths = word_pieces(embedder.model.tokenizer, texts)
+    by_chars = np.argsort([len(t) for t in texts], kind="stable")
+    plans = {"chars": [by_chars[i:i + 32] for i in range(0, len(texts), 32)],
+             "word_pieces": token_length_batches(lengths, 32)}
+    out = {}
+    for name, batches in plans.items():
+        padded = sum(len(b) * max(lengths[i] for i in b) for b in batches)
+        t0 = time.perf_counter()
+        vecs = np.zeros((len(texts), 384), dtype=np.float32)
+        for b in batches:
+            vecs[list(b)] = onnx.encode([texts[i] for i in b])
+        out[name] = normalise(vecs)
+        print(f"  {name:12s} padding {100 * (padded - sum(lengths)) / padded:5.1f}% of {padded:,} positions, "
+              f"{len(texts) / (time.perf_counter() - t0):6.1f} chunks/s; load {os.getloadavg()[0]:.1f}", flush=True)
+    cos = np.sum(out["chars"] * out["word_pieces"], axis=1)
+    print(f"  min cosine between the two: {cos.min():.6f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--home", default=os.environ.get("FINRAG_HOME", ".finrag"))
     ap.add_argument("--speed-sample", type=int, default=512)
+    ap.add_argument("--inputs", action="store_true", help="shorter embedding inputs (boilerplate, table rows)")
+    ap.add_argument("--batching", action="store_true", help="batching by characters vs by word pieces")
+    ap.add_argument("--candidates", nargs="*", help="--inputs: only these (boilerplate, rows_short, both)")
     args = ap.parse_args()
+    if args.inputs or args.batching:
+        paths = FinragPaths.from_env(args.home)
+        wh = Warehouse(paths.warehouse_snapshot if paths.warehouse_snapshot.exists() else paths.warehouse)
+        return (inputs_main(paths, wh, args.candidates) if args.inputs
+                else batching_main(paths, wh, args.speed_sample))
     import lancedb
 
     paths = FinragPaths.from_env(args.home)

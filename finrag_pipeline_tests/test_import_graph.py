@@ -38,7 +38,7 @@ LAYERS: dict[str, int] = {
     # 5 warehouse rows as records; the storage seam (local or object store)
     "records": 5, "storage": 5,
     # 6 registering filings and counting completion; the analyst room (lexicon, facts, calculator)
-    "catalog": 6, "completion": 6, "analyst": 6,
+    "catalog": 6, "completion": 6, "analyst": 6, "ingest_pipeline": 6,
     # 7 retrieval (reads the analyst's lexicon and plans), QA generation (the analyst's facts), the inbox
     "retrieval": 7, "qa": 7, "inbox": 7,
     # 8 evaluation (answerers, runner, leaderboards: scores retrieval and answers on QA sets), chunking variants

@@ -118,9 +118,13 @@ def open_tantivy(paths: FinragPaths, variant: str):
 
 
 def open_lance(paths: FinragPaths, variant: str, embedder: Any):
-    from finrag_pipeline.core.indexing.lance_index import LanceIndex
+    """The variant's vector table, embedding through the home's one cache (the default index's): a text the
+    default chunking or another variant embedded (every table row) is not embedded again."""
+    from finrag_pipeline.core.indexing.embedding_cache import EmbeddingCache
+    from finrag_pipeline.core.indexing.lance_index import LanceIndex, embedding_cache_path
 
-    return LanceIndex(lancedb_dir(paths, variant), embedder)
+    cache = EmbeddingCache(embedding_cache_path(paths.lancedb_dir))
+    return LanceIndex(lancedb_dir(paths, variant), embedder, cache=cache)
 
 
 def drop_filings_not_in(paths: FinragPaths, warehouse: Any, active: Iterable[str],

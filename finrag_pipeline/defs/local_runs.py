@@ -32,6 +32,7 @@ from dagster._core.remote_origin import (
 )
 
 from finrag_pipeline.core.catalog import Registration, active_filings, register_file
+from finrag_pipeline.core.ingest_pipeline import ParseAhead, load_pipeline_config, use_worker
 from finrag_pipeline.core.paths import FinragPaths
 from finrag_pipeline.core.progress import task
 from finrag_pipeline.core.warehouse import Warehouse
@@ -379,14 +380,16 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
 
     t0 = time.perf_counter()
     work = task("ingest filings", len(to_ingest), "filings")  # the stages' own tasks: parse, embed
-    for i, fid in enumerate(to_ingest, 1):
-        progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
-        work.update(work.done, fid)
-        result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
-        work.advance()
-        if not result.success:
-            report.failed[fid] = first_error(result)
-            progress(f"  failed: {report.failed[fid]}")
+    with _parse_ahead(paths, wh, to_ingest) as ahead:  # filing i+1 parsed in a worker while filing i runs
+        for i, fid in enumerate(to_ingest, 1):
+            progress(f"[{i}/{len(to_ingest)}] ingest {fid}: parse, chunk, index, QA")
+            work.update(work.done, fid)
+            ahead.before(i - 1)
+            result = _execute(defs, "ingest_filing", instance, report, fid, logs, trigger)
+            work.advance()
+            if not result.success:
+                report.failed[fid] = first_error(result)
+                progress(f"  failed: {report.failed[fid]}")
     work.close()
     for fid, why in incomplete_filings(paths, instance, wh, [f for f in to_ingest if f not in report.failed]).items():
         report.failed[fid] = f"incomplete after ingest: {why}"  # never reported as done
@@ -428,6 +431,17 @@ def run_pipeline(files: Iterable[str | Path], paths: FinragPaths, instance: dg.D
         run_marts_build(defs, instance, paths, report, progress=progress, trigger=trigger)
         report.seconds["marts"] = time.perf_counter() - t0
     return report
+
+
+def _parse_ahead(paths: FinragPaths, wh: Warehouse, filing_ids: list[str]) -> ParseAhead:
+    """The filings' stored files, parsed ahead by a worker process when ingest.yaml's ``pipeline`` allows one
+    (local mode only: in distributed mode the bytes live on the object store and workers parse)."""
+    from finrag_pipeline.core.catalog import load_filing
+    from finrag_pipeline.core.storage.mode import object_store_config
+
+    files = [load_filing(wh, fid).source_path for fid in filing_ids]
+    worker = use_worker(load_pipeline_config(), len(files)) and object_store_config() is None
+    return ParseAhead(files, worker=worker)
 
 
 def _build_variants_the_matrix_names(defs: dg.Definitions, instance: dg.DagsterInstance, paths: FinragPaths,

@@ -28,7 +28,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,14 @@ def filters_to_sql(filters: SearchFilters | None) -> str | None:
     return " AND ".join(clauses) or None
 
 
+def embedding_cache_path(lancedb_dir: str | os.PathLike) -> Path:
+    """The embedding cache of the home whose default vector index is ``lancedb_dir``
+    (FINRAG_HOME/indexes/lancedb/embedding_cache.sqlite). Chunking variants open it too
+    (core/variants.open_lance), so a text is embedded once for every variant and re-ingest.
+    FINRAG_EMBEDDING_CACHE shares one cache between homes (the test suite uses it across runs)."""
+    return Path(os.environ.get("FINRAG_EMBEDDING_CACHE") or Path(lancedb_dir) / "embedding_cache.sqlite")
+
+
 def _ann_threshold_from_env(default: int | None) -> int | None:
     raw = os.environ.get("FINRAG_LANCE_ANN_THRESHOLD")
     if raw is None or not raw.strip():
@@ -127,9 +135,7 @@ class LanceIndex:
         self.ann_max_unindexed = ann_max_unindexed
         # A selective prefilter can put the best matching rows in partitions far from the query.
         self.ann_filtered_nprobes = ann_filtered_nprobes or 3 * ann_nprobes
-        # FINRAG_EMBEDDING_CACHE shares one cache between homes (the test suite uses it across runs).
-        cache_path = os.environ.get("FINRAG_EMBEDDING_CACHE") or Path(self.path) / "embedding_cache.sqlite"
-        self.cache = cache or (EmbeddingCache(cache_path) if use_cache else None)
+        self.cache = cache or (EmbeddingCache(embedding_cache_path(self.path)) if use_cache else None)
         self.db = (lancedb.connect(str(self.path), storage_options=storage_options) if storage_options
                    else lancedb.connect(str(self.path)))
         self.table = self.db.create_table(table_name, schema=chunks_schema(embedder.dim), exist_ok=True)
@@ -158,8 +164,13 @@ class LanceIndex:
 
     # ---- writes ---------------------------------------------------------------------------
 
-    def upsert_filing(self, filing_id: str, chunks: list[Chunk], *, show_progress: bool = False) -> int:
-        """Replace ``filing_id``'s rows by its leaf ``chunks`` in one commit; returns rows written."""
+    def upsert_filing(self, filing_id: str, chunks: list[Chunk], *, show_progress: bool = False,
+                      embed_inputs: Mapping[str, str] | None = None, vectors: np.ndarray | None = None) -> int:
+        """Replace ``filing_id``'s rows by its leaf ``chunks`` in one commit; returns rows written.
+
+        ``embed_inputs``: chunk id -> the text that chunk is embedded as (core/chunking/embedding_inputs.py;
+        default its ``text``). ``vectors``: the leaves' vectors, in order, already computed from those inputs
+        (the pipelined ingest embeds ahead of the write); nothing is embedded then."""
         leaves = [c for c in chunks if c.is_leaf]
         foreign = {c.filing_id for c in leaves} - {filing_id}
         if foreign:
@@ -167,7 +178,13 @@ class LanceIndex:
         if not leaves:
             self.delete_filing(filing_id)
             return 0
-        vectors = self._embed([c.text for c in leaves], show_progress, filing_id)
+        if vectors is None:
+            inputs = embed_inputs or {}
+            vectors = self._embed([inputs.get(c.chunk_id, c.text) for c in leaves], show_progress, filing_id)
+        elif len(vectors) != len(leaves):
+            raise ValueError(f"upsert_filing({filing_id!r}): {len(vectors)} vectors for {len(leaves)} leaves")
+        else:
+            self.last_encoded = 0
         data = self._arrow_rows(leaves, vectors)
         self._retry(lambda: (
             self.table.merge_insert("chunk_id")
@@ -177,6 +194,10 @@ class LanceIndex:
             .execute(data)))
         self.maintain_vector_index()
         return len(leaves)
+
+    def embed(self, texts: Sequence[str], *, label: str = "", show_progress: bool = False) -> np.ndarray:
+        """Vectors of ``texts`` through the embedding cache (``last_encoded``: how many were not cached)."""
+        return self._embed(list(texts), show_progress, label)
 
     def delete_filing(self, filing_id: str) -> None:
         """Remove every row of ``filing_id`` (one commit). Deleted rows leave the index at once

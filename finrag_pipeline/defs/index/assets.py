@@ -6,6 +6,7 @@ import time
 import dagster as dg
 
 from finrag_pipeline.core.catalog import active_filings
+from finrag_pipeline.core.ingest_pipeline import filing_embedding_inputs
 from finrag_pipeline.core.models import stable_id
 from finrag_pipeline.core.records import load_chunks
 from finrag_pipeline.core.variants import drop_filings_not_in
@@ -44,13 +45,16 @@ def vector_index(context: dg.AssetExecutionContext, finrag: FinragResource,
     leaves = load_chunks(finrag.partition_warehouse(fid), fid, leaves_only=True)
     t0 = time.perf_counter()
     index = finrag.lance(embedder.get(finrag.config_dir))
+    with finrag.configured():  # embedder.yaml `inputs` of the resource's config dir
+        inputs = filing_embedding_inputs(finrag.partition_warehouse(fid), fid, leaves)
     with logged_progress(context):  # embedding: chunks/s in the step's log
-        n = index.upsert_filing(fid, leaves, show_progress=False)
+        n = index.upsert_filing(fid, leaves, show_progress=False, embed_inputs=inputs)
     seconds = time.perf_counter() - t0
     return dg.MaterializeResult(metadata={
         "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),
         "rows": n, "newly_embedded": index.last_encoded, "rows_in_index": index.count(),
         "embedder": index.embedder.name, "seconds": round(seconds, 2),
+        "inputs_shortened": len(inputs),
         "chunks_per_second": round(index.last_encoded / seconds, 1) if seconds and index.last_encoded else 0.0,
     })
 

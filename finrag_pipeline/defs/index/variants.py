@@ -13,6 +13,7 @@ import dagster as dg
 
 from finrag_pipeline.core.chunking.config import load_chunking_config
 from finrag_pipeline.core.ingest.limits import load_ingest_limits
+from finrag_pipeline.core.ingest_pipeline import filing_embedding_inputs
 from finrag_pipeline.core.models import stable_id
 from finrag_pipeline.core.variants import (
     VARIANT_CHUNKS_TABLE,
@@ -118,7 +119,9 @@ def build_variant_assets(partitions_def: dg.MultiPartitionsDefinition, code_vers
         leaves = load_variant_chunks(finrag.warehouse, variant, fid, leaves_only=True)
         t0 = time.perf_counter()
         index = open_lance(finrag.paths, variant, embedder.get(finrag.config_dir))
-        n = index.upsert_filing(fid, leaves, show_progress=False)
+        with finrag.configured():  # embedder.yaml `inputs`, as the default vector_index
+            inputs = filing_embedding_inputs(finrag.warehouse, fid, leaves)
+        n = index.upsert_filing(fid, leaves, show_progress=False, embed_inputs=inputs)
         return dg.MaterializeResult(metadata={
             "dagster/row_count": dg.MetadataValue.int(n), "rows_all_filings": dg.MetadataValue.int(index.count()),
             "rows": n, "newly_embedded": index.last_encoded, "embedder": index.embedder.name, "chunking": variant,

@@ -17,7 +17,7 @@ from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.chunking.config import load_chunking_config
 from finrag_pipeline.core.ingest.errors import IngestError, remedy
 from finrag_pipeline.core.ingest.limits import load_ingest_limits
-from finrag_pipeline.core.ingest.parse import parse_filing
+from finrag_pipeline.core.ingest_pipeline import parse_filing_ahead
 from finrag_pipeline.core.records import load_pages, load_table_rows
 from finrag_pipeline.core.warehouse import rows_of
 from finrag_pipeline.defs.metadata import row_counts
@@ -65,7 +65,8 @@ def parsed_filing(context: dg.AssetExecutionContext, finrag: FinragResource):
     meta = load_filing(wh, context.partition_key)
     try:
         with logged_progress(context):
-            parsed = parse_filing(finrag.local_filing(meta))
+            # finrag ingest parses the next filing in a worker process while this one runs (ingest_pipeline.py)
+            parsed = parse_filing_ahead(finrag.local_filing(meta))
     except ENVIRONMENT_ERRORS:
         raise
     except Exception as exc:  # every failure is a status: quarantined, not retried until something changes
