@@ -43,6 +43,9 @@ def _unit_scale(unit: str | None) -> tuple[str | None, int]:
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
 _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
+# "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
+# what it pays for; the rest of the label is the line item
+_PAYMENT_LEAD = re.compile(r"^(?:cash\s+)?(?:payments?|paid)\s+(?:for|of|to)\s+(?:the\s+)?")
 _CONTRA_TAIL = re.compile(r"\s+(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
@@ -181,6 +184,12 @@ class FilingFacts:
         return re.sub(r"\s+(?:to|of|for)$", "", out)
 
     def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
+        if concept.outflow and _PAYMENT_LEAD.match(label):
+            paid_for = _PAYMENT_LEAD.sub("", label)
+            return max(self._label_score_of(label, concept), self._label_score_of(paid_for, concept))
+        return self._label_score_of(label, concept)
+
+    def _label_score_of(self, label: str, concept: Concept) -> tuple[float, str]:
         items, aliases = self._phrases(concept)
         bare = strip_total(label)
         if label in items:
