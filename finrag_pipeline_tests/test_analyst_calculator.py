@@ -804,6 +804,13 @@ def test_judgement_classes_both_directions(calc, question, answer, figures):
      ["North America: operating income -$2,847 million in FY2022 vs $7,271 million in FY2021"]),
     # the largest rise only: AWS +4,309 vs North America ... (operating income fell there)
     ("Which of Amazon's segments grew operating income the most in 2022?", "AWS: operating income $22,841 million", []),
+    # AMAZON_2022_10K p.24 segment net sales: North America 279,833 -> 315,880 (+36,047, +12.9%), International
+    # 127,787 -> 118,007 (fell), AWS 62,202 -> 80,096 (+17,894, +28.8%): the most in amount is North America, the
+    # most as a rate AWS
+    ("Which of Amazon's segments grew net sales the most in 2022?", "North America: revenue $315,880 million", []),
+    ("Which of Amazon's segments grew net sales the most in percentage terms in 2022?",
+     "AWS: revenue $80,096 million in FY2022 vs $62,202 million in FY2021, up 28.8%", []),
+    ("Which Amazon segment grew net sales at the fastest rate in 2022?", "AWS: revenue $80,096 million", []),
     # MICROSOFT_2022_10K segment revenue: all three rose in FY2022
     ("Which Microsoft segment saw revenue fall in fiscal 2022?", "None: no segment's revenue fell in FY2022", []),
 ])
