@@ -854,7 +854,10 @@ def outside_calc():
             ("Total revenues", "559,151", "523,964", "514,405"),
             ("Operating income", "22,548", "20,568", "21,957"),
             ("Interest income", "(121)", "(189)", "(217)"),
-            ("Interest, net", "2,194", "2,410", "2,129")])
+            ("Interest, net", "2,194", "2,410", "2,129"),
+            ("Consolidated net income", "13,706", "15,201", "7,179"),
+            ("Consolidated net income attributable to noncontrolling interest", "(196)", "(320)", "(509)"),
+            ("Consolidated net income attributable to Walmart", "13,510", "14,881", "6,670")])
         + _statement(wmt, 58, "Consolidated Statements of Cash Flows", "millions", (2021, 2020, 2019), [
             ("Depreciation and amortization", "11,152", "10,987", "10,678"),
             ("Payments for property and equipment", "(10,264)", "(10,705)", "(10,344)"),
@@ -873,16 +876,29 @@ def outside_calc():
             ("Payments for repurchases of common stock", "(36,140)", "(11,347)", "(3,561)"),
             ("Payments of dividends to stockholders", "(2,932)", "(3,140)", "(2,631)")]))
     bxp = "BXP-2015-10K"
-    bxp_rows = (
+    bxp_rows = list(
         _statement(bxp, 111, "CONSOLIDATED BALANCE SHEETS", "thousands", (2015, 2014), [
             ("Real estate, at cost", "19,481,535", "19,236,403"),
             ("Less: accumulated depreciation", "(3,925,894)", "(3,547,659)"),
             ("Total real estate", "15,555,641", "15,688,744"),
             ("Cash and cash equivalents", "723,718", "1,763,079"),
-            ("Total assets", "18,379,456", "19,886,767")])
+            ("Total assets", "18,379,456", "19,886,767"),
+            ("Mortgage notes payable", "3,438,714", "4,309,484"),
+            ("Unsecured senior notes (net of discount of $10,683 and $12,296, respectively)", "5,289,317", "5,287,704"),
+            ("Mezzanine notes payable", "308,482", "309,796")])
         + _statement(bxp, 112, "CONSOLIDATED STATEMENTS OF OPERATIONS", "thousands", (2015, 2014, 2013), [
             ("Total revenue", "2,490,821", "2,396,998", "2,135,539"),
-            ("Operating income", "849,365", "801,822", "678,120")]))
+            ("Operating income", "849,365", "801,822", "678,120"),
+            ("Net income", "799,918", "526,057", "841,440")]))
+    # the same statement prints "Net income" again, per share, under the earnings-per-share headings (p.112)
+    for heading, values in (("Basic earnings per common share attributable to Boston Properties, Inc. common "
+                             "shareholders:", ("3.73", "2.83", "4.87")),
+                            ("Diluted earnings per common share attributable to Boston Properties, Inc. common "
+                             "shareholders:", ("3.72", "2.83", "4.86"))):
+        [row] = _statement(bxp, 112, "CONSOLIDATED STATEMENTS OF OPERATIONS", "thousands", (2015, 2014, 2013),
+                           [("Net income", *values)])
+        row.row_index, row.unit, row.row_path = len(bxp_rows), "USD per share", [heading, "Net income"]
+        bxp_rows.append(row)
     store = FactStore([
         FilingFacts(meta(wmt, "Walmart Inc.", "WMT", 2021, date(2021, 1, 31)), wmt_rows, []),
         FilingFacts(meta(orcl, "Oracle Corporation", "ORCL", 2019, date(2019, 5, 31)), orcl_rows, []),
@@ -914,6 +930,19 @@ def outside_calc():
     ("What is Oracle's FY2019 dividend payout ratio, defined as cash dividends paid / net income? Round to two "
      "decimal places.", "0.26 "),
     ("What is Oracle's FY2019 dividend payout ratio? Round to one decimal place.", "26.5%"),
+    # Walmart prints "Consolidated net income attributable to Walmart" (the parent's share) below the consolidated total
+    ("What was Walmart's net income in FY2021?", "$13,510 million"),
+    ("What was Walmart's net income attributable to Walmart in FY2021?", "$13,510 million"),
+    # "Net income" printed again per share under its EPS heading is no repeat of the amount line (BXP p.112)
+    ("What was Boston Properties' net income in FY2015? Answer in USD millions.", "$799.92 million"),
+    ("What were Boston Properties' diluted EPS in FY2015?", "$3.72 per share"),
+    ("What were Boston Properties' basic EPS in FY2015?", "$3.73 per share"),
+    # an operand the statement prints with its detail in parentheses ("Unsecured senior notes (net of discount ...)")
+    ("What is Boston Properties' FY2015 total debt? Define total debt as mortgage notes payable plus unsecured senior "
+     "notes plus mezzanine notes payable. Answer in USD millions.", "$9,036.51 million"),
+    # "year over year" with an amount asked ("in USD millions") is the change in amount; without, the percent
+    ("By how much did Walmart's operating income increase year over year in FY2021, in USD millions?", "$1,980 million"),
+    ("What was Walmart's year-over-year revenue growth in FY2021?", "6.7%"),
     # an average over a range of years is one figure, not a comparison
     ("What is the FY2019 - FY2021 average of Walmart's total revenues? Answer in USD millions.",
      "$532,506.67 million — total revenues of Walmart, average of FY2019 to FY2021"),

@@ -66,6 +66,14 @@ PLANS = [
      "change(revenue) / abs(lag(revenue, 1))", "max_year", [2015, 2014], "percent", None),
     ("Which year between FY2013 and FY2015 had the lowest operating income?", [2015, 2013], "operating_income",
      "min_year", [2015, 2014, 2013], "USD", None),
+    # "year over year" with an amount asked is the change in amount; with nothing asked, the percent change
+    ("By how much did Walmart's operating income increase year over year in FY2021, in USD millions?", [2021],
+     "operating_income", "change", [2021, 2020], "USD", None),
+    ("What was Walmart's year-over-year revenue growth in FY2021?", [2021], "revenue", "pct_change", [2021, 2020],
+     "percent", None),
+    # "net income attributable to Walmart": the company's own name is no segment
+    ("What was Walmart's net income attributable to Walmart in FY2021?", [2021], "net_income", "value", [2021], "USD",
+     None),
     # "average" asked over a range wins over the "total" of a line's name (the sum rule is for "total D&A")
     ("What is the FY2019 - FY2021 average of Walmart's total revenues?", [2021, 2019], "revenue", "average_years",
      [2021, 2020, 2019], "USD", None),

@@ -71,7 +71,7 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
     "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
     "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded",
     # words of an extreme ("grow the most", "fastest"): no segment
-    "most", "least", "more", "less", "fastest", "slowest", "faster", "slower", "greatest", "terms", "relative"])
+    "attributable", "most", "least", "more", "less", "fastest", "slowest", "faster", "slower", "greatest", "terms", "relative"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 
 
@@ -323,6 +323,9 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
         operation = "average_years"
     if operation == "change" and unit in ("USD", "shares", "USD per share") and unit_asked(full) == "percent":
         operation = "pct_change"  # "the change in revenue ... in units of percents" is a percent change
+    elif (operation == "pct_change" and unit == "USD" and asked_scale and unit_asked(full) != "percent"
+          and not re.search(r"percent|%|\brate\b", rest, re.I)):
+        operation = "change"  # "by how much did operating income increase year over year, in USD millions": an amount
     if operation in ("sum_years", "average_years") and len(years) >= 2 and _YEAR_RANGE_RE.search(full):
         years = list(range(max(years), min(years) - 1, -1))  # "FY2020 - FY2022", "from 2020 to 2022": 2021 too
     if operation in ("change", "pct_change"):

@@ -112,7 +112,12 @@ class FilingFacts:
                                                              rs[0].section)
             counts: dict[str, int] = defaultdict(int)
             for r in rs:
-                counts[normalize_label(r.row_label)] += 1
+                # "Net income $ 3.72" under an earnings-per-share heading is no repeat of the "Net income" line
+                # (Boston Properties prints both in one statement): per-share rows count apart from amounts
+                if (getattr(r, "unit", None) or "") not in ("USD per share",) or not any(
+                        normalize_label(o.row_label) == normalize_label(r.row_label)
+                        and (getattr(o, "unit", None) or "") != "USD per share" for o in rs):
+                    counts[normalize_label(r.row_label)] += 1
             self.label_counts[tid] = counts
         self.norm_labels = {(r.table_id, r.row_index): normalize_label(r.row_label) for r in self.rows}
         self.distinct_labels = set(self.norm_labels.values())
@@ -226,6 +231,13 @@ class FilingFacts:
         for r in self.rows:
             label = self.norm_labels[(r.table_id, r.row_index)]
             score, reason = label_scores[label]
+            if score <= 0 and concept.unit == "USD per share" and (getattr(r, "unit", None) or "") == "USD per share":
+                # "Diluted earnings per common share ...:" heading, then "Net income $ 3.72" (Boston Properties): the
+                # per-share line is named by its heading
+                heading = normalize_label(((getattr(r, "row_path", None) or [])[:-1] or [""])[-1])
+                phrase = concept.line_items[0] if concept.line_items else ""
+                if phrase and heading.startswith(phrase) and re.match(r"net (?:income|earnings)\b", label):
+                    score, reason = 6.0, "per-share line under its heading"
             if score <= 0:
                 continue
             cell = self._cell_for(r, fiscal_year)
@@ -389,6 +401,13 @@ class FilingFacts:
         bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
         if bare != norm and len(bare.split()) >= 2:
             return self.statement_label(bare)
+        # "unsecured senior notes": the statement prints the line with its detail in parentheses ("Unsecured senior
+        # notes (net of discount of $10,683 and $12,296, respectively)"); the full printed label is the row
+        detailed = [lab for (tid, _), lab in self.norm_labels.items()
+                    if lab.startswith(norm + " (") and re.sub(r"\s*\(.*$", "", lab) == norm
+                    and tid not in self.percent_tables and self.statement_of[tid] in STATEMENT_ORDER]
+        if detailed:
+            return detailed[0]
         # "current term debt" / "non-current term debt": a balance-sheet label printed once in each section
         side = re.match(r"(?:non\s?current|current)\s+(?P<rest>.+)$", norm)
         if side and any(lab == side.group("rest") and self.statement_of[tid] == "balance_sheet"
