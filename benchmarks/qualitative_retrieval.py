@@ -28,11 +28,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from finrag_pipeline.core.catalog import active_filings, load_filing  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import page_groups, retrieval_metrics_for, scope_filters  # noqa: E402
 from finrag_pipeline.core.evaluation.stats import paired_comparison  # noqa: E402
 from finrag_pipeline.core.models import EvidencePlace, QAItem  # noqa: E402
+from finrag_pipeline.core.qa.importers import FilingContext, import_financebench  # noqa: E402
 from finrag_pipeline.core.question_kind import classify_question  # noqa: E402
-from finrag_pipeline.core.records import load_qa_items  # noqa: E402
+from finrag_pipeline.core.records import load_chunks, load_pages, load_qa_items  # noqa: E402
 from finrag_pipeline.core.session import FinragSession  # noqa: E402
 
 
@@ -63,6 +65,20 @@ def questions_file(path: Path, warehouse) -> list[QAItem]:
     return items
 
 
+def financebench_items(paths: list[Path], warehouse, categories: list[str] | None) -> list[QAItem]:
+    """The items of FinanceBench JSONL files (the analysts' sets) imported against the home's filings, read
+    only (nothing is written into the home); ``categories``: only these ``question_category`` values."""
+    contexts = [FilingContext(load_filing(warehouse, fid), load_pages(warehouse, fid), load_chunks(warehouse, fid))
+                for fid in active_filings(warehouse)]
+    items = []
+    for path in paths:
+        for item in import_financebench(path, contexts).items:
+            category = (item.metadata or {}).get("question_category") or item.question_type
+            if page_groups(item) and (not categories or category in categories):
+                items.append(item)
+    return items
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--retrievers", nargs="+", default=["hybrid_rrf", "decomposed_routed", "hybrid_rrf_qualitative",
@@ -75,14 +91,22 @@ def main() -> None:
     ap.add_argument("--metric", default="all_evidence_hit")
     ap.add_argument("--sources", nargs="*", default=None, help="only items of these sources (generated, financebench, ...)")
     ap.add_argument("--misses", action="store_true", help="print the questions the last retriever misses")
+    ap.add_argument("--detail", action="store_true", help="print every question's value under each retriever")
     ap.add_argument("--chunking", default=None, help="a chunking variant of ingest.yaml, built (`finrag variants build`); "
                     "page-level metrics only, as the runner does for variants")
     ap.add_argument("--questions", default=None,
                     help="a JSONL of qualitative questions with evidence pages (benchmarks/qualitative_questions.jsonl) "
                          "instead of the home's QA items; each evidence text is checked on its pages first")
+    ap.add_argument("--financebench", nargs="+", type=Path, default=None,
+                    help="FinanceBench JSONL files (the analysts' sets of finrag_pipeline_tests/data/external/) imported "
+                         "against the home's filings instead of its QA items (nothing is written)")
+    ap.add_argument("--categories", nargs="*", default=None,
+                    help="with --financebench: only these question_category values (narrative, judgement, ...)")
     args = ap.parse_args()
     session = FinragSession.open(os.environ.get("FINRAG_HOME"))
-    if args.questions:
+    if args.financebench:
+        items = financebench_items(args.financebench, session.warehouse, args.categories)
+    elif args.questions:
         items = questions_file(Path(args.questions), session.warehouse)
     else:
         items = [i for i in load_qa_items(session.warehouse) if page_groups(i)
@@ -123,6 +147,11 @@ def main() -> None:
                 diff = f"{c.mean_diff:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]" if c.mean_diff is not None else "n/a"
                 p = f"{c.p_value:.4f}" if c.p_value is not None else "n/a"
             print(f"| {name} | {mean:.3f} | {diff} | {p} | {latency[name]:.0f} |")
+        if args.detail:
+            print("per question (" + ", ".join(names) + "):")
+            for n, item in enumerate(chosen):
+                marks = " ".join("-" if values[name][n] is None else f"{values[name][n]:.0f}" for name in names)
+                print(f"  {marks}  {item.qa_id} {item.filing_id} {item.question[:110]}")
         if args.misses:
             for item, v in zip(chosen, values[names[-1]], strict=True):
                 if v == 0:

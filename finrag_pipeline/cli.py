@@ -435,9 +435,11 @@ def facts(ctx, filing_id, items, years, as_json) -> None:
 @click.option("--answers", is_flag=True, help="Also run answer evaluation.")
 @click.option("--system", "systems", multiple=True,
               help="Evaluate outside RAG system(s) of systems.yaml instead of the built-in matrix (finrag systems list).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Filings evaluated at once (default: assets_config/evaluation_workers.yaml, one per core); 1 = serial.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_json) -> None:
+def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_json, workers) -> None:
     """Run or re-run the evaluation matrix (narrowed by the options) and print the aggregate table.
 
     Each filing is one run of the code location's evaluate_filing job (tagged finrag/trigger=cli), so
@@ -472,7 +474,8 @@ def eval_cmd(ctx, configs, ks, scopes, chunkings, filings, answers, systems, as_
     from finrag_pipeline.cli_progress import terminal_progress
 
     with terminal_progress(enabled=not as_json):  # bars per filing and per configuration on a terminal
-        results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers)
+        results = evaluate_filings(defs, instance, targets, trigger="cli", narrowed=narrowed, answers=answers,
+                                   workers=workers)
     failed = {fid: r for fid, r in results.items() if not r.success}
     if failed:
         from finrag_pipeline.defs.local_runs import first_error

@@ -45,6 +45,8 @@ LAYERS: dict[str, int] = {
     "evaluation": 8, "variants": 8,
     # 9 what assembles everything: the session, the report
     "session": 9, "reporting": 9,
+    # 10 filings evaluated in parallel: worker processes that each open a session
+    "parallel_eval": 10,
 }
 
 

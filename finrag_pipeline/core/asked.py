@@ -8,9 +8,10 @@ words a worded fact is matched by (``content_words``). A leaf module: contracts
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from finrag_pipeline.core.numbers import Figure, scale_of_text
+from finrag_pipeline.core.numbers import Figure, scale_of_text, years_in
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,10 @@ _FACT_STOP = frozenset(["the", "a", "an", "of", "and", "or", "in", "for", "to", 
 def content_words(text: str) -> set[str]:
     """Lower-case words of a fact, without stop words, cut to four letters ("weakness" = "weaker")."""
     return {w[:4] for w in re.findall(r"[a-z][a-z&\-]*", (text or "").lower()) if w not in _FACT_STOP and len(w) > 1}
+
+
+def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
+    """The years a question asks about, newest first: those of its periods when it has them, else the years
+    its text names."""
+    years = set().union(*(years_in(p) for p in periods)) if periods else set()
+    return sorted(years or years_in(question), reverse=True)

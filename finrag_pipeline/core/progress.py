@@ -12,6 +12,7 @@ task costs one tuple lookup per update.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -106,3 +107,20 @@ def rate(event: ProgressEvent, now: float | None = None) -> float:
     """Items per second since the task started."""
     elapsed = (time.monotonic() if now is None else now) - event.started
     return event.done / elapsed if elapsed > 0 else 0.0
+
+
+_RELAYED: dict[tuple[str, int], int] = {}
+
+
+def relay(event: ProgressEvent, origin: str) -> None:
+    """Send an event of a task that runs elsewhere (``origin``: a worker process) to the sinks of the current
+    context, under a task id of this process (ids of different processes may collide)."""
+    key = (origin, event.task_id)
+    task_id = _RELAYED.get(key)
+    if task_id is None:
+        task_id = _RELAYED[key] = next(_NEXT_ID)
+    if event.finished:
+        _RELAYED.pop(key, None)
+    local = dataclasses.replace(event, task_id=task_id)
+    for sink in _SINKS.get():
+        sink(local)

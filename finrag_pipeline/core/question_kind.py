@@ -74,6 +74,15 @@ class TopicSpec(BaseModel):
         return v
 
 
+class PhrasingTerm(BaseModel):
+    """How analysts word a matter and what a 10-K's prose prints for it (the form of analyst_vocabulary.yaml's
+    terms, read as a vocabulary by core/retrieval/answer_sentences.py ``prose_vocabulary``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    terms: list[str] = Field(min_length=1)
+    expansions: list[str] = Field(min_length=1)
+
+
 class QuestionKindsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric_cues: list[str] = Field(min_length=1)
@@ -81,6 +90,10 @@ class QuestionKindsFile(BaseModel):
     instruction_leads: str = r"^\s*(?:if|please|answer|round)\b"  # sentences that instruct, not ask
     open_forms: list[str] = Field(min_length=1)
     topics: dict[str, TopicSpec] = Field(min_length=1)
+    # how analysts word a qualitative question -> what the 10-K's prose prints ("earn more" -> "operating
+    # income increased"); the same form as analyst_vocabulary.yaml's terms, read by the narrative answerer's
+    # subject and by the search expansion of qualitative_routed (``phrasings: true``)
+    phrasings: dict[str, PhrasingTerm] = Field(default_factory=dict)
     # a question that asks for an explanation ("Why ...", "Explain ...", "..., and why did ...?"): its reference's
     # figures support the explanation, they are not the asked value (core/scoring/answer_contract.py)
     explanation_forms: list[str] = Field(default_factory=list)

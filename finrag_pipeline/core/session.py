@@ -136,7 +136,12 @@ class FinragSession:
                                                  ("lance", self.lance)) if value is not None}
         # Evaluation runs the same dense search for several retrievers of a question: run it once
         # (latencies still count it, see RetrievalResources.shared_search).
-        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse, search_memo_size=8192, **parts)
+        from finrag_pipeline.core.indexing.exact_scan import load_dense_search_config
+
+        with self.configured():
+            depth = load_dense_search_config().shared_search_depth
+        return RetrievalResources.from_paths(self.paths, warehouse=self.warehouse, search_memo_size=8192,
+                                             shared_search_depth=depth, **parts)
 
     @cached_property
     def _retrievers(self) -> dict[str, Any]:
@@ -226,7 +231,17 @@ class FinragSession:
 
     def evaluate_retrieval(self, filing_id: str, matrix: Any = None, *, scope: str | None = None,
                            dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
-        """Run the retrieval matrix on one filing's accepted questions and write the rows idempotently."""
+        """Run the retrieval matrix on one filing's accepted questions and write the rows idempotently.
+        Rows a parallel evaluation's worker computed for this filing, matrix and unchanged inputs
+        (core/parallel_eval.py) are written instead of computing them again."""
+        runs, rows = self._prepared_or("retrieval", filing_id, matrix, scope, lambda m: self.compute_retrieval(
+            filing_id, m, scope=scope, dagster_run_id=dagster_run_id), dagster_run_id)
+        self._replace_runs(runs, "eval.retrieval_results", rows)
+        return runs, rows
+
+    def compute_retrieval(self, filing_id: str, matrix: Any = None, *, scope: str | None = None,
+                          dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        """The rows :meth:`evaluate_retrieval` writes (eval.runs, eval.retrieval_results), computed, not written."""
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, run_retrieval_eval
         from finrag_pipeline.core.records import load_qa_items
 
@@ -234,15 +249,23 @@ class FinragSession:
         with self.configured():
             matrix = matrix or EvalMatrix.load()
             self.require_variants(matrix, filing_id, state)
-            runs, rows = run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
-                                            matrix, scope, filing_id, state.corpus_state,
-                                            n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
-                                            chance_pool=self.chance_pool, retriever_specs=self.retriever_specs())
-        self._replace_runs(runs, "eval.retrieval_results", rows)
-        return runs, rows
+            return run_retrieval_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory,
+                                      matrix, scope, filing_id, state.corpus_state,
+                                      n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
+                                      chance_pool=self.chance_pool, retriever_specs=self.retriever_specs())
 
     def evaluate_answers(self, filing_id: str, matrix: Any = None, *,
                          dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        """Run the answer matrix on one filing's questions and write the rows idempotently (prepared rows
+        as for :meth:`evaluate_retrieval`)."""
+        runs, rows = self._prepared_or("answers", filing_id, matrix, None, lambda m: self.compute_answers(
+            filing_id, m, dagster_run_id=dagster_run_id), dagster_run_id)
+        self._replace_runs(runs, "eval.answer_results", rows)
+        return runs, rows
+
+    def compute_answers(self, filing_id: str, matrix: Any = None, *,
+                        dagster_run_id: str | None = None) -> tuple[list[dict], list[dict]]:
+        """The rows :meth:`evaluate_answers` writes, computed, not written."""
         from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence
         from finrag_pipeline.core.evaluation.runner import EvalMatrix, build_judge, run_answer_eval
         from finrag_pipeline.core.records import load_qa_items
@@ -250,14 +273,40 @@ class FinragSession:
         state = self.corpus_state()
         with self.configured():
             matrix = matrix or EvalMatrix.load()
-            runs, rows = run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
-                                         filing_id, state.corpus_state, judge=build_judge(matrix),
-                                         answerer_factory=self.answerer_factory,
-                                         n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
-                                         retriever_specs=self.retriever_specs(),
-                                         evidence=CitedEvidence(self.warehouse))
-        self._replace_runs(runs, "eval.answer_results", rows)
-        return runs, rows
+            return run_answer_eval(load_qa_items(self.warehouse, filing_id), self.retriever_factory, matrix,
+                                   filing_id, state.corpus_state, judge=build_judge(matrix),
+                                   answerer_factory=self.answerer_factory,
+                                   n_filings_in_corpus=state.n_filings, dagster_run_id=dagster_run_id,
+                                   retriever_specs=self.retriever_specs(),
+                                   evidence=CitedEvidence(self.warehouse))
+
+    def inputs_fingerprint(self) -> str:
+        """What an evaluation's rows depend on besides the matrix: the data (:meth:`data_fingerprint`), the
+        retrieval / answer YAMLs of this session's config directory and its retriever overrides. Rows
+        computed under one fingerprint are valid under the same fingerprint only."""
+        with self.configured():
+            config = _eval_config_fingerprint()
+        return "|".join((self.data_fingerprint(), config, json.dumps(dict(self.retriever_overrides), sort_keys=True,
+                                                                     default=str)))
+
+    def _prepared_or(self, kind: str, filing_id: str, matrix: Any, scope: str | None, compute: Any,
+                     dagster_run_id: str | None) -> tuple[list[dict], list[dict]]:
+        from finrag_pipeline.core.evaluation import prepared as ahead
+        from finrag_pipeline.core.evaluation.runner import EvalMatrix
+
+        if scope is None and ahead.has_prepared(self.paths.home, kind, filing_id):
+            with self.configured():
+                resolved = matrix or EvalMatrix.load()
+            prepared = ahead.take_prepared(self.paths.home, kind, filing_id, resolved, self.inputs_fingerprint())
+            if prepared is not None:
+                from finrag_pipeline.core.progress import task
+
+                with task(f"evaluate {kind} {filing_id}: rows computed in parallel by {prepared.worker} in "
+                          f"{prepared.seconds:.1f} s", len(prepared.rows), "rows") as done:  # the step log says so
+                    done.update(len(prepared.rows))
+                # the run that writes the rows is the Dagster run they belong to
+                return [{**r, "dagster_run_id": dagster_run_id} for r in prepared.runs], prepared.rows
+        return compute(matrix)
 
     def context_mapper(self) -> Any:
         """Places an outside system's contexts in this corpus (core/evaluation/context_mapping.py): the chunk

@@ -181,25 +181,76 @@ def report_qa_sets_changed(instance: dg.DagsterInstance, filing_ids: Iterable[st
 
 def evaluate_filings(defs: dg.Definitions, instance: dg.DagsterInstance, filing_ids: Iterable[str], *,
                      trigger: str, narrowed: Mapping[str, list] | None = None, answers: bool = True,
-                     log_level: str = "WARNING") -> dict[str, dg.ExecuteInProcessResult]:
+                     log_level: str = "WARNING", workers: int | None = None,
+                     executor: str | None = None) -> dict[str, dg.ExecuteInProcessResult]:
     """Run the ``evaluate_filing`` job once per filing (retrieval_eval, and answer_eval when ``answers``),
     its matrix narrowed by ``narrowed`` (EvalRunConfig fields: retrievers, top_k, scopes, ...). Filings
-    of the warehouse that are not partitions yet are added first."""
+    of the warehouse that are not partitions yet are added first.
+
+    With more than one worker (``workers``, else assets_config/evaluation_workers.yaml; local mode only) the
+    filings' rows are first computed in parallel (core/parallel_eval.py) and each filing's run then
+    writes its rows, so DuckDB keeps one writer and the rows equal a serial run's."""
     fids = list(dict.fromkeys(filing_ids))
     known = set(instance.get_dynamic_partitions(FILINGS_PARTITIONS_NAME))
     instance.add_dynamic_partitions(FILINGS_PARTITIONS_NAME, [f for f in fids if f not in known])
     assets = ["retrieval_eval", *(["answer_eval"] if answers else [])]
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
                   "ops": {a: {"config": dict(narrowed or {})} for a in assets}}
+    home = _prepare_in_parallel(fids, narrowed, assets, workers, executor)
     results = {}
-    with task("evaluate filings", len(fids), "filings") as work:
-        for fid in fids:
-            work.update(work.done, fid)
-            results[fid] = execute_job(defs, "evaluate_filing", instance, trigger=trigger, partition_key=fid,
-                                       asset_selection=[dg.AssetKey(a) for a in assets], run_config=run_config,
-                                       tags={PID_TAG: process_token()})
-            work.advance()
+    try:
+        with task("evaluate filings", len(fids), "filings") as work:
+            for fid in fids:
+                work.update(work.done, fid)
+                results[fid] = execute_job(defs, "evaluate_filing", instance, trigger=trigger, partition_key=fid,
+                                           asset_selection=[dg.AssetKey(a) for a in assets],
+                                           run_config=run_config, tags={PID_TAG: process_token()})
+                work.advance()
+    finally:
+        if home is not None:
+            from finrag_pipeline.core.evaluation.prepared import discard_prepared
+
+            discard_prepared(home)
     return results
+
+
+def _prepare_in_parallel(fids: list[str], narrowed: Mapping[str, list] | None, assets: list[str],
+                         workers: int | None, executor: str | None) -> str | None:
+    """Compute the filings' evaluation rows with parallel workers for the runs to write (the home they were
+    computed for), or None when serial: one worker or one filing, or distributed mode (there each filing's
+    run already executes on the Celery workers)."""
+    from finrag_pipeline.core.config import using_config_dir
+    from finrag_pipeline.core.evaluation.prepared import offer_prepared
+    from finrag_pipeline.core.parallel_eval import (
+        SessionRecipe,
+        load_parallel_config,
+        prepare_evaluations,
+        worker_count,
+    )
+    from finrag_pipeline.defs.evaluation.assets import EvalRunConfig
+    from finrag_pipeline.defs.resources import code_location_resources, session_from_resources
+
+    resources = code_location_resources()
+    finrag, embedder = resources["finrag"], resources["embedder"]
+    with using_config_dir(finrag.config_dir or None):
+        config = load_parallel_config({k: v for k, v in (("workers", workers), ("executor", executor))
+                                       if v is not None})
+    n = worker_count(config, len(fids))
+    if n <= 1:
+        return None
+    session = session_from_resources(finrag, embedder)
+    if session.result_writer is not None:
+        return None
+    run_config = EvalRunConfig(**dict(narrowed or {}))
+    matrix = run_config.matrix(session)  # exactly what the assets will evaluate
+    recipe = SessionRecipe(str(session.paths.home), session.config_dir, embedder.resolved_config(finrag.config_dir))
+    kinds = ["retrieval" if a == "retrieval_eval" else "answers" for a in assets]
+    with task("evaluate filings in parallel", len(fids), "filings") as work:
+        work.update(0, f"{n} {config.executor}")
+        prepared = prepare_evaluations(recipe, fids, matrix, kinds=kinds, workers=n, executor=config.executor,
+                                       on_filing_done=lambda fid: work.advance(1, fid))
+    offer_prepared(session.paths.home, prepared)
+    return str(session.paths.home)
 
 
 def build_variant_partitions(defs: dg.Definitions, instance: dg.DagsterInstance, pairs: Iterable[tuple[str, str]],

@@ -26,6 +26,10 @@ class EmbedderResource(dg.ConfigurableResource):
         """The embedder; ``config_dir`` (FinragResource.config_dir) is where embedder.yaml is read."""
         return _embedder(self.name, self.model_path, self.kind, config_dir)
 
+    def resolved_config(self, config_dir: str = ""):
+        """The EmbedderConfig `get` builds."""
+        return embedder_config(self.name, self.model_path, self.kind, config_dir)
+
 
 class FinragResource(dg.ConfigurableResource):
     """Paths and stores under FINRAG_HOME. Leave ``home`` empty to use the FINRAG_HOME env var."""
@@ -105,10 +109,16 @@ def session_from_resources(finrag: FinragResource, embedder: EmbedderResource,
 
 @cache
 def _embedder(name: str, model_path: str, kind: str, config_dir: str = ""):
+    return embedder_config(name, model_path, kind, config_dir).build()
+
+
+def embedder_config(name: str = "", model_path: str = "", kind: str = "", config_dir: str = ""):
+    """The EmbedderConfig an EmbedderResource with these fields builds from (picklable: what parallel
+    evaluation workers build their own embedder with)."""
     from finrag_pipeline.core.config import using_config_dir
     from finrag_pipeline.core.indexing.embedder import EmbedderConfig, load_embedder_config
 
     with using_config_dir(config_dir or None):
         config = load_embedder_config(name or None)
     overrides = {k: v for k, v in (("model_path", model_path), ("kind", kind)) if v}
-    return EmbedderConfig(**{**config.model_dump(), **overrides}).build() if overrides else config.build()
+    return EmbedderConfig(**{**config.model_dump(), **overrides}) if overrides else config

@@ -27,17 +27,12 @@ from finrag_pipeline.core.answering import (
     read_answer_json,
     register_answerer,
 )
+from finrag_pipeline.core.asked import asked_years
 from finrag_pipeline.core.ingest.statements import classify_table
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.numbers import format_printed_figure, printed_figures
 from finrag_pipeline.core.scoring.answer_metrics import years_in
 from finrag_pipeline.core.scoring.response_states import from_client_state
-
-
-def asked_years(question: str, periods: Sequence[str] | None) -> list[int]:
-    years = set().union(*(years_in(p) for p in periods)) if periods else set()
-    return sorted(years or years_in(question), reverse=True)
-
 
 # ---------------------------------------------------------------------------------------------
 # Extractive (offline) answerer

@@ -27,12 +27,15 @@ CONFIG_FILE = "dense_search.yaml"
 class DenseSearchConfig(BaseModel):
     """``exact_scan_max_rows``: tables up to this many rows are searched by an exact in-memory scan
     (memory: rows x dim x 4 bytes, ~150 MB at 100k x 384); None or 0 turns the scan off.
-    ``scan_threads``: BLAS threads for one scan (None: the BLAS library's default)."""
+    ``scan_threads``: BLAS threads for one scan (None: the BLAS library's default).
+    ``shared_search_depth``: in an evaluation session, the dense search shared by its retrievers fetches at
+    least this many rows per question and filter (RetrievalResources.shared_search)."""
 
     model_config = ConfigDict(extra="forbid")
 
     exact_scan_max_rows: int | None = Field(200_000, ge=0)
     scan_threads: int | None = Field(1, gt=0)
+    shared_search_depth: int = Field(50, ge=0)
 
 
 @functools.cache

@@ -14,6 +14,13 @@ the notes and Item 1A. The question's kind and topics come from the one rule of
    are sentences, not table rows); with ``section_mode: prefilter`` hits outside those Items only fill
    the slots the Items cannot.
 
+3. with ``sentence_weight`` > 0 (the ``qualitative_sentences`` configuration), adds ``sentence_weight`` x range x
+   the passage's sentence relevance: how well its best sentence answers the question by the narrative
+   answerer's own scoring (core/evaluation/narrative.py ``passage_relevance``: the subject named and leading
+   the sentence, a cue of the asked topic, the asked company and year), a sentence window read inside each
+   candidate rather than the passage's words as a bag; with ``phrasings: true`` the expansion also adds the
+   prose phrasings of question_kinds.yaml ("earn more" -> "operating income").
+
 A metric question passes through to ``base`` unchanged; a qualitative one is searched with
 ``qualitative_base`` (default: ``base``). Each kind gets the retriever built for it: ``base:
 decomposed_routed`` keeps the metric routing, whose statement boost favours statement table rows, while
@@ -30,6 +37,7 @@ from pydantic import Field
 from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary, default_vocabulary
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
+from finrag_pipeline.core.retrieval.answer_sentences import SentenceScorer, prose_vocabulary
 from finrag_pipeline.core.retrieval.base import Retriever, Timings, copy_hit, sort_hits
 from finrag_pipeline.core.retrieval.config import WrapperConfig
 from finrag_pipeline.core.retrieval.plugins import register_retriever
@@ -45,6 +53,11 @@ class QualitativeRoutingConfig(WrapperConfig):
     prose_boost: float = Field(0.1, ge=0.0, description="bonus for prose chunks of a qualitative question")
     overfetch: int = Field(4, ge=1, description="candidates per search: k x overfetch")
     expand: bool = Field(True, description="also search the question expanded by the vocabulary and topic words")
+    phrasings: bool = Field(False, description="the expansion also adds the prose phrasings of question_kinds.yaml "
+                            "(\"earn more\" -> \"operating income increased\")")
+    sentence_weight: float = Field(0.0, ge=0.0, description="bonus for the passage whose best sentence answers the "
+                                   "question (the narrative answerer's sentence scoring: subject named, cue of "
+                                   "the topic), as a fraction of the candidates' score range; 0 = off")
     rrf_k: int = Field(60, ge=1)
 
     def references(self) -> list[str | dict[str, Any]]:
@@ -85,8 +98,9 @@ def fuse(rankings: list[list[Hit]], rrf_k: int) -> list[Hit]:
 
 
 def route_hits(hits: list[Hit], route: QuestionRoute, section_boost: float, prose_boost: float,
-               mode: str = "boost") -> list[Hit]:
-    """Hits re-sorted with the section and prose bonuses (prefilter: the topic's Items first)."""
+               mode: str = "boost", relevance: dict[str, float] | None = None, sentence_weight: float = 0.0) -> list[Hit]:
+    """Hits re-sorted with the section and prose bonuses (prefilter: the topic's Items first), and
+    ``sentence_weight`` x the passage's sentence relevance (chunk id -> [0, 1]) when given."""
     if not hits:
         return []
     scores = [h.score for h in hits]
@@ -95,7 +109,11 @@ def route_hits(hits: list[Hit], route: QuestionRoute, section_boost: float, pros
     for h in hits:
         weight = section_weight(h.section, route)
         bonus = spread * (section_boost * weight + (prose_boost if h.chunk_type == "prose" else 0.0))
-        out.append(copy_hit(h, score=h.score + bonus, stage_scores={**h.stage_scores, "section_boost": bonus}))
+        stage_scores = {**h.stage_scores, "section_boost": bonus}
+        if relevance is not None and sentence_weight:
+            stage_scores["sentence_relevance"] = relevance.get(h.chunk_id, 0.0)
+            bonus += spread * sentence_weight * stage_scores["sentence_relevance"]
+        out.append(copy_hit(h, score=h.score + bonus, stage_scores=stage_scores))
     ranked = sort_hits(out)
     if mode == "prefilter":
         inside = [h for h in ranked if h.section in route.sections]
@@ -109,13 +127,22 @@ class QualitativeRoutingRetriever(Retriever):
 
     def __init__(self, base: Retriever, *, qualitative_base: Retriever | None = None, section_mode: str = "boost", section_boost: float = 0.5,
                  prose_boost: float = 0.1, overfetch: int = 4, expand: bool = True, rrf_k: int = 60,
-                 kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None):
+                 kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None,
+                 phrasings: bool = False, sentence_weight: float = 0.0):
         self.base = base
         self.qualitative_base = qualitative_base or base
         self.section_mode, self.section_boost, self.prose_boost = section_mode, section_boost, prose_boost
         self.overfetch, self.expand, self.rrf_k = overfetch, expand, rrf_k
         self.kinds = kinds or default_question_kinds()
         self.vocabulary = vocabulary if vocabulary is not None else default_vocabulary()
+        self.phrasings, self.sentence_weight = phrasings, sentence_weight
+        self._sentences: SentenceScorer | None = None
+
+    def sentence_scorer(self) -> SentenceScorer:
+        """The sentence scoring the narrative answerer quotes by, which ranks passages (built on first use)."""
+        if self._sentences is None:
+            self._sentences = SentenceScorer(self.kinds, self.vocabulary)
+        return self._sentences
 
     @classmethod
     def from_config(cls, config: QualitativeRoutingConfig, resources: Any, builder: Any) -> QualitativeRoutingRetriever:
@@ -123,10 +150,14 @@ class QualitativeRoutingRetriever(Retriever):
         qualitative = builder.build(config.qualitative_base) if config.qualitative_base else None
         return cls(base, qualitative_base=qualitative, section_mode=config.section_mode,
                    section_boost=config.section_boost, prose_boost=config.prose_boost, overfetch=config.overfetch,
-                   expand=config.expand, rrf_k=config.rrf_k)
+                   expand=config.expand, rrf_k=config.rrf_k, phrasings=config.phrasings,
+                   sentence_weight=config.sentence_weight)
 
     def expanded_query(self, query: str, route: QuestionRoute) -> str:
         expanded = self.vocabulary.expand(query)
+        phrasings = prose_vocabulary(self.kinds) if self.phrasings else None
+        if phrasings is not None:
+            expanded = phrasings.expand(expanded)
         extra = [w for w in (*acronyms(query), *route.expansion) if w.lower() not in expanded.lower()]
         return f"{expanded} {' '.join(extra)}" if extra else expanded
 
@@ -153,4 +184,10 @@ class QualitativeRoutingRetriever(Retriever):
                 rankings.append(second.hits)
         with timings.stage("section_routing"):
             fused = fuse(rankings, self.rrf_k) if len(rankings) > 1 else rankings[0]
-            return route_hits(fused, route, self.section_boost, self.prose_boost, self.section_mode)[:k]
+        relevance = None
+        if self.sentence_weight and fused:
+            with timings.stage("sentence_relevance"):
+                relevance = self.sentence_scorer().passage_relevance(query, fused)
+        with timings.stage("section_routing"):
+            return route_hits(fused, route, self.section_boost, self.prose_boost, self.section_mode,
+                              relevance, self.sentence_weight)[:k]

@@ -135,6 +135,7 @@ class RetrievalResources:
     extras: dict[str, Any] = field(default_factory=dict)
     query_cache_size: int = 1024
     search_memo_size: int = 0  # see shared_search; FinragSession turns it on for evaluation runs
+    shared_search_depth: int = 0  # a memoised search fetches at least this many (see shared_search)
     _resolved: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     # Re-entrant: a factory may ask for another member (the lance index needs the embedder).
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -194,7 +195,11 @@ class RetrievalResources:
         same key and a k no larger gets the stored result's first k and the milliseconds the original
         search took (None when it ran now), which the caller adds to its latency: shared work is
         reported at its measured cost, not as free. Exact search makes the top k a prefix of any
-        larger k. The memo lives as long as these resources; indexes must not change meanwhile."""
+        larger k. The memo lives as long as these resources; indexes must not change meanwhile.
+
+        The memoised search runs at ``max(k, shared_search_depth)`` (dense_search.yaml): dense asks for
+        10 and the hybrids for their fetch_k (50) of the same query and filter, so one search at 50 serves
+        both, where searching at the first k asked would search again for the second."""
         if self.search_memo_size <= 0:
             return search(k), None
         with self._lock:
@@ -202,13 +207,14 @@ class RetrievalResources:
             if entry is not None and entry[0] >= k:
                 self._search_memo.move_to_end(key)
                 return entry[1][:k], entry[2]
+        depth = max(k, self.shared_search_depth)
         t0 = time.perf_counter()
-        rows = search(k)
+        rows = search(depth)
         with self._lock:
-            self._search_memo[key] = (k, rows, (time.perf_counter() - t0) * 1000.0)
+            self._search_memo[key] = (depth, rows, (time.perf_counter() - t0) * 1000.0)
             if len(self._search_memo) > self.search_memo_size:
                 self._search_memo.popitem(last=False)
-        return rows, None
+        return rows[:k], None
 
     @classmethod
     def from_paths(cls, paths: Any = None, warehouse: Any = None, **overrides: Any) -> RetrievalResources:

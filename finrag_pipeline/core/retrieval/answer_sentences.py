@@ -1,0 +1,410 @@
+"""Sentences of retrieved prose scored as answers to a qualitative question: THE scoring the ``narrative``
+answerer quotes by (core/evaluation/narrative.py) and ``qualitative_sentences`` ranks passages by
+(core/retrieval/qualitative_routing.py ``sentence_weight``).
+
+For a question it (1) reads the question's kind and topics (core/question_kind.py: cause, impact, risk,
+legal, customers, geography, segments, business) and its subject: the words that name the line item,
+segment or matter (the analyst vocabulary's expansions count as the same word: "R&D" is "research and
+development"; so do the prose phrasings of question_kinds.yaml: "earn more" is "operating income"), the
+direction asked (an increase or a decrease) and the years; (2) splits the prose hits into sentences
+(core/chunking/sentences.py, plus sentences that open with a lower-case name: "iPhone"), without the page
+header or heading the text layer runs into them; (3) marks as answering the sentences that name at least
+half of the subject (and a name the question gives: "Products", "Greater China") and, for a topic with
+cues, carry one ("driven by", "due to", "primarily", "filed a lawsuit", ...); a sentence that refers back
+to the change the previous one states ("The year over year increase was primarily driven by ...") takes
+that sentence's subject; (4) scores them by subject overlap, how much of the subject leads the sentence,
+cue strength (saturating at two strong cues), the 10-K Item the topic routes to, the year and the
+direction, lists and named entities, and the hit's rank.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from finrag_pipeline.core.analyst.vocabulary import (
+    AnalystVocabulary,
+    VocabularyFile,
+    VocabularyTerm,
+    default_vocabulary,
+)
+from finrag_pipeline.core.asked import asked_years
+from finrag_pipeline.core.chunking.sentences import split_sentences
+from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
+from finrag_pipeline.core.scoring.answer_metrics import years_in
+
+# The prose chunk's context header: "Apple Inc. (AAPL) 10-K FY2022 | Item 7 Management's ... | "
+_HEADER_RE = re.compile(r"^[^|\n]{1,200}\|[^|\n]{0,300}\|\s*")
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z&'\-]*[A-Za-z]|[A-Za-z]")
+# Words of a question that name no subject: question forms, the kind's own verbs, filler.
+_QUESTION_WORDS = frozenset(re.findall(r"\S+", """
+a an and are as at be been by can could did do does during for from had has have how if in into is it its
+of on or over than that the their them these this those to was were what when where which who whom whose
+why will with would about across against all any also between both each compared versus vs fiscal year
+years fy company company's companies business drove drive drives driven driver drivers cause caused causes
+reason reasons explain explains explained explanation behind factor factors contributed contribute led lead
+main key primary major principal significant describe discuss summarize summarise outline list name
+identify mention mentioned cite cited report reported reportable disclose disclosed its their our we us affect
+affected impact impacted change changes changed spend spending spent amount amounts level levels
+performance result results period periods most least highest lowest largest smallest fastest slowest
+biggest best worst involved involve involves involving face faces facing related regarding concerning
+material any
+according describes described discusses discussed mentions notes note item items annual report reports filing
+form 10-k k sec says say state states stated explain year-over-year year-on-year yoy
+"""))
+_UP_RE = re.compile(r"\b(?:increas\w*|grew|grow\w*|growth|rose|rise|rising|higher|expan\w*|jump\w*|improv\w*|gain\w*|"
+                    r"surg\w*|strong\w*|accelerat\w*)\b",
+                    re.IGNORECASE)
+_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*|shr[ai]nk\w*|drop\w*|reduc\w*|"
+                      r"weak\w*|slow\w*|slump\w*)\b",
+                      re.IGNORECASE)
+# A second sentence that continues the first ("This increase was ...", "The decrease ...", "Partially offset ...").
+_CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
+                           r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
+# a sentence that refers back to the change the previous one states ("The year over year increase was
+# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's
+_ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:over|on)[\s-]+year|overall|net|"
+                          r"total)\s+)?(?:increases?|decreases?|growth|declines?|changes?|improvements?|reductions?|"
+                          r"expansions?|contractions?|rises?)\b", re.IGNORECASE)
+# what the text layer runs into a sentence: the page header, a heading before the sentence's first word
+_PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
+_HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
+                         r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
+_LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
+_ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
+_FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
+_MAX_FIGURES = 8       # more figures than this: a table run into the text, not a sentence
+_TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
+_MIN_SENTENCE_CHARS = 40
+_MAX_SENTENCE_CHARS = 900
+
+
+def _stem(word: str) -> str:
+    """A light stem, enough to meet plurals and verb forms ("services" ~ "service", "sales" ~ "sale")."""
+    w = word.lower().strip("'-")
+    w = w[:-2] if w.endswith("'s") else w
+    if len(w) > 6:
+        return w[:6]
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def word_stems(text: str) -> set[str]:
+    """The light stems of the words of ``text``."""
+    return {_stem(w) for w in _WORD_RE.findall(text)}
+
+
+# words of a topic itself (question_kinds.yaml) rather than of its subject
+_TOPIC_STEMS = frozenset(_stem(w) for w in ("risk", "risks", "litigation", "legal", "lawsuit", "proceedings",
+                                            "customer", "customers", "concentration", "segment", "segments",
+                                            "geographic", "geographies", "region", "regions", "countries",
+                                            "uncertainty", "uncertainties", "strategy", "competition"))
+
+
+@dataclass
+class Subject:
+    """What a question is about: word groups a sentence must name (each group: alternative stems or
+    phrases), the direction asked, and the years."""
+
+    groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = field(default_factory=list)  # (label, stems, phrases)
+    names: set[str] = field(default_factory=set)       # stems of capitalised names in the question (weighed double)
+    line_items: set[str] = field(default_factory=set)  # labels of the analyst vocabulary's terms ("R&D"; weighed double)
+    direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
+    years: list[int] = field(default_factory=list)
+    topical: bool = False    # the question names only its topic ("What legal proceedings ...?")
+
+    def overlap(self, sentence: str) -> tuple[float, list[str]]:
+        """Weighted share of the subject's groups the sentence names, and their labels."""
+        if not self.groups:
+            return 0.0, []
+        stems = word_stems(sentence)
+        low = sentence.lower()
+        return self._share(stems, low)
+
+    def _share(self, stems: set[str], low: str) -> tuple[float, list[str]]:
+        got, total, named = 0.0, 0.0, []
+        for label, alternatives, phrases in self.groups:
+            weight = 2.0 if alternatives & self.names or label in self.line_items else 1.0
+            total += weight
+            if alternatives & stems or any(p in low for p in phrases):
+                got += weight
+                named.append(label)
+        return got / total, named
+
+    def names_one(self, sentence: str) -> bool:
+        """Whether the sentence names one of the question's names ("Products", "Greater China"), when it
+        has any: a sentence about another segment or region answers another question."""
+        if not self.names:
+            return True
+        named = self._share(word_stems(sentence), sentence.lower())[1]
+        return any(stems & self.names for label, stems, _ in self.groups if label in named)
+
+    def lead_share(self, sentence: str) -> float:
+        """Share of the subject named in the sentence's first six words: a sentence about the subject
+        opens with it ("Services net sales increased ...")."""
+        lead = " ".join(sentence.split()[:6])
+        return self._share(word_stems(lead), lead.lower())[0] if self.groups else 0.0
+
+    def head_share(self, sentence: str, cue_at: int | None) -> float:
+        """Share of the subject named before the sentence's first cue (or in its first 12 words): the
+        sentence is about the subject ("Services net sales increased ... due to ...") rather than
+        mentioning it among others."""
+        head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
+        return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
+
+
+def read_subject(question: str, route: QuestionRoute,
+                 vocabulary: AnalystVocabulary | Sequence[AnalystVocabulary] | None,
+                 company_words: set[str], periods: Sequence[str] | None = None) -> Subject:
+    """The subject of ``question``: its content words, less question forms, the company's name and the
+    topic words themselves ("risks", "litigation" say what kind of answer, not what it is about). A term
+    of a vocabulary (the analyst vocabulary: "R&D"; the prose phrasings of question_kinds.yaml: "earn
+    more") is one word group whose alternatives are its expansions."""
+    subject = Subject(years=asked_years(question, periods))
+    text = re.sub(r"\b(?:FY|CY|Q[1-4])\s?'?\d{2,4}\b|\b(?:19|20)\d\d\b", " ", question)
+    if _UP_RE.search(text) and not _DOWN_RE.search(text):
+        subject.direction = 1
+    elif _DOWN_RE.search(text) and not _UP_RE.search(text):
+        subject.direction = -1
+    text = _UP_RE.sub(" ", _DOWN_RE.sub(" ", text))
+    vocabularies = [] if vocabulary is None else [vocabulary] if isinstance(vocabulary, AnalystVocabulary) \
+        else list(vocabulary)
+    for n, vocab in enumerate(vocabularies):
+        # the longest term first, each read once: "gross profit" is one subject word, not "gross" + "profit"
+        for m in sorted(vocab.match(text), key=lambda m: -len(m.term)):
+            term_re = re.compile(r"(?<![\w&])" + r"[\s\-]+".join(map(re.escape, m.term.split())) + r"(?![\w&])",
+                                 re.IGNORECASE)
+            if not term_re.search(text):
+                continue
+            phrases = tuple(e.lower() for e in m.expansions) + (m.term.lower(),)
+            # a term of several words is named by the phrase (or an expansion), never by any one of its
+            # words: "earn more" is not named by "more", "cost of goods sold" not by "of"
+            stems = frozenset(word_stems(m.term)) if len(m.term.split()) == 1 else frozenset()
+            subject.groups.append((m.term, stems, phrases))
+            if n == 0:      # the analyst vocabulary names a line item: the heart of the subject
+                subject.line_items.add(m.term)
+            text = term_re.sub(" ", text)
+    topic_groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
+    for i, word in enumerate(_WORD_RE.findall(text)):
+        low = word.lower()
+        stem = _stem(low)
+        if low in _QUESTION_WORDS or len(low) < 3 or low in company_words or stem in company_words:
+            continue
+        if stem in {g[0] for g in subject.groups + topic_groups}:
+            continue
+        group = (stem, frozenset({stem}), ())
+        if stem in _TOPIC_STEMS:
+            topic_groups.append(group)
+            continue
+        if word[:1].isupper() and i > 0:
+            subject.names.add(stem)
+        subject.groups.append(group)
+    # the topic words ("risks", "litigation") say what kind of answer is asked, not what it is about:
+    # they are the subject only of a question that names nothing else ("What legal proceedings ...?")
+    if not subject.groups:
+        subject.groups, subject.topical = topic_groups, True
+    return subject
+
+
+@dataclass
+class _Sentence:
+    text: str
+    hit: Hit
+    index: int            # position in its hit
+    start_frac: float     # where in the hit's text it starts (0..1), for the page of a multi-page chunk
+    score: float = 0.0
+    subject: float = 0.0
+    head: float = 0.0
+    cue: float = 0.0
+    cues: list[str] = field(default_factory=list)
+    named: list[str] = field(default_factory=list)
+    lead: float = 0.0
+    answers: bool = False   # names enough of the subject and carries a cue of the asked topic
+    antecedent: _Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
+
+
+def _prose_of(hit: Hit) -> str:
+    text = hit.text or ""
+    return _HEADER_RE.sub("", text, count=1) if "|" in text[:400] else text
+
+
+def _sentences(hit: Hit) -> list[_Sentence]:
+    text = _prose_of(hit)
+    out = []
+    spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
+    for i, (a, b) in enumerate(spans):
+        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip()))
+        if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
+                and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
+            out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
+    return out
+
+
+# a sentence that starts with a name spelt in lower case ("... certain products. iPhone net sales increased ..."),
+# which the shared splitter (core/chunking/sentences.py, whose spans the chunks keep) does not end
+_LOWER_NAME_START = re.compile(r"(?<=[a-z]\.)\s+(?=[a-z]+[A-Z]\w*\s)")
+
+
+def _split_lowercase_names(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    out, start = [], a
+    for m in _LOWER_NAME_START.finditer(text, a, b):
+        out.append((start, m.start()))
+        start = m.end()
+    out.append((start, b))
+    return out
+
+
+def _without_heading(sentence: str) -> str:
+    """"Table of Contents International sales decreased ..." -> "International sales decreased ...";
+    "Item 3. Legal Proceedings Digital Markets Act Investigations On March 25, 2024, ..." -> "On March 25, ...":
+    the page header and a Title-Case heading the text layer runs into the sentence that follows it."""
+    sentence = _PAGE_HEADER_RE.sub("", sentence)
+    m = _HEADING_RE.match(sentence)
+    if m and len(m.group(0).split()) >= 2:
+        return sentence[m.end():]
+    return sentence
+
+
+def _without_repeated_heading(sentence: str) -> str:
+    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ..."."""
+    words = sentence.split(" ")
+    for k in range(min(6, len(words) // 2), 0, -1):
+        if words[:k] == words[k:2 * k]:
+            return " ".join(words[k:])
+    return sentence
+
+
+def _company_words(hits: Sequence[Hit]) -> set[str]:
+    """Words of the company names in the hits' context headers ("Apple Inc. (AAPL) 10-K ...")."""
+    out: set[str] = set()
+    for h in hits:
+        m = re.match(r"^([^|(\n]{1,120})(?:\(([A-Z.\-]{1,6})\))?", h.text or "")
+        if m and "|" in (h.text or "")[:400]:
+            for w in _WORD_RE.findall(m.group(1)):
+                if w.lower() not in {"inc", "corp", "corporation", "company", "co", "the", "ltd", "plc", "holdings"}:
+                    out.update({w.lower(), _stem(w)})
+            if m.group(2):
+                out.add(m.group(2).lower())
+    return out
+
+
+def _page_of(sentence: _Sentence) -> int:
+    hit = sentence.hit
+    span = hit.page_end - hit.page_start
+    return hit.page_start + (min(span, int(sentence.start_frac * (span + 1))) if span > 0 else 0)
+
+
+def prose_vocabulary(kinds: QuestionKinds) -> AnalystVocabulary | None:
+    """The prose phrasings of question_kinds.yaml as a vocabulary (the analyst vocabulary's form), or None."""
+    return _prose_vocabulary(id(kinds), kinds) if kinds.file.phrasings else None
+
+
+@lru_cache(maxsize=8)
+def _prose_vocabulary(_key: int, kinds: QuestionKinds) -> AnalystVocabulary:
+    return AnalystVocabulary(VocabularyFile(terms={
+        name: VocabularyTerm(terms=t.terms, expansions=t.expansions) for name, t in kinds.file.phrasings.items()}))
+
+
+class SentenceScorer:
+    """Scores the sentences of prose hits as answers to a question (see the module docstring)."""
+
+    def __init__(self, kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None, *,
+                 max_hits: int = 10, min_subject: float = 0.5) -> None:
+        self.kinds = kinds or default_question_kinds()
+        self.vocabulary = vocabulary if vocabulary is not None else default_vocabulary()
+        # the analyst vocabulary ("R&D") and the prose phrasings of question_kinds.yaml ("earn more")
+        self.vocabularies = [v for v in (self.vocabulary, prose_vocabulary(self.kinds)) if v is not None]
+        self.max_hits = max_hits
+        self.min_subject = min_subject
+
+    def _score(self, s: _Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
+        s.subject, s.named = subject.overlap(s.text)
+        s.cue, s.cues = self.kinds.cue_strength(s.text, cue_topics)
+        cue_at = min((s.text.lower().find(c) for c in s.cues if c in s.text.lower()), default=None)
+        head = s.head = subject.head_share(s.text, cue_at or None)
+        section_bonus = 0.0
+        if s.hit.section in route.sections:
+            section_bonus = 0.6 - 0.15 * route.sections.index(s.hit.section)
+        years = years_in(s.text)
+        period = 0.0
+        if subject.years:
+            if years & set(subject.years):
+                period = 0.4
+            elif years and not years & {y - 1 for y in subject.years}:
+                period = -0.8  # about another year
+            if s.hit.fiscal_year is not None and s.hit.fiscal_year not in subject.years and not years:
+                period -= 0.3  # an undated sentence of another year's filing
+        direction = 0.0
+        if subject.direction:
+            up, down = bool(_UP_RE.search(s.text)), bool(_DOWN_RE.search(s.text))
+            if (subject.direction > 0 and up and not down) or (subject.direction < 0 and down and not up):
+                direction = 0.3
+            elif (subject.direction > 0 and down and not up) or (subject.direction < 0 and up and not down):
+                direction = -0.3
+        structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
+        s.lead = subject.lead_share(s.text)
+        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, _TOPICAL_MIN_CUE) / 2.0 + section_bonus
+                   + period + direction + structure
+                   - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
+
+    def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
+                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[_Sentence]]:
+        """The route and subject of ``question`` and every sentence of the prose hits (the first
+        ``max_hits`` by rank, default the answerer's), scored, each marked ``answers`` when it may answer:
+        it names enough of the subject (or, for a topic-only question, reads as one of the topic's
+        answers) and carries a cue of the asked topic when the topic has cues. The answerer quotes the
+        best of them; ``qualitative_routed`` ranks passages by them (``passage_relevance``)."""
+        route = self.kinds.classify(question)
+        used = sorted(hits, key=lambda h: h.rank)[: max_hits or self.max_hits]
+        subject = read_subject(question, route, self.vocabularies, _company_words(used), periods)
+        # a topic without cues (or a metric question handed here) ranks by subject alone
+        cue_topics = tuple(t for t in route.topics if self.kinds.cues.get(t))
+        out: list[_Sentence] = []
+        for hit in used:
+            if hit.chunk_type not in ("prose", "section"):
+                continue
+            previous: _Sentence | None = None
+            for s in _sentences(hit):
+                self._score(s, subject, route, cue_topics)
+                if (previous is not None and previous.index == s.index - 1 and _ANAPHORA_RE.match(s.text)
+                        and previous.subject > s.subject):
+                    # "Gross margins increased to 75.0% ... The year over year increase was primarily driven by
+                    # ...": the cause sentence is about the previous sentence's subject, and is quoted with it
+                    s.score += 3.0 * (previous.subject - s.subject) + 1.5 * max(0.0, previous.head - s.head)
+                    s.subject, s.head, s.named, s.antecedent = previous.subject, previous.head, previous.named, previous
+                previous = s
+                about = s.subject >= self.min_subject and bool(s.named) and subject.names_one(
+                    s.antecedent.text + " " + s.text if s.antecedent else s.text)
+                # a question naming only its topic is answered by a sentence that reads as one of its
+                # answers (a lawsuit named, a risk stated), whatever words it uses
+                if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
+                    about = True
+                s.answers = about and (not cue_topics or s.cue > 0)
+                out.append(s)
+        return route, subject, out
+
+    def passage_relevance(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None
+                          ) -> dict[str, float]:
+        """Chunk id -> how well its best sentence answers ``question``, in [0, 1]: the share of the
+        subject it names, how much of it leads the sentence and the cue's strength, halved for a sentence
+        that does not answer (no cue of the asked topic, too little of the subject). Chunks without
+        prose are left out. What a sentence window of the passage says, rather than the passage's words
+        as a bag."""
+        _, subject, sentences = self.scored_sentences(question, hits, periods, max_hits=len(hits))
+        # the subject leaves the company out (every passage of its filing names it): across filings, a
+        # passage of another company than the one asked, or of another year's filing, answers less
+        asked = word_stems(question)
+        companies = {h.chunk_id: _company_words([h]) for h in hits}
+        names_one = any(words & asked for words in companies.values())
+        best: dict[str, float] = {}
+        for s in sentences:
+            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, _TOPICAL_MIN_CUE) / _TOPICAL_MIN_CUE) / 2.0
+            value *= 1.0 if s.answers else 0.5
+            if names_one and companies[s.hit.chunk_id] and not companies[s.hit.chunk_id] & asked:
+                value *= 0.2
+            if subject.years and s.hit.fiscal_year is not None and s.hit.fiscal_year not in subject.years:
+                value *= 0.5
+            best[s.hit.chunk_id] = max(best.get(s.hit.chunk_id, 0.0), value)
+        return best
