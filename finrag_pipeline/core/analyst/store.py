@@ -378,13 +378,17 @@ class FilingFacts:
                  if (len(lab.split()) >= 2 or (len(lab) >= 8 and lab not in _VAGUE_LABELS))
                  and not lab.startswith(("total", "less")) and tid not in self.percent_tables
                  and self.statement_of[tid] in STATEMENT_ORDER},
-                key=len, reverse=True)
+                key=lambda lab: (-len(lab), lab))
         norm = normalize_label(text)
+        best: tuple[int, str] | None = None   # (position in the text, label) among the longest labels written
         for lab in self._label_phrases:
+            if best is not None and len(lab) < len(best[1]):
+                break
             m = re.search(r"(?<![\w&])" + re.escape(lab) + r"(?![\w&])", norm)
-            if m and _label_ends_item(norm[m.end():]):
-                return lab
-        return None
+            if m and _label_ends_item(norm[m.end():]) and (best is None or m.start() < best[0]):
+                # two labels of the same length written: the one written first (never the set's hash order)
+                best = (m.start(), lab)
+        return best[1] if best else None
 
     def statement_label(self, phrase: str) -> str | None:
         """The statement row label a phrase is, word for word (normalised), or None. For an operand a
