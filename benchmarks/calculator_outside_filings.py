@@ -10,6 +10,10 @@ question is scored like benchmarks/analyst_external_calculator.py: the project s
 judgement question is right when the answer commits to the reference's first word (Yes / No). The questions
 were written by the engineer who built the rules, in the styles of public FinanceBench questions, and the
 reference values were read by hand in the parsed filings: a figure here is an UPPER BOUND.
+
+Batches (``--batch``): ``first`` (rows without a ``batch`` field: Costco, Intel, Nike FY2020) and ``third``
+(Walmart FY2021, Oracle FY2019, Boston Properties FY2015: a retailer, a software company, a REIT), each written
+before the fixes that looked at its failures. A cache holds the filings of the batch it was made for.
 """
 
 from __future__ import annotations
@@ -75,8 +79,12 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--batch", default=None,
+                    help="only the questions of this batch ('first' = the rows without a batch field, 'third', ...)")
     args = ap.parse_args()
     questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    if args.batch:
+        questions = [q for q in questions if q.get("batch", "first") == args.batch]
     files = sorted({q["filing"] for q in questions})
     calc = calculator_answerer(FactStore.from_parsed(parsed(files, args.cache)))
     rows = []

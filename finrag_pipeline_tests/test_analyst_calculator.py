@@ -804,6 +804,13 @@ def test_judgement_classes_both_directions(calc, question, answer, figures):
      ["North America: operating income -$2,847 million in FY2022 vs $7,271 million in FY2021"]),
     # the largest rise only: AWS +4,309 vs North America ... (operating income fell there)
     ("Which of Amazon's segments grew operating income the most in 2022?", "AWS: operating income $22,841 million", []),
+    # AMAZON_2022_10K p.24 segment net sales: North America 279,833 -> 315,880 (+36,047, +12.9%), International
+    # 127,787 -> 118,007 (fell), AWS 62,202 -> 80,096 (+17,894, +28.8%): the most in amount is North America, the
+    # most as a rate AWS
+    ("Which of Amazon's segments grew net sales the most in 2022?", "North America: revenue $315,880 million", []),
+    ("Which of Amazon's segments grew net sales the most in percentage terms in 2022?",
+     "AWS: revenue $80,096 million in FY2022 vs $62,202 million in FY2021, up 28.8%", []),
+    ("Which Amazon segment grew net sales at the fastest rate in 2022?", "AWS: revenue $80,096 million", []),
     # MICROSOFT_2022_10K segment revenue: all three rose in FY2022
     ("Which Microsoft segment saw revenue fall in fiscal 2022?", "None: no segment's revenue fell in FY2022", []),
 ])
@@ -813,3 +820,171 @@ def test_which_segment_moved_is_computed_over_the_reporting_segments(calc, quest
     for a in also:
         assert a in r.text
     assert "Net service sales" not in r.text  # a product line breaks revenue down but reports no operating result
+
+
+# ---- labels and phrasings other filers print (third outside batch: Walmart FY2021, Oracle FY2019, Boston
+# Properties FY2015). The rows below are copied as printed (page, label, figures) into small statements, so each
+# class is checked without parsing the PDFs. ----------------------------------------------------------------
+
+def _statement(fid: str, page: int, title: str, unit: str, years: tuple[int, ...], rows: list[tuple]):
+    from finrag_pipeline.core.models import TableCell, TableRow
+
+    out = []
+    for i, (label, *values) in enumerate(rows):
+        cells = [TableCell(str(y), f"FY{y}", text, float(text.replace(",", "").replace("(", "-").rstrip(")")))
+                 for y, text in zip(years, values, strict=True)]
+        out.append(TableRow(fid, f"{fid}:p{page}:t0", i, page, "Item 8", title, "USD " + unit, f"(in {unit})",
+                            label, [""] + [str(y) for y in years], cells))
+    return out
+
+
+@pytest.fixture(scope="module")
+def outside_calc():
+    from datetime import date
+
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    def meta(fid, company, ticker, fy, end):
+        return FilingMeta(fid, "sha", "", f"{fid}.pdf", "pdf", company, ticker, None, "10-K", fy, end)
+
+    wmt = "WMT-2021-10K"
+    wmt_rows = (
+        _statement(wmt, 54, "Consolidated Statements of Income", "millions", (2021, 2020, 2019), [
+            ("Total revenues", "559,151", "523,964", "514,405"),
+            ("Operating income", "22,548", "20,568", "21,957"),
+            ("Interest income", "(121)", "(189)", "(217)"),
+            ("Interest, net", "2,194", "2,410", "2,129"),
+            ("Consolidated net income", "13,706", "15,201", "7,179"),
+            ("Consolidated net income attributable to noncontrolling interest", "(196)", "(320)", "(509)"),
+            ("Consolidated net income attributable to Walmart", "13,510", "14,881", "6,670")])
+        + _statement(wmt, 58, "Consolidated Statements of Cash Flows", "millions", (2021, 2020, 2019), [
+            ("Depreciation and amortization", "11,152", "10,987", "10,678"),
+            ("Payments for property and equipment", "(10,264)", "(10,705)", "(10,344)"),
+            ("Dividends paid", "(6,116)", "(6,048)", "(6,102)"),
+            ("Purchase of Company stock", "(2,625)", "(5,717)", "(7,410)"),
+            ("Dividends paid to noncontrolling interest", "(434)", "(555)", "(431)")]))
+    orcl = "ORCL-2019-10K"
+    orcl_rows = (
+        _statement(orcl, 70, "CONSOLIDATED STATEMENTS OF OPERATIONS", "millions", (2019, 2018, 2017), [
+            ("Total revenues", "39,506", "39,383", "37,792"),
+            ("Net income", "11,083", "3,587", "9,452")])
+        + _statement(orcl, 73, "CONSOLIDATED STATEMENTS OF CASH FLOWS", "millions", (2019, 2018, 2017), [
+            ("Depreciation", "1,230", "1,165", "1,000"),
+            ("Amortization of intangible assets", "1,689", "1,620", "1,451"),
+            ("Capital expenditures", "(1,660)", "(1,736)", "(2,021)"),
+            ("Payments for repurchases of common stock", "(36,140)", "(11,347)", "(3,561)"),
+            ("Payments of dividends to stockholders", "(2,932)", "(3,140)", "(2,631)")]))
+    bxp = "BXP-2015-10K"
+    bxp_rows = list(
+        _statement(bxp, 111, "CONSOLIDATED BALANCE SHEETS", "thousands", (2015, 2014), [
+            ("Real estate, at cost", "19,481,535", "19,236,403"),
+            ("Less: accumulated depreciation", "(3,925,894)", "(3,547,659)"),
+            ("Total real estate", "15,555,641", "15,688,744"),
+            ("Cash and cash equivalents", "723,718", "1,763,079"),
+            ("Total assets", "18,379,456", "19,886,767"),
+            ("Mortgage notes payable", "3,438,714", "4,309,484"),
+            ("Unsecured senior notes (net of discount of $10,683 and $12,296, respectively)", "5,289,317", "5,287,704"),
+            ("Mezzanine notes payable", "308,482", "309,796")])
+        + _statement(bxp, 112, "CONSOLIDATED STATEMENTS OF OPERATIONS", "thousands", (2015, 2014, 2013), [
+            ("Total revenue", "2,490,821", "2,396,998", "2,135,539"),
+            ("Operating income", "849,365", "801,822", "678,120"),
+            ("Net income", "799,918", "526,057", "841,440")]))
+    # the same statement prints "Net income" again, per share, under the earnings-per-share headings (p.112)
+    for heading, values in (("Basic earnings per common share attributable to Boston Properties, Inc. common "
+                             "shareholders:", ("3.73", "2.83", "4.87")),
+                            ("Diluted earnings per common share attributable to Boston Properties, Inc. common "
+                             "shareholders:", ("3.72", "2.83", "4.86"))):
+        [row] = _statement(bxp, 112, "CONSOLIDATED STATEMENTS OF OPERATIONS", "thousands", (2015, 2014, 2013),
+                           [("Net income", *values)])
+        row.row_index, row.unit, row.row_path = len(bxp_rows), "USD per share", [heading, "Net income"]
+        bxp_rows.append(row)
+    store = FactStore([
+        FilingFacts(meta(wmt, "Walmart Inc.", "WMT", 2021, date(2021, 1, 31)), wmt_rows, []),
+        FilingFacts(meta(orcl, "Oracle Corporation", "ORCL", 2019, date(2019, 5, 31)), orcl_rows, []),
+        FilingFacts(meta(bxp, "Boston Properties, Inc.", "BXP", 2015, date(2015, 12, 31)), bxp_rows, [])])
+    return calculator_answerer(store)
+
+
+@pytest.mark.parametrize("question,start", [
+    # cash-flow outflows named by what they pay for ("Payments for ...", "Payments of ...") and "Company stock"
+    ("How much did Oracle spend on share repurchases in FY2019?", "$36,140 million"),           # ORCL p.73
+    ("How much cash did Oracle spend on repurchases of its common stock in FY2019? Answer in USD billions.",
+     "$36.14 billion"),
+    ("What were Oracle's dividends paid in FY2019?", "$2,932 million"),                          # ORCL p.73
+    ("How much did Walmart spend on share buybacks in FY2021?", "$2,625 million"),               # WMT p.58
+    ("How much did Walmart pay in dividends to its shareholders in FY2021?", "$6,116 million"),  # not the 434 to NCI
+    ("How much cash did Walmart spend on capital expenditures in FY2021?", "$10,264 million"),
+    # "Interest, net": the net interest expense printed as one line (WMT p.54)
+    ("What is Walmart's FY2021 net interest expense?", "$2,194 million"),
+    ("What is Walmart's FY2021 interest coverage ratio? Interest coverage ratio is defined as operating income / "
+     "net interest expense. Round to two decimal places.", "10.28"),
+    # "depreciation" alone is the depreciation line; a filer printing only D&A answers with that line
+    ("What is Oracle's FY2019 depreciation expense in USD millions?", "$1,230 million"),
+    ("What was Oracle's depreciation and amortization in FY2019?", "$2,919 million"),
+    ("What is Walmart's FY2021 depreciation expense?", "$11,152 million"),
+    # a REIT's fixed assets: "Total real estate" (BXP p.111), not "Real estate, at cost"
+    ("What was Boston Properties' net PP&E at the end of FY2015? Answer in USD millions.", "$15,555.64 million"),
+    ("Is Boston Properties a capital-intensive business based on FY2015 data?", "Yes, because net PP&E / total assets 84.6%"),
+    # a "... ratio" written as A / B with no percent asked is the ratio as written; named alone, the percent
+    ("What is Oracle's FY2019 dividend payout ratio, defined as cash dividends paid / net income? Round to two "
+     "decimal places.", "0.26 "),
+    ("What is Oracle's FY2019 dividend payout ratio? Round to one decimal place.", "26.5%"),
+    # Walmart prints "Consolidated net income attributable to Walmart" (the parent's share) below the consolidated total
+    ("What was Walmart's net income in FY2021?", "$13,510 million"),
+    ("What was Walmart's net income attributable to Walmart in FY2021?", "$13,510 million"),
+    # "Net income" printed again per share under its EPS heading is no repeat of the amount line (BXP p.112)
+    ("What was Boston Properties' net income in FY2015? Answer in USD millions.", "$799.92 million"),
+    ("What were Boston Properties' diluted EPS in FY2015?", "$3.72 per share"),
+    ("What were Boston Properties' basic EPS in FY2015?", "$3.73 per share"),
+    # an operand the statement prints with its detail in parentheses ("Unsecured senior notes (net of discount ...)")
+    ("What is Boston Properties' FY2015 total debt? Define total debt as mortgage notes payable plus unsecured senior "
+     "notes plus mezzanine notes payable. Answer in USD millions.", "$9,036.51 million"),
+    # "year over year" with an amount asked ("in USD millions") is the change in amount; without, the percent
+    ("By how much did Walmart's operating income increase year over year in FY2021, in USD millions?", "$1,980 million"),
+    ("What was Walmart's year-over-year revenue growth in FY2021?", "6.7%"),
+    # an average over a range of years is one figure, not a comparison
+    ("What is the FY2019 - FY2021 average of Walmart's total revenues? Answer in USD millions.",
+     "$532,506.67 million — total revenues of Walmart, average of FY2019 to FY2021"),
+])
+def test_labels_and_phrasings_of_other_filers(outside_calc, question, start):
+    r = outside_calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question,start", [
+    # the extreme of the year's growth (a rate when asked), over the years that have a prior year
+    ("Which year from FY2013 to FY2015 saw the highest revenue growth rate for Boston Properties?",
+     "FY2014 (higher): 12.2% in FY2014 vs 3.9% in FY2015"),
+    ("In which fiscal year did Boston Properties' total revenue grow faster, FY2014 or FY2015?", "FY2014 (higher): 12.2%"),
+    ("In which year between FY2017 and FY2019 did Oracle's total revenues grow the most?",
+     "FY2018 (higher): $1,591 million in FY2018 vs $123 million in FY2019"),
+    ("Did Oracle's net income grow more in FY2018 or FY2019?", "FY2019 (higher): $7,496 million"),
+    # a level's extreme stays the level
+    ("Which year between FY2013 and FY2015 had the highest total revenue for Boston Properties?",
+     "FY2015 (highest): $2,490,821 thousand"),
+])
+def test_grew_the_most_is_over_the_growth(outside_calc, question, start):
+    r = outside_calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_two_labels_of_one_length_the_one_written_first_wins(order):
+    """MSFT-2022-10K p.58 prints both lines (33 characters each); which one a question names first decides, never the
+    hash order of a set (the answer differed between PYTHONHASHSEED=1 and 2)."""
+    from datetime import date
+
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta
+
+    labels = [("Other comprehensive income (loss)", "(6,500)"), ("Net change related to derivatives", "6")]
+    labels = labels if order == 0 else labels[::-1]
+    rows = _statement("MSFT-2022-10K", 58, "COMPREHENSIVE INCOME STATEMENTS", "millions", (2022,), labels)
+    f = FilingFacts(FilingMeta("MSFT-2022-10K", "sha", "", "m.pdf", "pdf", "Microsoft", "MSFT", None, "10-K", 2022,
+                               date(2022, 6, 30)), rows, [])
+    f.statement_of = {t: "income_statement" for t in f.statement_of}
+    text = "overhead costs and its other comprehensive income (loss), net of tax net change related to derivatives"
+    assert f.find_label_phrase(text) == "other comprehensive income (loss)"
+    assert f.find_label_phrase("net change related to derivatives and other comprehensive income (loss)") == \
+        "net change related to derivatives"

@@ -92,3 +92,18 @@ def test_judgement_questions_read_their_rule(question, kind, metric):
     j = read_judgement(question, LEX)
     assert j is not None and j.kind == kind
     assert (j.metric.key if j.metric else None) == metric
+
+
+@pytest.mark.parametrize("question,kind", [
+    # two years offered: one of them is the answer (a choice, answered by the calculator's comparison)
+    ("Did Oracle's net income grow more in FY2018 or FY2019?", None),
+    ("Was Boston Properties' operating margin higher in fiscal 2014 or fiscal 2015?", None),
+    ("Did Walmart's revenue grow faster in 2020, or in 2021?", None),
+    # one year asked: the yes/no judgement stays
+    ("Did Oracle's net income grow in FY2019?", "trend"),
+    ("Does Walmart have positive working capital based on FY2021 data?", "sign"),
+    ("Is Boston Properties a capital-intensive business based on FY2015 data?", "capital_intensive"),
+])
+def test_a_choice_between_two_years_is_no_yes_no(question, kind):
+    j = read_judgement(question, LEX)
+    assert (j.kind if j else None) == kind

@@ -53,6 +53,32 @@ PLANS = [
      "operating_income", "min_year", [2022, 2021, 2020], "USD", None),
     ("What was Apple's effective tax rate in fiscal 2022, rounded to one decimal place?", [2022],
      "income_tax / income_before_taxes", "value", [2022], "percent", 1),
+    # "depreciation" alone is its own line, D&A stays D&A
+    ("What is Oracle's FY2019 depreciation expense in USD millions?", [2019], "depreciation", "value", [2019], "USD",
+     None),
+    ("What was Walmart's D&A in FY2021?", [2021], "depreciation_amortization", "value", [2021], "USD", None),
+    # the extreme of a growth: the year's change (a rate when one is asked), years with a prior year only
+    ("Which year from FY2013 to FY2015 saw the highest revenue growth rate for Boston Properties?", [2015, 2013],
+     "change(revenue) / abs(lag(revenue, 1))", "max_year", [2015, 2014], "percent", None),
+    ("In which year between FY2017 and FY2019 did Oracle's total revenues grow the most?", [2019, 2017],
+     "change(revenue)", "max_year", [2019, 2018], "USD", None),
+    ("In which fiscal year did Boston Properties' total revenue grow faster, FY2014 or FY2015?", [2015, 2014],
+     "change(revenue) / abs(lag(revenue, 1))", "max_year", [2015, 2014], "percent", None),
+    ("Which year between FY2013 and FY2015 had the lowest operating income?", [2015, 2013], "operating_income",
+     "min_year", [2015, 2014, 2013], "USD", None),
+    # "year over year" with an amount asked is the change in amount; with nothing asked, the percent change
+    ("By how much did Walmart's operating income increase year over year in FY2021, in USD millions?", [2021],
+     "operating_income", "change", [2021, 2020], "USD", None),
+    ("What was Walmart's year-over-year revenue growth in FY2021?", [2021], "revenue", "pct_change", [2021, 2020],
+     "percent", None),
+    # "net income attributable to Walmart": the company's own name is no segment
+    ("What was Walmart's net income attributable to Walmart in FY2021?", [2021], "net_income", "value", [2021], "USD",
+     None),
+    # "average" asked over a range wins over the "total" of a line's name (the sum rule is for "total D&A")
+    ("What is the FY2019 - FY2021 average of Walmart's total revenues?", [2021, 2019], "revenue", "average_years",
+     [2021, 2020, 2019], "USD", None),
+    ("What is the FY2019 - FY2021 total D&A for Walmart?", [2021, 2019], "depreciation_amortization", "sum_years",
+     [2021, 2020, 2019], "USD", None),
 ]
 
 
@@ -247,6 +273,13 @@ WRITTEN += [
      None, ["cash_flow"]),
     ("What is the FY2016 COGS % margin for Nike? Calculate what was asked by utilizing the line items clearly shown "
      "in the P&L statement.", [2016], "cost_of_revenue / revenue", "percent", None, ["income_statement"]),
+    # a "... ratio" written as A / B with no percent word is the ratio as written; with one, the percent
+    ("What is Oracle's FY2019 dividend payout ratio, defined as cash dividends paid / net income? Round to two "
+     "decimal places.", [2019], "abs(dividends) / net_income", "ratio", 2, []),
+    ("What is Oracle's FY2019 dividend payout ratio, defined as cash dividends paid / net income, as a percentage?",
+     [2019], "abs(dividends) / net_income", "percent", None, []),
+    ("What is Walmart's FY2021 interest coverage ratio? Interest coverage ratio is defined as operating income / net "
+     "interest expense. Round to two decimal places.", [2021], "operating_income / net_interest_expense", "ratio", 2, []),
 ]
 
 
@@ -601,3 +634,24 @@ def test_a_label_with_the_companys_own_name_is_the_parents_line():
     assert facts._without_own_name("total costco stockholders equity") == "total stockholders equity"
     assert facts._without_own_name("net income attributable to costco") == "net income attributable"
     assert facts._without_own_name("total equity") == "total equity"
+
+
+@pytest.mark.parametrize("question,formula", [
+    # "how much cash did X spend on Y": "cash" is the amount's word; Y (with "its") is the line
+    ("How much cash did Oracle spend on repurchases of its common stock in FY2019?", "abs(share_repurchases)"),
+    ("How much cash did Walmart spend on capital expenditures in FY2021?", "abs(capital_expenditure)"),
+    ("How much did Apple spend on buybacks of their own shares in FY2022?", "abs(share_repurchases)"),
+])
+def test_cash_spent_on_is_the_line_spent_on(question, formula):
+    from finrag_pipeline.core.analyst.definitions import plain_wording
+
+    plan = make_plan(plain_wording(question), [2022], LEX)
+    assert plan.formula == formula
+
+
+def test_cash_paid_for_stays_the_supplemental_row_wording():
+    from finrag_pipeline.core.analyst.definitions import plain_wording
+
+    # the calculator finds the printed row "Cash paid for interest" under these words
+    assert plain_wording("How much cash did Apple pay for interest in FY2022?").startswith(
+        "how much cash paid for interest in FY2022 did Apple")

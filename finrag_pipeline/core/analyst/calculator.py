@@ -575,6 +575,9 @@ class CalculatorAnswerer:
             details["choice"] = f"FY{plan.years[0]}"
         expression = self._expression(plan, inputs)
         periods = " vs ".join(f"FY{y}" for y in plan.years)
+        if plan.operation in ("sum_years", "average_years") and len(plan.years) >= 2:
+            # one figure over a range of years, not a comparison: "FY2017 to FY2019" ("vs" reads as two results)
+            periods = f"{'average' if plan.operation == 'average_years' else 'sum'} of FY{min(plan.years)} to FY{max(plan.years)}"
         company = short_company(filing.meta.company)
         company = string.capwords(company.lower()) if company.isupper() else company
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
@@ -849,7 +852,10 @@ class CalculatorAnswerer:
                 continue
             chosen = [m for m in moves if (m[1] < 0 if down else m[1] > 0)]
             if most and chosen:
-                chosen = [max(chosen, key=lambda m: abs(m[1]))]
+                # "grew the most in percentage terms", "fastest", "growth rate": the largest relative move
+                rate = re.search(r"\b(?:rate|percent(?:age)?|relative|fastest|slowest)\b|%", question, re.I)
+                chosen = [max(chosen, key=lambda m: abs(m[1]) / abs(m[3].base_value) if rate and m[3].base_value
+                              else abs(m[1]))]
             name = metric_name(line).lower()
             said = "; ".join(
                 f"{seg}: {name} {self._fmt(now.base_value, 'USD', now.scale)} in FY{year} vs "

@@ -150,7 +150,7 @@ _PERCENT_MARGIN_RE = re.compile(r"\s*%\s*margin\b", re.I)
 
 
 _CASH_PAID_FOR_RE = re.compile(r"\bhow\s+much\s+cash\s+(?P<verb>did|does|do|has|have|had)\s+(?P<who>.+?)\s+"
-                               r"(?:pay|paid|spend|spent)\s+(?:for|on)\s+(?P<what>[^?;]+)", re.I)
+                               r"(?:pay|paid)\s+(?:for|on)\s+(?P<what>[^?;]+)", re.I)
 _CASH_AS_AMOUNT_RE = re.compile(r"\bhow\s+much\s+cash\s+(?=(?:did|does|do|has|have|had|was|were)\b)", re.I)
 
 
@@ -158,7 +158,8 @@ def plain_wording(question: str) -> str:
     """Analysts' wording of a cash amount, in the words statements print: "How much cash did Apple pay for
     interest in FY2021?" -> "How much cash paid for interest in FY2021 did Apple?" (the supplemental row "Cash
     paid for interest"); "How much cash did Apple return to shareholders" -> "How much did Apple return to
-    shareholders" ("cash" there is the amount's word, not the balance-sheet line)."""
+    shareholders" ("cash" there is the amount's word, not the balance-sheet line); so is "How much cash did
+    Oracle spend on repurchases of its common stock" (what is spent on is a line of its own: capex, buybacks)."""
     m = _CASH_PAID_FOR_RE.search(question)
     if m:
         what = m.group("what").rstrip(" ?.")
@@ -184,6 +185,8 @@ def clean_question(question: str) -> str:
     text = re.sub(r"/?\(([^()]*)\)/?", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)
     text = strip_statement_hints(text)
     text = _PERCENT_MARGIN_RE.sub(" as a % of revenue", text)
+    # "repurchases of its common stock", "spent on their own shares": the owner's pronoun inside a line's name
+    text = re.sub(r"\b(of|on|for|in)\s+(?:its|their)\s+(?:own\s+)?(?=[a-z])", r"\1 ", text, flags=re.I)
     # "net income attributable to shareholders": the parent's owners, the line the statement prints as the net income
     text = re.sub(r"\s+attributable\s+to\s+(?:the\s+)?(?:company'?s?\s+)?(?:common\s+)?(?:share|stock)holders\b", " ", text,
                   flags=re.I)

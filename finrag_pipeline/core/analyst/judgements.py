@@ -122,8 +122,15 @@ _EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|ris
                         r"|increase|grow|fall|fell|decrease|decline)\w*\b", re.I)
 
 
+# "Did net income grow more in FY2018 or FY2019?": two years offered, one is the answer (a choice, not yes/no)
+_YEAR_CHOICE_RE = re.compile(r"\b(?:fy|fiscal(?:\s+year)?\s*)?'?(?:19|20)\d\d\s*,?\s+or\s+(?:in\s+)?"
+                             r"(?:fy|fiscal(?:\s+year)?\s*)?'?(?:19|20)\d\d\b", re.I)
+
+
 def read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     """The judgement a yes/no (or "profile") question asks for, or None for a question that asks a figure."""
+    if _YEAR_CHOICE_RE.search(question):
+        return None
     judgement = _read_judgement(question, lexicon)
     if judgement is not None and _EITHER_RE.search(question):
         judgement.either = True

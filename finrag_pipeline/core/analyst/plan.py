@@ -46,8 +46,13 @@ _PCT_CHANGE_RE = re.compile(
 _CHANGE_RE = re.compile(r"\b(change[ds]?|increase[ds]?|decrease[ds]?|difference|grow|grew|declined?|rose|rise"
                         r"|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _EXTREME_RE = re.compile(r"\bwhich\b.{0,40}\b(?:year|period)\b.*?\b(highest|lowest|largest|smallest|most|least|"
-                         r"strongest|weakest|maximum|minimum|peak)\b", re.IGNORECASE)
-_COMPARE_RE = re.compile(r"\b(higher|lower|larger|smaller|greater|bigger|more|less)\b.*\bor\b", re.IGNORECASE)
+                         r"strongest|weakest|maximum|minimum|peak|fastest|slowest)\b", re.IGNORECASE)
+# "Which year saw the highest revenue growth", "grew the most": the extreme is over the year's growth, not the level
+_GROWTH_WORDS_RE = re.compile(r"\b(?:grow|grew|grown|growth|increase[ds]?|rose|rise)\b", re.IGNORECASE)
+# a rate asked ("growth rate", "in percentage terms", "fastest"): relative growth, else the change in amount
+_RATE_WORDS_RE = re.compile(r"\b(?:rate|percent(?:age)?|relative|fastest|slowest|faster|slower)\b|%|\bgrowth\b",
+                            re.IGNORECASE)
+_COMPARE_RE = re.compile(r"\b(higher|lower|larger|smaller|greater|bigger|more|less|faster|slower)\b.*\bor\b", re.IGNORECASE)
 _SUM_RE = re.compile(r"\b(sum|combined|together|in total|total of|cumulative)\b", re.IGNORECASE)
 _AVERAGE_RE = re.compile(r"\baverage\b|\bavg\b|\bmean\b", re.IGNORECASE)
 _PER_SHARE_RE = re.compile(r"\bper (?:diluted )?share\b", re.IGNORECASE)
@@ -64,7 +69,9 @@ _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "conso
     "drop", "dropped", "jump", "jumped", "move", "moved", "come", "came", "end", "ended", "stand", "stood",
     "book", "booked", "record", "recorded", "spend", "spent", "generate", "generated", "pay", "paid", "year-end",
     "unadjusted", "gross", "yoy", "year-over-year", "calculate", "compute", "give", "find", "determine",
-    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded"])
+    "estimate", "show", "tell", "please", "provide", "rate", "pay", "pays", "out", "cagr", "compound", "compounded",
+    # words of an extreme ("grow the most", "fastest"): no segment
+    "attributable", "most", "least", "more", "less", "fastest", "slowest", "faster", "slower", "greatest", "terms", "relative"])
 _SEGMENT_WORD_RE = re.compile(r"\b([a-z0-9&']+)\s+(?:segment|business|division|reportable segment)\b", re.I)
 
 
@@ -277,14 +284,26 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
                         display_scale, False, main.key, notes, qualifier)
     operation: Operation = "value"
     extreme = _EXTREME_RE.search(rest)
+    compare = _COMPARE_RE.search(rest)
+    growth = bool(_GROWTH_WORDS_RE.search(rest)) and ((extreme and len(years) >= 2) or (compare and len(years) == 2))
+    if growth:
+        # the year's growth over the year before: a rate when one is asked, else the change in amount
+        if _RATE_WORDS_RE.search(rest):
+            formula, unit = f"change({formula}) / abs(lag({formula}, 1))", "percent"
+            alias = f"{alias} growth"
+        else:
+            formula = f"change({formula})"
+            alias = f"change in {alias}"
+        notes.append("each year against the year before")
     if extreme and len(years) >= 2:
-        low = extreme.group(1).lower() in ("lowest", "smallest", "least", "weakest", "minimum")
+        low = extreme.group(1).lower() in ("lowest", "smallest", "least", "weakest", "minimum", "slowest")
         years = list(range(max(years), min(years) - 1, -1))  # "from 2020 to 2022" covers 2021 too
+        if growth and len(years) >= 3:
+            years = years[:-1]  # "between FY2017 and FY2019": the growth years are FY2018 and FY2019
         return Plan(alias, formula, years, "min_year" if low else "max_year", unit, decimals, display_scale,
                     False, main.key, notes, qualifier)
-    compare = _COMPARE_RE.search(rest)
     if compare and len(years) == 2:
-        low = compare.group(1).lower() in ("lower", "smaller", "less")
+        low = compare.group(1).lower() in ("lower", "smaller", "less", "slower")
         return Plan(alias, formula, sorted(years, reverse=True), "min_year" if low else "max_year", unit, decimals,
                     display_scale, False, main.key, notes, qualifier)
     if _PCT_CHANGE_RE.search(rest) and not main.formula or (
@@ -296,13 +315,17 @@ def _make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Con
     elif _SUM_RE.search(rest) and len(years) >= 2 and main.key in formula and "+" not in formula:
         operation = "sum_years"
     elif (len(years) >= 2 and unit == "USD" and _YEAR_RANGE_RE.search(full) and re.search(r"\btotal\b", rest, re.I)
-          and not main.formula):
-        # "What is the FY2019 - FY2021 total D&A?": an amount over a range of years is their sum
+          and not main.formula and not _AVERAGE_RE.search(rest)):
+        # "What is the FY2019 - FY2021 total D&A?": an amount over a range of years is their sum (an "average of
+        # total revenues" is the average: "total" there is the line's name)
         operation = "sum_years"
     elif _AVERAGE_RE.search(rest) and len(years) >= 2 and "avg(" not in formula and "mean(" not in formula:
         operation = "average_years"
     if operation == "change" and unit in ("USD", "shares", "USD per share") and unit_asked(full) == "percent":
         operation = "pct_change"  # "the change in revenue ... in units of percents" is a percent change
+    elif (operation == "pct_change" and unit == "USD" and asked_scale and unit_asked(full) != "percent"
+          and not re.search(r"percent|%|\brate\b", rest, re.I)):
+        operation = "change"  # "by how much did operating income increase year over year, in USD millions": an amount
     if operation in ("sum_years", "average_years") and len(years) >= 2 and _YEAR_RANGE_RE.search(full):
         years = list(range(max(years), min(years) - 1, -1))  # "FY2020 - FY2022", "from 2020 to 2022": 2021 too
     if operation in ("change", "pct_change"):
@@ -556,9 +579,12 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
         unit = asked
     elif ctx.percent:
         unit = "percent"
-    elif metric is not None and metric.unit and "/" in formula and metric.unit not in ("USD", "shares"):
+    elif metric is not None and metric.unit and "/" in formula and metric.unit not in ("USD", "shares") and not (
+            metric.unit == "percent" and named and re.search(r"\bratio\b", named[0].alias)
+            and not re.search(r"\b(?:margin|percent(?:age)?|rate|share|intensity)\b|%", rest, re.I)):
         # an amount metric named beside a written ratio ("free cash flow conversion, defined as (CFO - capex) /
-        # net income") does not make the ratio an amount
+        # net income") does not make the ratio an amount; a "... ratio" written as A / B with no percent word asked
+        # ("dividend payout ratio, defined as dividends paid / net income") is the ratio as written
         unit = metric.unit
     elif "/" in formula:
         unit = "percent" if re.search(r"\b(?:margin|percent(?:age)?|rate|share|intensity)\b|%", rest, re.I) else "ratio"

@@ -43,6 +43,9 @@ def _unit_scale(unit: str | None) -> tuple[str | None, int]:
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
 _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
+# "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
+# what it pays for; the rest of the label is the line item
+_PAYMENT_LEAD = re.compile(r"^(?:cash\s+)?(?:payments?|paid)\s+(?:for|of|to)\s+(?:the\s+)?")
 _CONTRA_TAIL = re.compile(r"\s+(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
@@ -109,7 +112,12 @@ class FilingFacts:
                                                              rs[0].section)
             counts: dict[str, int] = defaultdict(int)
             for r in rs:
-                counts[normalize_label(r.row_label)] += 1
+                # "Net income $ 3.72" under an earnings-per-share heading is no repeat of the "Net income" line
+                # (Boston Properties prints both in one statement): per-share rows count apart from amounts
+                if (getattr(r, "unit", None) or "") not in ("USD per share",) or not any(
+                        normalize_label(o.row_label) == normalize_label(r.row_label)
+                        and (getattr(o, "unit", None) or "") != "USD per share" for o in rs):
+                    counts[normalize_label(r.row_label)] += 1
             self.label_counts[tid] = counts
         self.norm_labels = {(r.table_id, r.row_index): normalize_label(r.row_label) for r in self.rows}
         self.distinct_labels = set(self.norm_labels.values())
@@ -181,6 +189,12 @@ class FilingFacts:
         return re.sub(r"\s+(?:to|of|for)$", "", out)
 
     def _label_score(self, label: str, concept: Concept) -> tuple[float, str]:
+        if concept.outflow and _PAYMENT_LEAD.match(label):
+            paid_for = _PAYMENT_LEAD.sub("", label)
+            return max(self._label_score_of(label, concept), self._label_score_of(paid_for, concept))
+        return self._label_score_of(label, concept)
+
+    def _label_score_of(self, label: str, concept: Concept) -> tuple[float, str]:
         items, aliases = self._phrases(concept)
         bare = strip_total(label)
         if label in items:
@@ -217,6 +231,13 @@ class FilingFacts:
         for r in self.rows:
             label = self.norm_labels[(r.table_id, r.row_index)]
             score, reason = label_scores[label]
+            if score <= 0 and concept.unit == "USD per share" and (getattr(r, "unit", None) or "") == "USD per share":
+                # "Diluted earnings per common share ...:" heading, then "Net income $ 3.72" (Boston Properties): the
+                # per-share line is named by its heading
+                heading = normalize_label(((getattr(r, "row_path", None) or [])[:-1] or [""])[-1])
+                phrase = concept.line_items[0] if concept.line_items else ""
+                if phrase and heading.startswith(phrase) and re.match(r"net (?:income|earnings)\b", label):
+                    score, reason = 6.0, "per-share line under its heading"
             if score <= 0:
                 continue
             cell = self._cell_for(r, fiscal_year)
@@ -357,13 +378,17 @@ class FilingFacts:
                  if (len(lab.split()) >= 2 or (len(lab) >= 8 and lab not in _VAGUE_LABELS))
                  and not lab.startswith(("total", "less")) and tid not in self.percent_tables
                  and self.statement_of[tid] in STATEMENT_ORDER},
-                key=len, reverse=True)
+                key=lambda lab: (-len(lab), lab))
         norm = normalize_label(text)
+        best: tuple[int, str] | None = None   # (position in the text, label) among the longest labels written
         for lab in self._label_phrases:
+            if best is not None and len(lab) < len(best[1]):
+                break
             m = re.search(r"(?<![\w&])" + re.escape(lab) + r"(?![\w&])", norm)
-            if m and _label_ends_item(norm[m.end():]):
-                return lab
-        return None
+            if m and _label_ends_item(norm[m.end():]) and (best is None or m.start() < best[0]):
+                # two labels of the same length written: the one written first (never the set's hash order)
+                best = (m.start(), lab)
+        return best[1] if best else None
 
     def statement_label(self, phrase: str) -> str | None:
         """The statement row label a phrase is, word for word (normalised), or None. For an operand a
@@ -380,6 +405,13 @@ class FilingFacts:
         bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
         if bare != norm and len(bare.split()) >= 2:
             return self.statement_label(bare)
+        # "unsecured senior notes": the statement prints the line with its detail in parentheses ("Unsecured senior
+        # notes (net of discount of $10,683 and $12,296, respectively)"); the full printed label is the row
+        detailed = [lab for (tid, _), lab in self.norm_labels.items()
+                    if lab.startswith(norm + " (") and re.sub(r"\s*\(.*$", "", lab) == norm
+                    and tid not in self.percent_tables and self.statement_of[tid] in STATEMENT_ORDER]
+        if detailed:
+            return detailed[0]
         # "current term debt" / "non-current term debt": a balance-sheet label printed once in each section
         side = re.match(r"(?:non\s?current|current)\s+(?P<rest>.+)$", norm)
         if side and any(lab == side.group("rest") and self.statement_of[tid] == "balance_sheet"
