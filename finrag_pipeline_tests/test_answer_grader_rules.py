@@ -186,10 +186,31 @@ UNITS = [
 ]
 
 
+EPS_Q = "What was Apple's diluted earnings per share in fiscal 2022?"   # 10-K p.32: diluted $6.11, basic $6.15
+DPS_Q = "What were Apple's cash dividends declared per share in fiscal 2022?"   # p.35: $0.90 (declared per share or RSU)
+UNITS += [
+    # a per-share reference written as a bare dollar amount: the answer may say "per share" or not
+    (EPS_Q, "$6.11", "Diluted EPS was $6.11 per share.", True),
+    (EPS_Q, "$6.11", "$6.11", True),
+    (EPS_Q, "6.11", "Apple earned $6.11 per diluted share in fiscal 2022.", True),
+    (DPS_Q, "$0.90", "Dividends declared were $0.90 per share.", True),
+    (EPS_Q, "$6.11", "Basic EPS was $6.15 per share.", False),
+    (EPS_Q, "$6.11", "Net income was $99,803 million.", False),
+    (EPS_Q, "$6.11", "Apple reports earnings per share in its income statement.", False),
+]
+
+
 @pytest.mark.parametrize("question,reference,answer,correct", UNITS, ids=[u[2][:50] for u in UNITS])
 def test_units_the_question_asks_for(question, reference, answer, correct):
     d = decide(answer, question, reference)
     assert d.decided and d.correct is correct, d
+
+
+def test_per_share_questions_ask_for_usd_per_share():
+    assert requested_units(EPS_Q).unit == "USD per share"
+    assert requested_units("What was diluted EPS growth as a percentage?").unit == "percent"
+    assert requested_units("What were total dividends (in USD millions) and dividends per share?").unit == "USD"
+    assert contract_from_text(EPS_Q, "$6.11").values[0]["unit"] == "USD per share"
 
 
 def test_named_ratios_are_multiples():

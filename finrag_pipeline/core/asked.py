@@ -43,6 +43,9 @@ _TIMES_Q_RE = re.compile(r"\bhow\s+many\s+times\b|\bin\s+times\b|\(x\)|\bas\s+a\
 # a ratio that is not a margin, rate or share: those read as percentages (ratio_is_percent)
 _RATIO_Q_RE = re.compile(r"\b(?:current|quick|cash|debt|leverage|liquidity|coverage|price|asset|equity|turnover|"
                          r"[\w\-]+-to-[\w\-]+)\s+ratio\b", re.IGNORECASE)
+# a per-share amount asked ("diluted EPS", "dividends per share"): a reference "$2.02" is $2.02 per share
+_PER_SHARE_Q_RE = re.compile(r"\bper\s+(?:(?:basic|diluted|common|ordinary)\s+)?share\b|\bEPS\b|\bearnings\s+per\b",
+                             re.IGNORECASE)
 _MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
 # "in USD millions", "(in $ millions)", "($ millions)"; numbers.scale_of_text reads the rest ("USD billions",
 # "in millions of dollars", "(Dollars in thousands)")
@@ -70,6 +73,8 @@ def requested_units(question: str) -> RequestedUnits:
         unit = "percent"
     elif _RATIO_Q_RE.search(q):
         unit = "ratio"     # "current ratio", "debt-to-equity ratio": a multiple, "0.87" or "0.87x"
+    elif _PER_SHARE_Q_RE.search(q) and scale is None:
+        unit = "USD per share"
     elif scale is not None and _MONEY_Q_RE.search(q):
         unit = "USD"
     return RequestedUnits(scale, unit, decimals, bool(_PERCENT_Q_RE.search(q)))

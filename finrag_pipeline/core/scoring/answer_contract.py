@@ -101,6 +101,8 @@ def apply_requested_units(value: dict[str, Any], f: Figure, asked: RequestedUnit
     if asked.scale and not f.explicit_scale and f.kind in ("plain", "currency"):
         # "$1577.00" for "(in USD millions)": the figure is written in the asked scale
         out.update(unit="USD" if asked.unit == "USD" or f.currency else out.get("unit"), scale=asked.scale)
+    elif asked.unit == "USD per share" and f.kind in ("plain", "currency"):
+        out["unit"] = "USD per share"   # "$2.02" for "diluted EPS": stated "$2.02 per share" or "$2.02"
     elif bare:
         if asked.unit == "ratio" or (asked.ratio_is_percent and abs(f.value) <= 1.5 and f.decimals >= 2):
             out["unit"] = "ratio"     # a fraction: 0.165 for a 16.5% margin
