@@ -149,6 +149,18 @@ def sources_text(inputs: Sequence[FactValue], filing_id: str | None = None) -> s
                                              + i.source.describe()) for i in inputs)
 
 
+def cited(inputs: Sequence[FactValue]) -> list[Citation]:
+    """The citations of an answer computed from ``inputs``: each (filing, page, chunk) once, in input order."""
+    return list(dict.fromkeys((i.source.filing_id, int(i.source.page or 0), i.source.chunk_id) for i in inputs))
+
+
+def display_company(company: str) -> str:
+    """The company as an answer names it: "Apple", "Boston Properties" (an all-caps registrant name in
+    title case)."""
+    short = short_company(company)
+    return string.capwords(short.lower()) if short.isupper() else short
+
+
 def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
     """The concept read from the statement the question points at ("primarily using the balance sheet"),
     when it names none itself; a line with a statement of its own keeps it (COGS stays on the income
@@ -578,16 +590,11 @@ class CalculatorAnswerer:
         if plan.operation in ("sum_years", "average_years") and len(plan.years) >= 2:
             # one figure over a range of years, not a comparison: "FY2017 to FY2019" ("vs" reads as two results)
             periods = f"{'average' if plan.operation == 'average_years' else 'sum'} of FY{min(plan.years)} to FY{max(plan.years)}"
-        company = short_company(filing.meta.company)
-        company = string.capwords(company.lower()) if company.isupper() else company
+        company = display_company(filing.meta.company)
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
                 f"Sources: " + sources_text(inputs, filing.filing_id) + ".")
-        citations: list[Citation] = []
-        for i in inputs:
-            cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
-            if cit not in citations:
-                citations.append(cit)
+        citations = cited(inputs)
         timings["total"] = _ms(t0)
         formula = "; ".join([plan.formula, *plan.also])
         details = {**details, "filing_id": filing.filing_id, "formula": formula, "expression": expression,
@@ -866,11 +873,7 @@ class CalculatorAnswerer:
             text = (said + "." if chosen else f"None: no segment's {name} {word} in FY{year}.") + (
                 f" Segments read: {', '.join(m[0] for m in moves)}.")
             inputs = [f for m in (chosen or moves) for f in (m[2], m[3])]
-            citations: list[Citation] = []
-            for f in inputs:
-                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
-                if cit not in citations:
-                    citations.append(cit)
+            citations = cited(inputs)
             timings["total"] = _ms(t0)
             return AnswerResult(text, citations, "answered", latency_ms=timings["total"],
                                 details={"segments_moved": [m[0] for m in chosen], "metric": line.key,
@@ -971,16 +974,11 @@ class CalculatorAnswerer:
 
     def _judged(self, decision: Decision, filing: FilingFacts, inputs: list[FactValue], details: dict,
                 timings: dict, t0: float) -> AnswerResult:
-        company = short_company(filing.meta.company)
-        company = string.capwords(company.lower()) if company.isupper() else company
+        company = display_company(filing.meta.company)
         said = decision.word if (details.get("judgement") or {}).get("either") and decision.word else decision.answer
         text = (f"{said}, because {decision.reason} ({company}). Rule: {decision.rule}. Sources: "
                 + sources_text(inputs, filing.filing_id) + ".")
-        citations: list[Citation] = []
-        for i in inputs:
-            cit = (i.source.filing_id, int(i.source.page or 0), i.source.chunk_id)
-            if cit not in citations:
-                citations.append(cit)
+        citations = cited(inputs)
         timings["total"] = _ms(t0)
         details = {**details, "filing_id": filing.filing_id, "figure": decision.answer,
                    "inputs": [i.as_dict() for i in inputs], "timings_ms": timings}
@@ -1021,8 +1019,7 @@ class CalculatorAnswerer:
     def _unsuitable(self, metric: str, formula: str, filing: FilingFacts, missing: str, details: dict,
                     timings: dict, t0: float) -> AnswerResult:
         """The question allows the metric to be unsuitable and the filing prints no line it needs: say so."""
-        company = short_company(filing.meta.company)
-        company = string.capwords(company.lower()) if company.isupper() else company
+        company = display_company(filing.meta.company)
         line = missing.split(" for FY")[0]
         text = (f"{metric[:1].upper()}{metric[1:]} is not a useful metric for {company}: its financial statements "
                 f"print no {line} line ({missing}), so {metric} ({formula}) cannot be computed from what it "
@@ -1076,14 +1073,9 @@ class CalculatorAnswerer:
             word = "highest" if choice.pick == "max" else "lowest"
             unit = "USD" if concept.unit in (None, "USD") else concept.unit
             figures = "; ".join(f"{o} {self._fmt(f.base_value, unit, f.scale)}" for o, f in ordered)
-            company = short_company(filing.meta.company)
-            company = string.capwords(company.lower()) if company.isupper() else company
+            company = display_company(filing.meta.company)
             text = f"{best} had the {word} {quantity} of {company} in FY{year}: {figures}."
-            citations: list[Citation] = []
-            for _, f in facts:
-                cit = (f.source.filing_id, int(f.source.page or 0), f.source.chunk_id)
-                if cit not in citations:
-                    citations.append(cit)
+            citations = cited([f for _, f in facts])
             timings["total"] = _ms(t0)
             details.update({"choice": best, "filing_id": filing.filing_id, "figure": best,
                             "inputs": [f.as_dict() for _, f in facts], "timings_ms": timings})
