@@ -437,10 +437,10 @@ def _parse_ahead(paths: FinragPaths, wh: Warehouse, filing_ids: list[str]) -> Pa
     """The filings' stored files, parsed ahead by a worker process when ingest.yaml's ``pipeline`` allows one
     (local mode only: in distributed mode the bytes live on the object store and workers parse)."""
     from finrag_pipeline.core.catalog import load_filing
-    from finrag_pipeline.core.storage.mode import object_store_config
+    from finrag_pipeline.core.storage.seam import storage_for
 
     files = [load_filing(wh, fid).source_path for fid in filing_ids]
-    worker = use_worker(load_pipeline_config(), len(files)) and object_store_config() is None
+    worker = use_worker(load_pipeline_config(), len(files)) and storage_for(paths).filings_on_local_disk
     return ParseAhead(files, worker=worker)
 
 

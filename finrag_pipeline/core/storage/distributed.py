@@ -45,6 +45,7 @@ class DistributedStorage:
     store: ObjectStore
     paths: FinragPaths
     kind: str = "object_store"
+    filings_on_local_disk: bool = False   # the bytes live on the object store; workers fetch them
 
     @classmethod
     def over(cls, config: ObjectStoreConfig, paths: FinragPaths) -> DistributedStorage:

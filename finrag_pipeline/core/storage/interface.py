@@ -25,6 +25,8 @@ class Storage(Protocol):
 
     kind: str
     paths: FinragPaths
+    # the filings' bytes are on this machine's disk (a process here may parse them ahead of their run)
+    filings_on_local_disk: bool
 
     def upload_filing(self, stored_path: str | os.PathLike) -> str | None: ...
     def local_filing(self, source_path: str | os.PathLike, content_sha256: str) -> Path: ...

@@ -31,6 +31,7 @@ class LocalStorage:
 
     paths: FinragPaths
     kind: str = "local"
+    filings_on_local_disk: bool = True
 
     # ---- filing bytes: already kept in FINRAG_HOME/filings by the catalog ------------------------
 
