@@ -78,9 +78,16 @@ def decompose(question: str, lexicon: Any) -> tuple[str | None, list[InputSearch
             continue
         group = groups.setdefault(concept.statement, InputSearch(concept.statement, [], []))
         group.inputs.append(name)
-        # three printed labels: companies title the same line differently ("total net sales", "total revenue")
-        group.labels.extend(x for x in concept.line_items[:3] if x not in group.labels)
+        group.labels.extend(x for x in query_labels(concept.line_items) if x not in group.labels)
     return plan.formula, list(groups.values())
+
+
+def query_labels(line_items: list[str], wordings: int = 3) -> list[str]:
+    """The printed labels an input's search names: its first ``wordings`` wordings, each with and without a
+    leading "total" (companies title the same line differently: "Total net sales", "Net sales", "Total
+    revenues"), so the query does not hang on the order the lexicon lists its labels in for the calculator."""
+    stems = list(dict.fromkeys(re.sub(r"^total\s+", "", x) for x in line_items))[:wordings]
+    return list(dict.fromkeys(x for stem in stems for x in (f"total {stem}", stem)))
 
 
 @register_retriever("decomposed", config=WrapperConfig)
