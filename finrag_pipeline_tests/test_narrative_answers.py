@@ -203,6 +203,25 @@ def test_the_window_reads_the_passage_after_the_hit():
     assert NarrativeAnswerer(warehouse=_ChunkTable(chunks), window=0).answer(SERVICES_Q, hits).text == alone.text
 
 
+def test_a_neighbour_without_a_fiscal_year_is_read_as_none_not_nan():
+    """A NULL fiscal year comes back from DuckDB through pandas as NaN in a numeric column: the window's hit
+    must carry None (NaN breaks sorting and equality, and int(NaN) raises)."""
+    import dataclasses
+
+    chunks = [dataclasses.replace(c, fiscal_year=None) if c.chunk_type == "prose" else c for c in _chunks()[APPLE]]
+    cause = next(c for c in chunks if "Services net sales increased during 2022" in " ".join(c.text.split()))
+    before = max((c for c in chunks if c.chunk_type == "prose" and c.position < cause.position),
+                 key=lambda c: c.position)
+    hits = hits_from_chunks(chunks, lambda c: c.chunk_id == before.chunk_id)
+    table = _ChunkTable(chunks)   # table rows keep their year: a numeric column, NULL read back as NaN
+    year = table.query_df("SELECT fiscal_year FROM core.chunks WHERE chunk_id = ?", [cause.chunk_id])["fiscal_year"][0]
+    assert isinstance(year, float) and year != year
+    read = NarrativeAnswerer(warehouse=table, window=1)._with_neighbours(hits)
+    neighbours = [h for h in read if h.stage == "window"]
+    assert cause.chunk_id in {h.chunk_id for h in neighbours}
+    assert all(h.fiscal_year is None for h in neighbours)
+
+
 # ---- passages ranked by their best sentence (qualitative_sentences) ---------------------------------------
 
 def test_passage_relevance_prefers_the_passage_stating_the_cause():

@@ -47,6 +47,7 @@ from finrag_pipeline.core.retrieval.answer_sentences import (
     _page_of,
     word_stems,
 )
+from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_fields
 
 
 @register_answerer("narrative")
@@ -83,15 +84,13 @@ class NarrativeAnswerer(SentenceScorer):
         rank_of = {h.chunk_id: h.rank for h in prose}
         seen = {h.chunk_id for h in used}
         out = list(used)
-        for r in sorted(rows.itertuples(), key=lambda r: (rank_of[r.hit_id], r.position)):
-            if r.chunk_id in seen:
+        for r in sorted(rows.to_dict("records"), key=lambda r: (rank_of[r["hit_id"]], r["position"])):
+            if r["chunk_id"] in seen:
                 continue
-            seen.add(r.chunk_id)
-            out.append(Hit(chunk_id=r.chunk_id, score=0.0, rank=rank_of[r.hit_id], filing_id=r.filing_id,
-                           page_start=int(r.page_start), page_end=int(r.page_end), chunk_type="prose", text=r.text,
-                           stage="window", section=r.section,
-                           fiscal_year=None if r.fiscal_year is None else int(r.fiscal_year),
-                           parent_id=r.parent_id, position=int(r.position)))
+            seen.add(r["chunk_id"])
+            # hit_from_fields reads a NULL fiscal year (NaN through pandas) as None
+            hit = hit_from_fields(r["chunk_id"], 0.0, {**r, "chunk_type": "prose"}, "window")
+            out.append(copy_hit(hit, rank=rank_of[r["hit_id"]]))
         return out
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
