@@ -5,9 +5,9 @@
 The filings named in ``calculator_outside_questions.jsonl`` (under /work/shared/corpus/, at most three: CPU
 is scarce) are parsed in memory (no home, no embedding) into a FactStore, and each question goes to the
 ``calculator`` answerer without hits (company and years from the question, as in ``finrag ask``). A metric
-question is scored like benchmarks/analyst_external_calculator.py: the project scorer
-(``answer_metrics.correctness`` on the reference read as one figure) and the lenient first-figure match; a
-judgement question is right when the answer commits to the reference's first word (Yes / No). The questions
+or judgement question is scored by the project's one decision (``answer_decision.decide``: the reference read as
+a contract; a question it cannot decide is counted apart, never as right or wrong), a metric also by the lenient
+first-figure match. The questions
 were written by the engineer who built the rules, in the styles of public FinanceBench questions, and the
 reference values were read by hand in the parsed filings: a figure here is an UPPER BOUND.
 
@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import pickle
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -34,12 +33,7 @@ from analyst_external_calculator import first_figure_match  # noqa: E402
 
 from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
 from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer  # noqa: E402
-from finrag_pipeline.core.scoring.answer_contract import (  # noqa: E402
-    COMPUTED_TOLERANCE,
-    single_figure_answer,
-    value_from_figure,
-)
-from finrag_pipeline.core.scoring.answer_metrics import correctness  # noqa: E402
+from finrag_pipeline.core.evaluation.answer_decision import decide  # noqa: E402
 
 QUESTIONS = Path(__file__).with_name("calculator_outside_questions.jsonl")
 CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
@@ -57,21 +51,13 @@ def parsed(files: list[str], cache: Path | None):
 
 
 def score(result, q: dict) -> tuple[float | None, float | None]:
-    if q["kind"] == "judgement":
-        # the reference's first word (Yes / No), or "Not a useful metric ...": the answer must say the same
-        got = result.text.strip().lower() if result.response_state == "answered" else ""
-        if re.match(r"\s*not\s", q["answer"], re.I):
-            return float(bool(re.search(r"\bnot\s+(?:a\s+)?(?:useful|meaningful|relevant)\b", got))), None
-        want = re.match(r"\s*(yes|no)\b", q["answer"], re.I)
-        return float(bool(want) and got.startswith(want.group(1).lower())), None
-    single = single_figure_answer(q["answer"])
-    if single is None:
-        return None, None
-    fig, _ = single
-    value = value_from_figure(fig, tolerance=COMPUTED_TOLERANCE)
-    verdict = correctness(result.text, question=q["question"], answer_values=[value])
-    right = (verdict.correct or 0.0) if result.response_state == "answered" else 0.0
-    return right, first_figure_match(result, q["answer"])
+    """The project's one decision (core/evaluation/answer_decision.decide: the reference read as a contract,
+    "Yes. ..." and figures alike; None when it cannot decide) and the lenient first-figure match."""
+    first = first_figure_match(result, q["answer"]) if q["kind"] != "judgement" else None
+    if result.response_state != "answered":
+        return 0.0, first
+    decision = decide(result.text, q["question"], q["answer"])
+    return ((1.0 if decision.correct else 0.0) if decision.decided else None), first
 
 
 def main() -> None:
