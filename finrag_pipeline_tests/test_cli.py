@@ -17,6 +17,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -217,6 +218,29 @@ def test_eval_bm25_at_5_json(env):
     cli("eval", "--config", "bm25", "--k", "5", "--scope", "filing", "--filing", A22, "--json")
     assert _count(wh, "SELECT count(*) FROM eval.retrieval_results") == n_results
     assert _count(wh, "SELECT count(*) FROM eval.runs") == 4
+
+
+def test_eval_in_two_worker_processes_writes_the_serial_rows(env):
+    """`finrag eval --workers 2` (spawned worker processes compute, each filing's run writes) leaves the rows a
+    serial `--workers 1` run wrote: same retrieval rows and metric values, no duplicate. Runs on this module's
+    two-filing home, after test_eval_bm25_at_5_json (the same configuration: a re-run replaces its
+    rows, so later counts hold), so CI checks it without a demo home (test_parallel_eval.py's demo tests skip there)."""
+    cli, wh = env["cli"], env["wh"]
+    timing = {"latency_ms", "evaluated_at", "started_at", "finished_at", "dagster_run_id", "code_version", "run_id"}
+
+    def rows():
+        df = wh.query_df("SELECT * FROM eval.retrieval_results WHERE retriever = 'bm25' AND k = 5")
+        df = df.drop(columns=[c for c in df.columns if c in timing])
+        return df.sort_values(["filing_id", "scope", "qa_id"]).reset_index(drop=True)
+
+    serial_summary = cli.json("eval", "--config", "bm25", "--k", "5", "--workers", "1")
+    serial = rows()
+    parallel_summary = cli.json("eval", "--config", "bm25", "--k", "5", "--workers", "2")
+    parallel = rows()
+    assert len(serial) == 2 * _count(wh, "SELECT count(*) FROM qa.items WHERE status IN ('accepted', 'edited')") > 0
+    pd.testing.assert_frame_equal(serial, parallel)
+    assert {(r["scope"], r["metric"]): r["mean"] for r in serial_summary} == {
+        (r["scope"], r["metric"]): r["mean"] for r in parallel_summary}
 
 
 def test_sql_json(env):
