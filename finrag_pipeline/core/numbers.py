@@ -295,11 +295,6 @@ def scale_of_text(text: str) -> float | None:
     return SCALE_WORDS[word.lower()]
 
 
-def scale_of_unit(unit: str | None) -> float:
-    """'USD millions' -> 1e6, 'thousands' -> 1e3, 'USD' / 'percent' / None -> 1."""
-    return unit_scale(unit)[1]
-
-
 # -- number keys for evidence indexes ---------------------------------------------------------------
 
 NUM_TOKEN_RE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]*\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\w])")
