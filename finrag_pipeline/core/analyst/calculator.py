@@ -747,11 +747,14 @@ class CalculatorAnswerer:
             now, scale = value("revenue", "USD", year)
             before, _ = value("revenue", "USD", year - 1)
             growth = (now - before) / abs(before)
-            yes = growth >= Decimal(str(rule.revenue_growth_min))
+            floor = judgement.threshold if judgement.threshold is not None else Decimal(str(rule.revenue_growth_min))
+            strict = "strictly above" in judgement.notes
+            yes = growth > floor if strict else growth >= floor
             reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
                       f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
             return Decision("Yes" if yes else "No", reason,
-                            f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
+                            f"high growth: year-over-year revenue growth {'>' if strict else '>='} {floor:.0%}"
+                            + (" (the question's threshold)" if judgement.threshold is not None else "")), [
                 {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
         if judgement.kind == "compare":
             a, b = judgement.metric, judgement.other
@@ -801,16 +804,9 @@ class CalculatorAnswerer:
         if judgement.kind == "liquidity":
             rule = cfg.liquidity
             metric = judgement.metric or self.lexicon.concepts["current_ratio"]
-            try:
-                ratio, _ = value(metric.formula or metric.key, "ratio", year)
-            except MissingInput as exc:
-                if metric.key == "current_ratio":
-                    raise
-                # the quick ratio needs a line the filing does not print: the current ratio instead, said so
-                judgement.notes.append(f"{metric.key} not computable ({self._label(exc.name)} not in the filing); "
-                                       "current ratio used")
-                metric = self.lexicon.concepts["current_ratio"]
-                ratio, _ = value(metric.formula, "ratio", year)
+            # the ratio the question names; one whose input the filing does not print abstains naming it (a verdict
+            # on another ratio than the one asked would be a guess)
+            ratio, _ = value(metric.formula or metric.key, "ratio", year)
             floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
             yes = ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "

@@ -209,7 +209,10 @@ class FilingFacts:
                 if "equity" not in phrase and re.search(r"\bequity\b|\bdeficit\b", bare[len(phrase):]):
                     continue  # "Total liabilities, temporary equity, and stockholders' equity" is the balance total
                 extra = len(bare.split()) - len(phrase.split())
-                best = max(best, 5.0 - 0.75 * extra)
+                # a long label that spells out what the line covers ("Depreciation and amortization of property and
+                # equipment and capitalized content costs, operating lease assets, and other") still names it: a
+                # small positive score, so that the line on its own statement wins over a note's exact label
+                best = max(best, 5.0 - 0.75 * extra, 0.5)
                 if _CONTRA_TAIL.match(bare[len(phrase):]):
                     # "Accounts receivable, net of allowance for doubtful accounts of $633 and $751": the
                     # line itself, its contra account spelled out
@@ -249,6 +252,9 @@ class FilingFacts:
             stype = self.statement_of[r.table_id]
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
+            if (concept.statement in ("income_statement", "cash_flow") and stype != concept.statement
+                    and (cell.period or "")[:1].isdigit()):
+                continue  # a flow of the year is never a balance at a date ("Depreciation and amortization" deferred tax)
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
