@@ -57,6 +57,9 @@ from finrag_pipeline.core.query_understanding import QueryParser
 _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
                                r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
+# an income-statement row that is a cost: "Cost of services", "Total costs and expenses", "Fulfillment expense"
+_COST_LABEL_RE = re.compile(r"^(?:total\s+)?(?:costs?|expenses?)\b|\b(?:costs?|expenses?)$", re.I)
+
 _ACTIVITIES = (("operating_cash_flow", r"\boperat"), ("investing_cash_flow", r"\binvest"),
                ("financing_cash_flow", r"\bfinanc"))
 # "Which segment saw operating income fall in fiscal 2025?", "Which of Amazon's segments grew net sales the most?"
@@ -538,7 +541,9 @@ class CalculatorAnswerer:
                 key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
                 statement = filing.label_statement(label, question, hints)
                 concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
-                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)))
+                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)),
+                                  # "Cost of services" printed "(9,283)" is a cost of 9,283, as lexicon costs are
+                                  expense=statement == "income_statement" and bool(_COST_LABEL_RE.search(label)))
                 lexicon.add(concept)
                 rows[key] = concept
                 try:

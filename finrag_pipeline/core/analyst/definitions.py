@@ -84,6 +84,9 @@ def strip_statement_hints(text: str) -> str:
 
 _UNIT_WORDS = [
     ("percent", re.compile(r"\b(?:as|in|expressed\s+as|expressed\s+in)\s+(?:a\s+)?(?:percent(?:age)?s?|%)(?!\w)(?!\s+of)"
+                           # "Answer as a percentage of total net sales": the instruction names the unit and its base
+                           r"|\b(?:answer|express|give|report|state|show|present)(?:ed|ing)?\s+(?:it\s+|this\s+|the\s+(?:answer|result"
+                           r"|figure)\s+)?as\s+(?:a\s+)?(?:percent(?:age)?|%)"
                            r"|\bin\s+(?:units\s+of\s+)?percents?\b|\bpercentage\s+terms\b"
                            r"|\bnearest\s+(?:whole\s+|tenth\s+of\s+a\s+)?percent(?:age\s+point)?\b", re.I)),
     ("ratio", re.compile(r"\b(?:in\s+)?times\b(?!\s+(?:the|its|average|\d))|\bas\s+a\s+(?:multiple|ratio)\b"
@@ -275,10 +278,13 @@ def _clean_target(text: str) -> str | None:
 # operator words, longest first; "as a % of" is division (the unit becomes percent)
 _OPERATORS = [
     (r"as\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of(?:\s+the|\s+its)?", "/%"),
-    (r"as\s+%\s+of", "/%"), (r"as\s+a\s+multiple\s+of", "/"), (r"divided\s+by", "/"), (r"multiplied\s+by", "*"),
+    (r"as\s+%\s+of", "/%"), (r"as\s+a\s+multiple\s+of", "/"), (r"divided\s+by", "/"),
+    # "R&D relative to net sales" is a ratio; "relative to the prior year" / "to 2021" is a comparison of years
+    (r"relative\s+to(?:\s+the|\s+its)?(?!\s+(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d|the\s+(?:prior|previous|last|year)"
+     r"|its\s+(?:prior|previous|last))\b)", "/"), (r"multiplied\s+by", "*"),
     (r"(?:and\s+)?divid(?:e|ed|ing)\s+(?:it\s+|that\s+|this\s+)?by", "/"), (r"over", "/"), (r"per", "/"), (r"÷", "/"), (r"/", "/"), (r"times", "*"), (r"×", "*"), (r"\*", "*"),
     (r"x", "*"), (r"plus", "+"), (r"\+", "+"), (r"added\s+to", "+"), (r"minus", "-"), (r"less", "-"),
-    (r"net\s+of", "-"), (r"subtract(?:ing)?", "-"), (r"-", "-"), (r"–", "-"), (r"−", "-"),
+    (r"net\s+of", "n-"), (r"subtract(?:ing)?", "-"), (r"-", "-"), (r"–", "-"), (r"−", "-"),
 ]
 _TOKEN_RE = re.compile(
     r"(?P<lp>\()|(?P<rp>\))|(?P<num>(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w]))|"
@@ -459,13 +465,22 @@ class _Parser:
         return left
 
     def term(self) -> str:
-        left = self.factor()
+        left = self.netted()
         while (t := self.peek()) and t[0] == "op" and t[1] in ("*", "/", "/%"):
             self.i += 1
             if t[1] == "/%":
                 self.ctx.percent = True
-            right = self.factor()
+            right = self.netted()
             left = f"{left} {t[1][0]} {_wrap(right)}"
+        return left
+
+    def netted(self) -> str:
+        # "purchases of property and equipment net of proceeds from sales": one amount, the first less the second,
+        # so "operating cash flow less purchases of PP&E net of proceeds" is CFO - (purchases - proceeds)
+        left = self.factor()
+        while (t := self.peek()) and t == ("op", "n-"):
+            self.i += 1
+            left = f"({left} - {_wrap(self.factor())})"
         return left
 
     def factor(self) -> str:

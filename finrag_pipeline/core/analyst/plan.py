@@ -405,9 +405,10 @@ _DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|
                       r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
 # arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
 _EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
+                          r"|\brelative\s+to\s+(?:the\s+|its\s+)?(?!(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d)\b)[a-z]"
                           r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b|\bas\s+an?\s+multiple\s+of\b"
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
-_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
+_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|how\s+(?:large|big|high|significant)|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
                       r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
 _POSSESSIVE_RE = re.compile(r"^(?:[A-Z][\w.&-]*\s+){0,2}?[\w.&-]+(?:'s|\u2019s|s')\s+")  # "Best Buy's"
 _LEAD_YEARS_RE = re.compile(r"^(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d(?:\s*(?:-|–|to|through)\s*"
@@ -512,6 +513,11 @@ def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[s
     return out
 
 
+_AVERAGE_OF_RATIO_RE = re.compile(
+    r"(?<!year\s)(?<!year-)(?<!years\s)\b(?:the\s+)?(?:simple\s+)?(?:average|mean)\s+(?:of\s+)?(?:the\s+|its\s+)?(?=[^?.;]*?\bas\s+an?\s+(?:%|percent(?:age)?|share"
+    r"|proportion|fraction)\s+of\b|[^?.;]*?\bas\s+%\s+of\b|[^?.;]*?\s(?:/|divided\s+by|relative\s+to)\s)", re.I)
+
+
 def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, decimals: int | None,
                          display_scale: int | None, clean: str | None = None) -> Plan | None:
     """The plan when the question writes its formula: a definition ("DPO is defined as ...", "Define X
@@ -539,6 +545,11 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     for d in find_definitions(question):
         # the body as written, and as the cleaned question has it (statement hints taken out)
         without_defs = without_defs.replace(d.body, " ").replace(strip_statement_hints(d.body), " ")
+    # "average capex as a percentage of revenue over FY2020 to FY2022": the mean of the yearly ratios over the
+    # years asked, as "3 year average of capex as a % of revenue" reads
+    if years and len(set(years)) >= 2 and _YEAR_RANGE_RE.search(question):
+        n_years = max(years) - min(years) + 1
+        without_defs = _AVERAGE_OF_RATIO_RE.sub(f"{n_years} year average of ", without_defs)
     # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
     # Define unadjusted EBITDA as ..."): the defined terms are operands of it
     clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)
