@@ -655,3 +655,90 @@ def test_cash_paid_for_stays_the_supplemental_row_wording():
     # the calculator finds the printed row "Cash paid for interest" under these words
     assert plain_wording("How much cash did Apple pay for interest in FY2022?").startswith(
         "how much cash paid for interest in FY2022 did Apple")
+
+
+# ---- calc4: phrasing classes read on the second held-out set (now development data), each with phrasings
+# written for the tests (other metrics, other words for the same pattern) ---------------------------------------
+
+STATED = [
+    # question, years, formula, unit, decimals
+    # "Name (ABBR) = formula": the abbreviation in parentheses is the name's, not a qualifier
+    ("Days sales outstanding (DSO) = 365 x average receivables / revenue. What was Apple's DSO in FY2022?", [2022],
+     "365 * avg(accounts_receivable) / revenue", "days", None),
+    ("Days payable outstanding (DPO) = 365 * average accounts payable / cost of sales. Compute Nike's FY2020 DPO.",
+     [2020], "365 * avg(accounts_payable) / cost_of_revenue", "days", None),
+    ("Return on assets (ROA) is defined as net income / average total assets. What was Intel's ROA in FY2020?",
+     [2020], "net_income / avg(total_assets)", "percent", None),
+    # a sentence that states the metric: "X is A divided by B", "X equals ...", "X means ..."
+    ("Return on equity is net income divided by average shareholders' equity. What was Apple's ROE in FY2022? "
+     "Answer as a percentage rounded to one decimal place.", [2022], "net_income / avg(shareholders_equity)", "percent", 1),
+    ("Asset turnover equals revenue divided by average total assets. What was Costco's asset turnover in FY2020? "
+     "Round to two decimals.", [2020], "revenue / avg(total_assets)", "ratio", 2),
+    ("Operating margin is operating income over revenue. What was Oracle's operating margin in FY2019?", [2019],
+     "operating_income / revenue", "percent", None),
+    # a parenthesis that says which balances the average takes: the years, no arithmetic
+    ("DIO = 365 * average inventory (FY2019 and FY2020 year-end balances) / FY2020 cost of sales. What is Nike's FY2020 "
+     "DIO?", [2020, 2019], "365 * avg(inventory) / cost_of_revenue", "days", None),
+    ("Define ROE as net income / average shareholders' equity (beginning and end of year). What was Oracle's ROE in "
+     "FY2019?", [2019], "net_income / avg(shareholders_equity)", "percent", None),
+    ("DSO = 365 * average accounts receivable (FY2020 and FY2021 year-ends) / FY2021 revenue. What is Walmart's DSO for "
+     "fiscal 2021?", [2021, 2020], "365 * avg(accounts_receivable) / revenue", "days", None),
+    # "computed as ... as reported in the cash flow statement": the hint is no definition of its own
+    ("What was Intel's FY2020 EBITDA, computed as operating income plus depreciation and amortization as reported in the "
+     "cash flow statement?", [2020], "operating_income + depreciation_amortization", "USD", None),
+    ("What was Nike's EBITDA in FY2020, calculated as operating income plus D&A as shown in the cash flow statement?",
+     [2020], "operating_income + depreciation_amortization", "USD", None),
+    # "net of" joins its two amounts before "less" takes them away
+    ("What was Amazon's FY2022 free cash flow, defined as operating cash flow less capex net of proceeds from property "
+     "and equipment sales and incentives?", [2022], None, "USD", None),
+    ("Define FCF as cash from operations minus capital expenditures net of depreciation. What was Intel's FCF in FY2020?",
+     [2020], "operating_cash_flow - (abs(capital_expenditure) - depreciation)", "USD", None),
+    ("What is Nike's FY2020 net debt, defined as long-term debt net of cash and equivalents?", [2020],
+     "(long_term_debt - cash)", "USD", None),
+    # "A relative to B" is a ratio; "relative to the prior year" compares years
+    ("How much did Apple spend on R&D in fiscal 2022 relative to its net sales? Answer as a percentage of total net "
+     "sales.", [2022], "research_and_development / revenue", "percent", None),
+    ("What was Oracle's SG&A relative to revenue in FY2019, as a percentage?", [2019], "sga / revenue", "percent", None),
+    ("How large was Intel's capex relative to its operating cash flow in FY2020? Round to two decimals.", [2020],
+     "abs(capital_expenditure) / operating_cash_flow", "ratio", 2),
+    # an "average A as a % of B" over a range of years: the mean of the yearly ratios
+    ("What is Walmart's average capex as a percentage of revenue over FY2019 to FY2021?", [2021, 2019],
+     "mean(abs(capital_expenditure) / revenue, 3)", "percent", None),
+    ("What was Nike's average operating income as a % of revenue from FY2019 to FY2020?", [2020, 2019],
+     "mean(operating_income / revenue, 2)", "percent", None),
+    ("Take the simple average of the yearly ratios: what was Costco's average R&D / revenue for FY2018 - FY2020?",
+     [2020, 2018], "mean(research_and_development / revenue, 3)", "ratio", None),
+]
+
+
+@pytest.mark.parametrize("question,years,formula,unit,decimals", STATED, ids=[f"stated{i:02d}" for i in range(len(STATED))])
+def test_stated_definitions_and_their_periods(question, years, formula, unit, decimals):
+    try:
+        plan = make_plan(question, years, LEX)
+    except UnreadOperand as exc:
+        # an operand that is no lexicon line is read as the filing's row by the calculator: the plan names it
+        assert formula is None and exc.operand == "proceeds from property and equipment sales and incentives"
+        return
+    assert (plan.formula, plan.unit, plan.decimals) == (formula, unit, decimals)
+    assert plan.qualifier is None  # "(DSO)", "365 x ..." and the period words qualify no segment
+    assert plan.definition_given or "mean(" in plan.formula or " / " in plan.formula
+
+
+@pytest.mark.parametrize("question,operation", [
+    # "relative to" a year is a comparison of years, never a division by a line
+    ("How did Apple's revenue in FY2022 change relative to the prior year?", "change"),
+    ("By what percentage did Nike's revenue grow in FY2020 relative to FY2019?", "pct_change"),
+])
+def test_relative_to_a_year_is_no_ratio(question, operation):
+    plan = make_plan(question, [2022] if "Apple" in question else [2020, 2019], LEX)
+    assert plan.formula == "revenue" and plan.operation == operation
+
+
+@pytest.mark.parametrize("question", [
+    # a statement that names no arithmetic ("X is large", "there are ...") is no definition
+    "Apple's revenue is large. What was Apple's revenue in FY2022?",
+    "Operating income is the line most analysts read. What was Apple's operating income in FY2022?",
+])
+def test_a_sentence_without_arithmetic_defines_nothing(question):
+    plan = make_plan(question, [2022], LEX)
+    assert not plan.definition_given and plan.formula in ("revenue", "operating_income")

@@ -281,7 +281,7 @@ _OPERATORS = [
     (r"as\s+%\s+of", "/%"), (r"as\s+a\s+multiple\s+of", "/"), (r"divided\s+by", "/"),
     # "R&D relative to net sales" is a ratio; "relative to the prior year" / "to 2021" is a comparison of years
     (r"relative\s+to(?:\s+the|\s+its)?(?!\s+(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d|the\s+(?:prior|previous|last|year)"
-     r"|its\s+(?:prior|previous|last))\b)", "/"), (r"multiplied\s+by", "*"),
+     r"|its\s+(?:prior|previous|last)))", "/"), (r"multiplied\s+by", "*"),
     (r"(?:and\s+)?divid(?:e|ed|ing)\s+(?:it\s+|that\s+|this\s+)?by", "/"), (r"over", "/"), (r"per", "/"), (r"÷", "/"), (r"/", "/"), (r"times", "*"), (r"×", "*"), (r"\*", "*"),
     (r"x", "*"), (r"plus", "+"), (r"\+", "+"), (r"added\s+to", "+"), (r"minus", "-"), (r"less", "-"),
     (r"net\s+of", "n-"), (r"subtract(?:ing)?", "-"), (r"-", "-"), (r"–", "-"), (r"−", "-"),

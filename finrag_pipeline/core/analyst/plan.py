@@ -405,7 +405,7 @@ _DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|
                       r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
 # arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
 _EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
-                          r"|\brelative\s+to\s+(?:the\s+|its\s+)?(?!(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d)\b)[a-z]"
+                          r"|\brelative\s+to\s+(?:the\s+|its\s+)?(?!(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d))[a-z]"
                           r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b|\bas\s+an?\s+multiple\s+of\b"
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
 _LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|how\s+(?:large|big|high|significant)|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
@@ -419,7 +419,9 @@ _PERIOD_RE = re.compile(r"\s*,?\s+(?:in|for|during|at|as\s+of|over|across|from|a
                         r"(?:\s*(?:-|–|to|through|and)\s*(?:fiscal\s+|fy\s*)?'?(?:19|20)\d\d)?\b"
                         r"|\s*,?\s+(?:in|for|during)\s+(?:the\s+)?(?:latest|last|most\s+recent|current)\s+(?:fiscal\s+)?year\b",
                         re.I)
-_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported)\b.*$", re.I)
+# the instructions after a comma: ", in USD millions", ", rounded ...", ", as a percentage with one decimal"
+_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported|with|to\s+(?:one|two|three|\d|the\s+nearest)"
+                      r"|as\s+an?\s+(?:percent(?:age)?|%|ratio|multiple|fraction|decimal|number)(?!\s+of))\b.*$", re.I)
 _CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(?!.*\s(?:for|in|at|of|by|from)\s)", re.I)
 
 
