@@ -1026,6 +1026,14 @@ def test_two_labels_of_one_length_the_one_written_first_wins(order):
     # a stated threshold: (198,270 - 168,088) / 168,088 = 17.96% > 15%
     ("Assuming revenue growth above 15% is high growth, was Microsoft a high-growth company in FY2022?", "Yes"),
     ("Assuming revenue growth above 20% is high growth, was Microsoft a high-growth company in FY2022?", "No"),
+    # a segment table printing the line as a heading and the segments under it (BOEING_2021_10K p.66 "Earnings/(loss)
+    # from operations ... Global Services 2,017 / 450"): (2,017 - 450) / 450 = 348.2%
+    ("By how much did the earnings from operations of Boeing's Global Services segment grow in 2021, in percent? Round to "
+     "one decimal place.", "348.2%"),
+    ("What was the revenue of Boeing's Global Services segment in 2021?", "$16,328 million"),
+    # a stated one-time charge out of the tax rate: (29,749 - 10,200) / 123,485 = 15.83% (APPLE_2024 p.31; reported 24.1%)
+    ("What would Apple's FY2024 effective tax rate have been excluding the one-time $10.2 billion State Aid tax charge?",
+     "15.8%"),
     # the quick ratio named: Boeing prints "Short-term and other investments" (8,052 + 8,192 + 2,641) / 81,992 = 0.23
     ("Based on its quick ratio at the end of 2021, does Boeing have a healthy liquidity profile?", "No, because quick ratio 0.23"),
 ])

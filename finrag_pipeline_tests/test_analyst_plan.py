@@ -742,3 +742,48 @@ def test_relative_to_a_year_is_no_ratio(question, operation):
 def test_a_sentence_without_arithmetic_defines_nothing(question):
     plan = make_plan(question, [2022], LEX)
     assert not plan.definition_given and plan.formula in ("revenue", "operating_income")
+
+
+@pytest.mark.parametrize("question,years,formula,unit", [
+    # a one-time amount the question states, taken out of the figure: a charge makes a cost smaller and a profit larger
+    ("Excluding the one-time $10.2 billion State Aid tax charge, what would Apple's FY2024 effective tax rate have been?",
+     [2024], "(income_tax - 10200000000) / income_before_taxes", "percent"),
+    ("What was Boeing's 2021 operating margin excluding the $1.5 billion 777X charge?", [2021],
+     "(operating_income + 1500000000) / revenue", "percent"),
+    ("Adjusted for a $250 million impairment charge, what was Nike's FY2020 operating income?", [2020],
+     "(operating_income + 250000000)", "USD"),
+    # a gain the reverse
+    ("What was Apple's FY2022 net income, ignoring a $500 million gain on the sale of investments?", [2022],
+     "(net_income - 500000000)", "USD"),
+    ("Setting aside the $1.2 billion tax benefit, what was Intel's FY2020 effective tax rate?", [2020],
+     "(income_tax + 1200000000) / income_before_taxes", "percent"),
+])
+def test_a_stated_one_time_amount_is_taken_out(question, years, formula, unit):
+    plan = make_plan(question, years, LEX)
+    assert (plan.formula, plan.unit, plan.operation) == (formula, unit, "value")
+    assert plan.qualifier is None
+
+
+def test_an_exclusion_that_fits_no_single_line_abstains():
+    # where the amount would go in an average of balances is a guess: no plan, an abstention naming the clause
+    with pytest.raises(PlanError, match="write-down"):
+        make_plan("What was Apple's FY2022 average inventory excluding the $2 billion write-down?", [2022], LEX)
+
+
+@pytest.mark.parametrize("label,concept", [
+    # label wordings of the same lines on other 10-Ks (the plural "costs", segment headings with a slash)
+    ("Costs of revenue", "cost_of_revenue"), ("Costs of sales", "cost_of_revenue"), ("Costs of goods sold", "cost_of_revenue"),
+    ("Cost of goods sold", "cost_of_revenue"), ("Cost of products sold", "cost_of_revenue"),
+    ("Operating profit", "operating_income"), ("Earnings/(loss) from operations", "operating_income"),
+    ("Income (loss) from operations", "operating_income"),
+    ("Earnings (loss) before income taxes", "income_before_taxes"),
+    ("Income from continuing operations before income taxes", "income_before_taxes"),
+    ("Short-term and other investments", "short_term_investments"), ("Marketable securities, current", "short_term_investments"),
+])
+def test_more_label_wordings_are_lexicon_lines(label, concept):
+    from finrag_pipeline.core.analyst.labels import normalize_label
+
+    assert normalize_label(label) in {normalize_label(x) for x in LEX.concepts[concept].line_items}
+    # and no other concept claims the same label
+    assert not [c.key for c in LEX.concepts.values() if c.key != concept
+                and normalize_label(label) in {normalize_label(x) for x in c.line_items}]

@@ -188,6 +188,8 @@ def clean_question(question: str) -> str:
     unit parentheses ("(in USD millions)"), statement hints, and parentheses that hold no formula. A
     FinanceBench-style "X % margin" reads "X as a % of revenue". Definitions stay (they are the plan)."""
     text = _LEAD_IN_RE.sub("", question.strip())
+    # "what would Apple's effective tax rate have been": the figure asked, as "what was ..."
+    text = re.sub(r"\bwhat\s+would\s+(?P<x>[^?]+?)\s+have\s+been\b", r"what was \g<x>", text, flags=re.I)
     sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(])", text)
     keep = [s for s in sentences if not (_INSTRUCTION_RE.match(s) and "?" not in s
                                          and not re.search(r"\bdefine|\bdefined\b|=", s, re.I))]

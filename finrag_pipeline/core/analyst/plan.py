@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from finrag_pipeline.core.analyst.definitions import (
@@ -182,9 +183,49 @@ def _unit_of_formula(formula: str, question: str) -> str:
 def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
     """The plan for a question (see ``_make_plan``), with the statements it points at. The quantity is
     read from the question without its instructions (``clean_question``); rounding, units, statement
-    hints and definitions from the whole question."""
+    hints and definitions from the whole question. "Excluding the one-time $10.2 billion tax charge" is
+    read apart (``_excluding``)."""
+    excluded = _EXCLUDING_RE.search(question)
+    if excluded is not None and line_item is None:
+        rest = question[:excluded.start()] + " " + question[excluded.end():]
+        rest = re.sub(r"^\s*,\s*", "", re.sub(r"\s+", " ", rest)).strip()
+        return _excluding(make_plan(rest[:1].upper() + rest[1:], years, lexicon), excluded, lexicon)
     plan = _make_plan(clean_question(question), years, lexicon, line_item, full=question)
     plan.statements = statement_hints(question)
+    return plan
+
+
+# "Excluding the one-time $10.2 billion State Aid tax charge", "adjusted for a $1.5 billion impairment charge",
+# "ignoring the $300 million gain on sale": an amount the question states, taken out of the figure
+_EXCLUDING_RE = re.compile(
+    r"\b(?:excluding|exclusive\s+of|ex|adjusted\s+for|adjusting\s+for|ignoring|setting\s+aside|without|leaving\s+out"
+    r"|stripping\s+out|removing)\s+(?:the\s+(?:effect|impact)\s+of\s+)?(?:the\s+|a\s+|an\s+|its\s+)?"
+    r"(?:(?:one[\s-]+time|one[\s-]+off|non[\s-]+recurring|nonrecurring|discrete|special|unusual)\s+)?"
+    r"(?P<amount>(?:us)?\$\s*\d[\d,]*(?:\.\d+)?\s*(?:billion|million|thousand|bn|mm|m|b)?)\s+"
+    r"(?P<what>(?:[\w&'\u2019-]+\s+){0,8}?(?P<kind>charges?|expenses?|costs?|loss(?:es)?|impairments?|write[\s-]?(?:downs?|offs?)"
+    r"|gains?|benefits?|income))\b\s*,?", re.I)
+
+
+def _excluding(plan: Plan, excluded: re.Match, lexicon: Lexicon) -> Plan:
+    """The plan with a stated one-time amount taken out of its figure (the numerator of a ratio): a charge leaves a
+    cost smaller (tax expense less the tax charge) and a profit larger; a gain the reverse. A formula whose figure
+    is no single line raises PlanError (the answer abstains rather than guess where the amount belongs)."""
+    from finrag_pipeline.core.numbers import parse_figure
+
+    figure = parse_figure(excluded.group("amount"))
+    m = re.fullmatch(r"(?P<num>abs\((?P<k1>\w+)\)|(?P<k2>\w+))(?P<rest>\s*/\s*\S.*)?", plan.formula.strip())
+    key = m and (m.group("k1") or m.group("k2"))
+    concept = lexicon.concepts.get(key) if key else None
+    if figure is None or concept is None or plan.operation != "value":
+        raise PlanError(f"cannot take {excluded.group(0).strip(' ,')!r} out of {plan.formula!r}")
+    amount = Decimal(str(figure.value)).normalize()
+    amount_text = f"{amount:f}".rstrip("0").rstrip(".") if "." in f"{amount:f}" else f"{amount:f}"
+    cost = concept.expense or concept.outflow or bool(re.search(r"tax|expense|cost", concept.key))
+    charge = not re.match(r"gain|benefit|income", excluded.group("kind"), re.I)
+    sign = "-" if charge == cost else "+"
+    plan.formula = f"({m.group('num')} {sign} {amount_text}){m.group('rest') or ''}"
+    plan.quantity = f"{plan.quantity} excluding {excluded.group('amount').strip()} {excluded.group('what').strip()}"
+    plan.notes.append(f"{excluded.group(0).strip(' ,')}: {m.group('num')} {sign} {amount_text}")
     return plan
 
 

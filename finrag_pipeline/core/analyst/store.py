@@ -234,6 +234,14 @@ class FilingFacts:
         for r in self.rows:
             label = self.norm_labels[(r.table_id, r.row_index)]
             score, reason = label_scores[label]
+            under_heading = False
+            if score <= 0 and seg and label == seg and getattr(r, "row_path", None) and len(r.row_path) >= 2:
+                # a segment table that prints the line as a heading and the segments under it ("Earnings/(loss) from
+                # operations: ... Global Services 2,017"): the segment's row of that line
+                heading = normalize_label(r.row_path[-2])
+                score = max(self._label_score(heading, concept)[0], self._label_score(
+                    self._without_own_name(heading), concept)[0])
+                reason, under_heading = "segment row under the line's heading", score > 0
             if score <= 0 and concept.unit == "USD per share" and (getattr(r, "unit", None) or "") == "USD per share":
                 # "Diluted earnings per common share ...:" heading, then "Net income $ 3.72" (Boston Properties): the
                 # per-share line is named by its heading
@@ -259,7 +267,7 @@ class FilingFacts:
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
                 by_path = seg in path or any(_has_words(p, seg) for p in path)
-                if not (seg == title or by_path or _title_names_only(title, seg)):
+                if not (seg == title or by_path or under_heading or _title_names_only(title, seg)):
                     continue  # a segment was asked: never fall back to the consolidated line
                 if label != seg and seg != title and not by_path and self.label_counts[r.table_id].get(seg):
                     continue  # the segment is a row of this table: its other rows (the total) are not the segment's
