@@ -1070,3 +1070,35 @@ def test_a_flow_line_is_never_read_at_a_date_of_a_note(store, parsed):
     fact = facts.lookup("depreciation_amortization", 2022)
     assert fact is not None and fact.value == Decimal("41921")
     assert fact.source.statement_type == "cash_flow"
+
+
+def test_a_row_filed_with_the_spanning_titles_date_in_every_column_is_read_by_its_own_date():
+    """ORACLE_2019_10K p.69 and p.73 as an earlier ingest stored them: every column of the balance sheet filed as
+    2019-05-31 and every cash-flow column as FY2019 (the spanning title's first date). The fact layer reads each column
+    by its own (last) date: total assets 108,709 / 137,851, operating cash flow 14,551 / 15,386 / 14,126."""
+    from datetime import date
+
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.models import FilingMeta, TableCell, TableRow
+
+    fid = "ORCL-2019-10K"
+    meta = FilingMeta(fid, "sha", "", f"{fid}.pdf", "pdf", "Oracle Corporation", "ORCL", None, "10-K", 2019,
+                      date(2019, 5, 31))
+    bs = ["As of May 31, 2019 and 2018 May 31, 2019", "As of May 31, 2019 and 2018 May 31, 2018"]
+    cf = [f"For the Years Ended May 31, 2019, 2018 and 2017 Year Ended May 31, {y}" for y in (2019, 2018, 2017)]
+    rows = [
+        TableRow(fid, f"{fid}:p69:t0", 0, 69, "Item 8", "CONSOLIDATED BALANCE SHEETS", "USD millions", "(in millions)",
+                 "Total assets", [""] + bs, [TableCell(h, "2019-05-31", t, v) for h, t, v in
+                                             zip(bs, ["108,709", "137,851"], [108709.0, 137851.0], strict=True)]),
+        TableRow(fid, f"{fid}:p73:t0", 0, 73, "Item 8", "CONSOLIDATED STATEMENTS OF CASH FLOWS", "USD millions",
+                 "(in millions)", "Net cash provided by operating activities", [""] + cf,
+                 [TableCell(h, "FY2019", t, v) for h, t, v in
+                  zip(cf, ["14,551", "15,386", "14,126"], [14551.0, 15386.0, 14126.0], strict=True)]),
+    ]
+    facts = FilingFacts(meta, rows, [], Lexicon.load_default())
+    assert facts.lookup("total_assets", 2018).value == Decimal("137851")
+    assert facts.lookup("total_assets", 2019).value == Decimal("108709")
+    assert facts.lookup("operating_cash_flow", 2018).value == Decimal("15386")
+    assert facts.lookup("operating_cash_flow", 2017).value == Decimal("14126")
+    assert rows[0].cells[1].period == "2019-05-31"  # the stored rows themselves are left as they are

@@ -634,6 +634,10 @@ def test_a_label_with_the_companys_own_name_is_the_parents_line():
     assert facts._without_own_name("total costco stockholders equity") == "total stockholders equity"
     assert facts._without_own_name("net income attributable to costco") == "net income attributable"
     assert facts._without_own_name("total equity") == "total equity"
+    oracle = FilingFacts(meta.model_copy(update={"company": "Oracle Corporation"}) if hasattr(meta, "model_copy")
+                         else __import__("dataclasses").replace(meta, company="Oracle Corporation"), [], [], LEX)
+    # the whole printed name goes, not its first word alone (ORACLE_2019_10K p.69)
+    assert oracle._without_own_name("total oracle corporation stockholders equity") == "total stockholders equity"
 
 
 @pytest.mark.parametrize("question,formula", [

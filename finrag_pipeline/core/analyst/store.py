@@ -13,6 +13,7 @@ or read from the warehouse on first use (``core.filings``, ``core.table_rows``, 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections import defaultdict
@@ -27,6 +28,7 @@ from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 from finrag_pipeline.core.analyst.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
 from finrag_pipeline.core.ingest.statements import classify_table
+from finrag_pipeline.core.ingest.tables import normalize_period
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
 from finrag_pipeline.core.numbers import SCALE_WORDS, cell_decimal, unit_scale
 
@@ -88,6 +90,20 @@ class _RowCandidate:
     reason: str
 
 
+def _with_column_periods(row: TableRow) -> TableRow:
+    """A row stored before ingest read a column's own date after its spanning title ("As of May 31, 2019 and 2018
+    May 31, 2018" was filed as 2019-05-31 in every column): its periods read again from the headers by ingest's
+    one reader (``normalize_period``), when that makes them distinct. Other rows are returned as they are."""
+    periods = [c.period for c in row.cells if c.period]
+    if len(periods) == len(set(periods)):
+        return row
+    again = [normalize_period(c.header) if c.period else None for c in row.cells]
+    kept = [p for p in again if p]
+    if len(kept) != len(periods) or len(kept) != len(set(kept)):
+        return row
+    return dataclasses.replace(row, cells=[dataclasses.replace(c, period=p) for c, p in zip(row.cells, again, strict=True)])
+
+
 class FilingFacts:
     """The figures of one filing, by lexicon concept and fiscal year."""
 
@@ -96,7 +112,7 @@ class FilingFacts:
         self.meta = meta
         self.filing_id = meta.filing_id
         self.lexicon = lexicon or Lexicon.load_default()
-        self.rows = list(table_rows)
+        self.rows = [_with_column_periods(r) for r in table_rows]
         self.facts = [f for f in facts if f.value is not None]
         self.disagreements: list[Disagreement] = []
         self._disagreement_keys: set[tuple] = set()
@@ -182,7 +198,11 @@ class FilingFacts:
         attributable"."""
         if not hasattr(self, "_own_name_re"):
             words = [w for w in normalize_label(self.meta.company).split() if w not in ("the", "a")]
-            self._own_name_re = re.compile(rf"\s*\b{re.escape(words[0])}s?\b") if words and len(words[0]) > 2 else None
+            # the name as the statements print it, with the rest of it ("Total Oracle Corporation stockholders' equity")
+            rest = "|".join(re.escape(w) for w in [*words[1:], "corporation", "corp", "inc", "incorporated", "company",
+                                                   "co", "ltd", "plc", "holdings", "group"])
+            self._own_name_re = re.compile(rf"\s*\b{re.escape(words[0])}s?\b(?:\s+(?:{rest})\b)*") \
+                if words and len(words[0]) > 2 else None
         if self._own_name_re is None or not self._own_name_re.search(label):
             return label
         out = re.sub(r"\s+", " ", self._own_name_re.sub(" ", label)).strip()

@@ -97,7 +97,7 @@ def normalize_period(header: str | None) -> str | None:
     h = clean_text(header or "")
     if not h:
         return None
-    d = parse_date(h)
+    d = _column_date(h)
     if d is not None:
         partial = _PARTIAL_RE.search(h)
         if partial:
@@ -111,6 +111,13 @@ def normalize_period(header: str | None) -> str | None:
     if len(years) == 1:
         return f"FY{years[0]}"
     return None
+
+
+def _column_date(header: str) -> date | None:
+    """The date of a column: the header's date, or its LAST date when a spanning title is joined to the column's own
+    header ("As of May 31, 2019 and 2018 May 31, 2018" is the May 31, 2018 column, not the title's first date)."""
+    dates = list(DATE_RE.finditer(header))
+    return parse_date(dates[-1].group(0)) if len(dates) >= 2 else parse_date(header)
 
 
 _NOT_A_TITLE_RE = re.compile(r"^(table of contents|index|[_\-\s=]+|page|\d+)$", re.IGNORECASE)
