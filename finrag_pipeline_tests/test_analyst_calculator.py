@@ -1034,6 +1034,10 @@ def test_two_labels_of_one_length_the_one_written_first_wins(order):
     # a stated one-time charge out of the tax rate: (29,749 - 10,200) / 123,485 = 15.83% (APPLE_2024 p.31; reported 24.1%)
     ("What would Apple's FY2024 effective tax rate have been excluding the one-time $10.2 billion State Aid tax charge?",
      "15.8%"),
+    # a liquidity floor the question states: Apple's current ratio 135,405 / 153,982 = 0.88 (APPLE_2022_10K p.34)
+    ("Treating a current ratio of at least 0.8 as healthy, does Apple have a healthy liquidity profile at the end of "
+     "FY2022?", "Yes, because current ratio 0.88"),
+    ("Does Apple have a healthy liquidity profile at the end of FY2022?", "No, because current ratio 0.88"),
     # the quick ratio named: Boeing prints "Short-term and other investments" (8,052 + 8,192 + 2,641) / 81,992 = 0.23
     ("Based on its quick ratio at the end of 2021, does Boeing have a healthy liquidity profile?", "No, because quick ratio 0.23"),
 ])

@@ -135,3 +135,18 @@ def test_a_lead_clause_and_a_stated_threshold(question, kind, threshold, strict)
 ])
 def test_a_lead_clause_before_a_figure_question_is_no_judgement(question):
     assert read_judgement(question, LEX) is None
+
+
+@pytest.mark.parametrize("question,metric,threshold", [
+    # a liquidity floor the question states is the rule's, for the ratio it names
+    ("Treating a current ratio of at least 1.2 as healthy, does Walmart have a healthy liquidity profile at the end of "
+     "FY2021?", "current_ratio", Decimal("1.2")),
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Treat 1.0 or more as "
+     "healthy.", "quick_ratio", Decimal("1.0")),
+    ("Considering a quick ratio of 0.8 or higher as adequate, is Costco's liquidity healthy in FY2020?", "quick_ratio",
+     Decimal("0.8")),
+    ("Does Apple have a healthy liquidity profile at the end of FY2022?", "current_ratio", None),  # the configured floor
+])
+def test_a_stated_liquidity_floor(question, metric, threshold):
+    j = read_judgement(question, LEX)
+    assert j is not None and j.kind == "liquidity" and j.metric.key == metric and j.threshold == threshold

@@ -812,7 +812,8 @@ class CalculatorAnswerer:
             # the ratio the question names; one whose input the filing does not print abstains naming it (a verdict
             # on another ratio than the one asked would be a guess)
             ratio, _ = value(metric.formula or metric.key, "ratio", year)
-            floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
+            floor = judgement.threshold if judgement.threshold is not None else (
+                rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min)
             yes = ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
                       f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "

@@ -77,7 +77,7 @@ LOWER_IS_BETTER = frozenset(["days_inventory_outstanding", "days_sales_outstandi
 # "Assuming a quick ratio of 1.0 is healthy, does ...") or after a sentence that does ("Use the balance sheet. Is ...")
 _YES_NO_RE = re.compile(r"(?:^|[.!]\s+)\s*(?:(?:based\s+on|using|according\s+to|from|treating|taking|assuming|given|considering"
                         r"|defining|counting|judging\s+by|judged\s+by|measured\s+by|in\s+terms\s+of|on\s+the\s+basis\s+of)\b"
-                        r"[^,?.]*,\s*)?(?:does|do|did|is|are|was|were|has"
+                        r"(?:[^,?.]|\.(?=\d))*,\s*)?(?:does|do|did|is|are|was|were|has"
                         r"|have|had|can|could|would|will|should)\b|\bwhether\b|\b(?:yes|no)\s*(?:/|or)\s*(?:no|yes)\b",
                         re.I)
 _PROFILE_RE = re.compile(r"\b(?:profile|trend|trajectory|position)\b", re.I)
@@ -91,6 +91,11 @@ _GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s
                         r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
 _GROWTH_THRESHOLD_RE = re.compile(r"\bgrowth\s+(?:rate\s+)?(?P<cmp>above|over|exceeding|of\s+more\s+than|more\s+than|greater\s+than"
                                   r"|higher\s+than|at\s+least|of\s+at\s+least|of)\s+(?P<n>\d+(?:\.\d+)?)\s*(?:%|percent)", re.I)
+_RATIO_FLOOR_RE = re.compile(r"\bratio\s+(?:of\s+)?(?:at\s+least|above|over|of\s+more\s+than|more\s+than|greater\s+than|>=?)?\s*"
+                             r"(?P<n>\d+(?:\.\d+)?)(?:x)?\s+(?:or\s+(?:more|higher|above|greater)\s+)?as\s+(?:healthy|adequate|sufficient"
+                             r"|strong|good)\b|\b(?:treat|treating|consider|considering|take|taking)\s+(?:a\s+ratio\s+of\s+)?"
+                             r"(?P<m>\d+(?:\.\d+)?)(?:x)?\s+or\s+(?:more|higher|above|greater)\s+as\s+(?:healthy|adequate|sufficient"
+                             r"|strong|good)\b", re.I)
 _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
 _CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
                                r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
@@ -230,7 +235,10 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         return Judgement("trend", metric, direction, profile=bool(profile_words))
     if _LIQUIDITY_RE.search(question):
         quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
-        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"))
+        # "Treating a current ratio of at least 1.2 as healthy", "treat 1.0 or more as healthy": the question's floor
+        stated = _RATIO_FLOOR_RE.search(question)
+        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"),
+                         threshold=Decimal(stated.group("n") or stated.group("m")) if stated else None)
     return None
 
 
