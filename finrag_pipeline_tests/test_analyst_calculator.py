@@ -1106,3 +1106,21 @@ def test_a_row_filed_with_the_spanning_titles_date_in_every_column_is_read_by_it
     assert facts.lookup("operating_cash_flow", 2018).value == Decimal("15386")
     assert facts.lookup("operating_cash_flow", 2017).value == Decimal("14126")
     assert rows[0].cells[1].period == "2019-05-31"  # the stored rows themselves are left as they are
+
+
+def test_capital_intensity_with_one_test_unread_says_yes_only_when_the_other_says_yes(parsed):
+    """The rule is "capex / revenue >= 10% OR net PP&E / total assets >= 40%". With no PP&E line readable, Amazon's 2022
+    capex / revenue 63,645 / 513,983 = 12.4% already makes it Yes; Apple's FY2022 2.7% (10,708 / 394,328) cannot make it
+    No alone: the answer abstains naming the line (AMAZON_2022_10K p.36-37, APPLE_2022_10K p.32, p.35)."""
+    import dataclasses
+
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    lexicon = Lexicon.load_default()
+    blind = Lexicon([dataclasses.replace(c, aliases=["unprinted fixed assets line"], line_items=["unprinted fixed assets line"],
+                                         xbrl=[]) if c.key == "ppe" else c for c in lexicon.concepts.values()])
+    calc = calculator_answerer(FactStore.from_parsed(parsed.values(), lexicon=blind), lexicon=blind)
+    r = calc.answer("Is Amazon a capital-intensive business based on FY2022 data?", [])
+    assert r.response_state == "answered" and r.text.startswith("Yes, because capex / revenue 12.4%"), r.text
+    r = calc.answer("Is Apple a capital-intensive business based on FY2022 data?", [])
+    assert r.response_state == "abstained" and "unprinted fixed assets line" in r.text, r.text

@@ -732,14 +732,18 @@ class CalculatorAnswerer:
         if judgement.kind == "capital_intensive":
             rule = cfg.capital_intensive
             found: list[tuple[str, Decimal, float]] = []
+            unread: list[MissingInput] = []
             for name, formula, floor in (("capex / revenue", "abs(capital_expenditure) / revenue", rule.capex_to_revenue_min),
                                          ("net PP&E / total assets", "ppe / total_assets", rule.ppe_to_assets_min)):
                 try:
                     found.append((name, value(formula, "percent", year)[0], floor))
-                except MissingInput:
-                    if not found and name.startswith("net"):
-                        raise
+                except MissingInput as exc:
+                    unread.append(exc)
             yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
+            if unread and not yes:
+                # either test says Yes: a No needs both, so a missing one makes the answer abstain naming it (a No on
+                # half the rule would be a guess)
+                raise unread[0]
             reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
                                f" {f:.0%})" for n, v, f in found)
             light = judgement.direction == "down"  # "capital-light", "asset-light": the same rule, inverted
