@@ -1031,6 +1031,7 @@ def test_two_labels_of_one_length_the_one_written_first_wins(order):
     ("By how much did the earnings from operations of Boeing's Global Services segment grow in 2021, in percent? Round to "
      "one decimal place.", "348.2%"),
     ("What was the revenue of Boeing's Global Services segment in 2021?", "$16,328 million"),
+    ("What were the revenues of Boeing's Global Services segment in 2021?", "$16,328 million"),
     # a stated one-time charge out of the tax rate: (29,749 - 10,200) / 123,485 = 15.83% (APPLE_2024 p.31; reported 24.1%)
     ("What would Apple's FY2024 effective tax rate have been excluding the one-time $10.2 billion State Aid tax charge?",
      "15.8%"),

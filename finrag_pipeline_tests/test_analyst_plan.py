@@ -791,3 +791,19 @@ def test_more_label_wordings_are_lexicon_lines(label, concept):
     # and no other concept claims the same label
     assert not [c.key for c in LEX.concepts.values() if c.key != concept
                 and normalize_label(label) in {normalize_label(x) for x in c.line_items}]
+
+
+@pytest.mark.parametrize("question,kind", [
+    # a line of a year asked by its name is a figure, even naming a segment (the calculator answers it)
+    ("What were the revenues of Boeing's Global Services segment in 2021?", "metric"),
+    ("What was the operating income of Amazon's AWS segment in 2022?", "metric"),
+    ("What were the net sales of Apple's Services business in fiscal 2022?", "metric"),
+    # open questions about segments stay qualitative
+    ("What were the main segments of Boeing in 2021?", "qualitative"),
+    ("Which segments does Amazon report?", "qualitative"),
+    ("What were the revenue drivers of Boeing's Global Services segment in 2021?", "qualitative"),
+])
+def test_a_line_of_a_year_asked_by_name_is_a_figure_question(question, kind):
+    from finrag_pipeline.core.question_kind import classify_question
+
+    assert classify_question(question).kind == kind
