@@ -1125,3 +1125,33 @@ def test_capital_intensity_with_one_test_unread_says_yes_only_when_the_other_say
     assert r.response_state == "answered" and r.text.startswith("Yes, because capex / revenue 12.4%"), r.text
     r = calc.answer("Is Apple a capital-intensive business based on FY2022 data?", [])
     assert r.response_state == "abstained" and "unprinted fixed assets line" in r.text, r.text
+
+
+@pytest.mark.parametrize("question,state,start", [
+    # "if not outlined, state 0": the question's own answer for a line the statements do not print (Apple's and
+    # Boeing's income statements print no restructuring line: APPLE_2022_10K p.32, BOEING_2021_10K p.60)
+    ("What is the quantity of restructuring costs directly outlined in Apple's income statements for FY2022? If "
+     "restructuring costs are not explicitly outlined then state 0.", "answered", "$0 — restructuring costs is not a line"),
+    ("What was Boeing's FY2021 restructuring expense? If restructuring is not separately disclosed, state 0.", "answered",
+     "$0 — restructuring expense is not a line"),
+    # without the instruction: an abstention naming the line, never 0
+    ("What were Apple's restructuring costs in FY2022?", "abstained", "Not in the filing: restructuring"),
+    # a qualifier the filing does not report is no missing line: never 0
+    ("What were Apple's restructuring costs in the Zeta region in FY2022? If they are not explicitly reported, answer 0.",
+     None, None),
+])
+def test_zero_if_absent_only_for_a_line_the_statements_lack(calc, question, state, start):
+    r = calc.answer(question, [])
+    if state is None:
+        assert not r.text.startswith("$0"), r.text
+        return
+    assert r.response_state == state and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("phrase", ["restructuring costs", "restructuring charges", "restructuring expense",
+                                    "restructuring and other charges"])
+def test_restructuring_is_a_lexicon_line(phrase):
+    from finrag_pipeline.core.analyst.definitions import resolve_operand
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    assert resolve_operand(phrase, Lexicon.load_default()).key == "restructuring"

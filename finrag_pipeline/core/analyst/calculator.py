@@ -57,6 +57,11 @@ from finrag_pipeline.core.query_understanding import QueryParser
 _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
                                r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
+# "If restructuring costs are not explicitly outlined then state 0": a missing line is the question's 0
+_ZERO_IF_ABSENT_RE = re.compile(r"\bif\b[^.?]*?\b(?:not|no)\b[^.?]*?\b(?:outlined|reported|disclosed|presented|shown|stated"
+                                r"|listed|broken\s+out|itemi[sz]ed|separately\s+\w+|explicitly\s+\w+)\b[^.?]*?\b(?:state|answer"
+                                r"|report|respond\s+with|write|put|return|enter|give)\s+(?:a\s+|the\s+value\s+)?(?:0|zero|\$0)\b", re.I)
+
 # an income-statement row that is a cost: "Cost of services", "Total costs and expenses", "Fulfillment expense"
 _COST_LABEL_RE = re.compile(r"^(?:total\s+)?(?:costs?|expenses?)\b|\b(?:costs?|expenses?)$", re.I)
 
@@ -484,6 +489,16 @@ class CalculatorAnswerer:
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
             return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
+        if (plan is not None and _ZERO_IF_ABSENT_RE.search(question) and plan.operation == "value"
+                and not details.get("unresolved_qualifier")   # only a line the statements lack, never a misread
+                and len(plan.parsed.names) == 1 and plan.unit == "USD"):
+            # "If restructuring costs are not explicitly outlined then state 0": the question's own answer for a line
+            # the statements do not print (said so, with where it was looked for)
+            timings["total"] = _ms(t0)
+            reason = f"{plan.quantity} is not a line of {', '.join(tried)} (not in the filing: {missing[0]})"
+            return AnswerResult(f"$0 — {reason}; the question asks for 0 then.", [], "answered",
+                                latency_ms=timings["total"], details={**details, "missing": missing, "zero_if_absent": True,
+                                                                      "plan": plan.as_dict(), "timings_ms": timings})
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):

@@ -64,6 +64,9 @@ _AS_PCT_OF_RE = re.compile(r"(?P<a>[\w&' ,-]+?) as a (?:percent(?:age)?|share|pr
                            r"(?:its |the )?(?P<b>[\w&' ,-]+?)(?:\s+(?:in|for|during|at)\b|[?,.]|$)", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
 _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
+    # words of where a line is printed ("restructuring costs directly outlined in the income statement"): no segment
+    "directly", "explicitly", "separately", "outlined", "shown", "disclosed", "presented", "stated", "listed",
+    "printed", "itemized", "itemised", "broken",
     # verbs of a change ("did net income grow in FY2022"): no segment
     "grow", "grew", "grown", "growing", "rise", "rose", "risen", "fall", "fell", "fallen", "decline", "declined",
     "increased", "decreased", "changed", "improve", "improved", "expand", "expanded", "shrink", "shrank",
