@@ -1155,3 +1155,44 @@ def test_restructuring_is_a_lexicon_line(phrase):
     from finrag_pipeline.core.analyst.lexicon import Lexicon
 
     assert resolve_operand(phrase, Lexicon.load_default()).key == "restructuring"
+
+
+def _retailer(fid: str, company: str, is_headers: list[str], cover_year: int, end):
+    """A January year-end filer's income statement and balance sheet (hand-made figures)."""
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.store import FilingFacts
+    from finrag_pipeline.core.ingest.tables import normalize_period
+    from finrag_pipeline.core.models import FilingMeta, TableCell, TableRow
+
+    meta = FilingMeta(fid, "sha", "", f"{fid}.pdf", "pdf", company, None, None, "10-K", cover_year, end)
+    bs = [f"{end:%B} {end.day}, {end.year}", "January 30, 2021" if end.year == 2022 else "February 1, 2020"]
+    rows = [
+        TableRow(fid, f"{fid}:p40:t0", 0, 40, "Item 8", "CONSOLIDATED STATEMENTS OF OPERATIONS", "USD millions",
+                 "(in millions)", "Cost of sales", [""] + is_headers,
+                 [TableCell(h, normalize_period(h), t, float(t.replace(",", ""))) for h, t in
+                  zip(is_headers, ["6,000", "5,000"], strict=True)]),
+        TableRow(fid, f"{fid}:p41:t0", 0, 41, "Item 8", "CONSOLIDATED BALANCE SHEETS", "USD millions", "(in millions)",
+                 "Merchandise inventories", [""] + bs,
+                 [TableCell(h, normalize_period(h), t, float(t.replace(",", ""))) for h, t in
+                  zip(bs, ["1,500", "1,200"], strict=True)]),
+    ]
+    return FilingFacts(meta, rows, [], Lexicon.load_default())
+
+
+def test_a_january_year_end_labelled_by_the_year_it_begins_pairs_its_statements():
+    """A retailer whose year ended January 29, 2022 is its "2021" (its income statement's column): the balance sheet at
+    January 29, 2022 is the end of fiscal 2021 too, so fiscal 2021 inventory turnover is 6,000 / ((1,500 + 1,200) / 2)."""
+    from datetime import date
+
+    facts = _retailer("RTL-2022-10K", "Retail Co", ["2021", "2020"], 2022, date(2022, 1, 29))
+    assert facts.label_offset == -1
+    assert facts.lookup("cost_of_revenue", 2021).value == Decimal("6000")
+    assert facts.lookup("inventory", 2021).value == Decimal("1500")
+    assert facts.lookup("inventory", 2020).value == Decimal("1200")
+    # a filer labelling by the year the fiscal year ends (dated columns, or its bare years reaching the cover's year)
+    # keeps the end-year labels
+    for headers in (["Fiscal Year Ended January 29, 2022", "Fiscal Year Ended January 30, 2021"], ["2022", "2021"]):
+        facts = _retailer("END-2022-10K", "End Co", headers, 2022, date(2022, 1, 29))
+        assert facts.label_offset == 0
+        assert facts.lookup("cost_of_revenue", 2022).value == Decimal("6000")
+        assert facts.lookup("inventory", 2022).value == Decimal("1500")

@@ -90,6 +90,10 @@ class _RowCandidate:
     reason: str
 
 
+_DATE_IN_HEADER_RE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+                                r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*\d{1,2}\s*,?\s*(?:19|20)\d\d\b", re.I)
+
+
 def _with_column_periods(row: TableRow) -> TableRow:
     """A row stored before ingest read a column's own date after its spanning title ("As of May 31, 2019 and 2018
     May 31, 2018" was filed as 2019-05-31 in every column): its periods read again from the headers by ingest's
@@ -164,7 +168,8 @@ class FilingFacts:
     # ---- periods --------------------------------------------------------------------------------
 
     def fiscal_year_of(self, d: date) -> int | None:
-        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None."""
+        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None; in the
+        filer's own labels (``label_offset``)."""
         end = self.meta.period_end_date
         if end is None:
             return d.year if (d.month, d.day) >= (12, 17) or (d.month, d.day) <= (1, 14) else None
@@ -172,7 +177,33 @@ class FilingFacts:
         years = round(days / 365.25)
         if abs(days - years * 365.25) > 15:
             return None
-        return self.meta.fiscal_year - years
+        return self.meta.fiscal_year - years + self.label_offset
+
+    @property
+    def label_offset(self) -> int:
+        """-1 for a filer whose fiscal year ends in January or early February and who labels it by the year it BEGINS
+        (its statements head the year ended January 29, 2022 "2021", as many retailers do): dated columns and balance
+        sheet dates then take the filer's label, so that "fiscal 2021" pairs that year's income statement with the
+        balance sheet at its end. 0 for every other filer (labels by the year the fiscal year ends)."""
+        if not hasattr(self, "_label_offset"):
+            self._label_offset = 0
+            end = self.meta.period_end_date
+            if end is not None and (end.month == 1 or (end.month == 2 and end.day <= 15)):
+                bare = [int(c.period[2:]) for r in self.rows
+                        if self.statement_of.get(r.table_id) in ("income_statement", "cash_flow")
+                        for c in r.cells if c.period and c.period.startswith("FY") and c.period[2:].isdigit()
+                        and not _DATE_IN_HEADER_RE.search(c.header or "")]
+                if bare and max(bare) == self.meta.fiscal_year - 1:
+                    self._label_offset = -1
+        return self._label_offset
+
+    def _cell_year(self, cell) -> int | None:
+        """The fiscal year of a table cell: its period, a dated duration column in the filer's labels."""
+        year = self._period_year(cell.period)
+        if (year is not None and self.label_offset and cell.period.startswith("FY")
+                and _DATE_IN_HEADER_RE.search(cell.header or "")):
+            return year + self.label_offset  # "Year ended January 29, 2022" of a filer calling it fiscal 2021
+        return year
 
     def _period_year(self, period: str | None) -> int | None:
         if not period:
@@ -477,7 +508,7 @@ class FilingFacts:
         for cell in row.cells:
             if cell.value is None or not (cell.value_text or "").strip():
                 continue
-            if self._period_year(cell.period) == fiscal_year:
+            if self._cell_year(cell) == fiscal_year:
                 return cell
         return None
 
