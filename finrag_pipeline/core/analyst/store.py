@@ -46,12 +46,29 @@ _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]
 # "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
 # what it pays for; the rest of the label is the line item
 _PAYMENT_LEAD = re.compile(r"^(?:cash\s+)?(?:payments?|paid)\s+(?:for|of|to)\s+(?:the\s+)?")
-_CONTRA_TAIL = re.compile(r"\s+(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
+_CONTRA_TAIL = re.compile(r"\s+\(?(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
 _CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
                       "equity", "activities")
+
+
+# the sign words of a line that can be either ("Net income/(loss)", "Net cash provided by/(used for) operating
+# activities", "Net (loss) income"): the line is the same item whichever sign the year had
+_SIGN_WORDS = re.compile(r"\s*/?\s*\((?:loss|losses|income|used\s+(?:in|for)|used|deficit)\)\s*|/(?:loss|used\s+(?:in|for))\b")
+_LOSS_FOR_INCOME = re.compile(r"^(net|operating) loss(?= |$)")
+# detail printed after the line item: "Long-term debt (includes $1.0 billion ... related to VIEs)", "(Note 9)"
+_TRAILING_DETAIL = re.compile(r"\s*\([^()]*\)$")
+
+
+def plain_label(label: str) -> str:
+    """A normalized row label without its sign words and trailing detail: "operating income/(loss)" -> "operating
+    income", "net loss" -> "net income", "long term debt (includes 1 0 billion related to vies)" -> "long term debt"."""
+    out = re.sub(r"\s+", " ", _SIGN_WORDS.sub(" ", label)).strip()
+    out = _LOSS_FOR_INCOME.sub(r"\1 income", out)
+    bare = _TRAILING_DETAIL.sub("", out).strip()
+    return bare if bare else out
 
 
 def strip_total(label: str) -> str:
@@ -144,6 +161,7 @@ class FilingFacts:
         self.rows_by_page: dict[int, list[TableRow]] = defaultdict(list)
         for r in self.rows:
             self.rows_by_page[r.page_number].append(r)
+        self.first_statement_rows = _first_statement_rows(self.rows, self.statement_of)
 
     # ---- periods --------------------------------------------------------------------------------
 
@@ -195,6 +213,15 @@ class FilingFacts:
         return self._label_score_of(label, concept)
 
     def _label_score_of(self, label: str, concept: Concept) -> tuple[float, str]:
+        printed = self._printed_label_score(label, concept)
+        plain = plain_label(label)
+        if plain == label:
+            return printed
+        score, reason = self._printed_label_score(plain, concept)
+        # the plain label scores just under the printed one, so that a line printed exactly as named wins a tie
+        return max(printed, (score - 0.3, f"{reason} (sign words / detail dropped)") if score > 0 else (0.0, ""))
+
+    def _printed_label_score(self, label: str, concept: Concept) -> tuple[float, str]:
         items, aliases = self._phrases(concept)
         bare = strip_total(label)
         if label in items:
@@ -267,8 +294,11 @@ class FilingFacts:
                     score -= 6
                 elif stype not in ("other",) and concept.statement:
                     score -= 1
-                if path and any(p and not p.endswith(_CATEGORY_HEADINGS) for p in path):
+                groups = [p for p in path if p and not p.endswith(_CATEGORY_HEADINGS)]
+                if groups and not self._statement_total(r, label, stype, groups):
                     score -= 3  # a row under a group heading (a segment) rather than the consolidated line
+                if (r.table_id, r.row_index) in self.first_statement_rows:
+                    score += 0.5  # a combined 10-K prints the filer's statements first, its subsidiary's after
                 if r.section and r.section.strip().lower().startswith("item 8"):
                     score += 1  # the audited statement, not an MD&A summary that repeats its lines
                 if self.label_counts[r.table_id][label] > 1:
@@ -279,12 +309,21 @@ class FilingFacts:
                         score -= 0 if noncurrent == _wants_noncurrent(concept) else 2
                     else:
                         score -= 3
+                elif (stype == "balance_sheet" and _wants_noncurrent(concept)
+                      and self.noncurrent_rows.get((r.table_id, r.row_index)) is False):
+                    score -= 3  # "Long-term debt, classified as current" sits above "Total current liabilities"
             score += min(self.table_size[r.table_id], 40) / 40.0
             out.append(_RowCandidate(score, r, stype, reason))
         if seg:
             out += self._component_candidates(concept, fiscal_year, seg)
         out.sort(key=lambda c: (-c.score, c.row.page_number, c.row.table_id, c.row.row_index))
         return out
+
+    def _statement_total(self, row: TableRow, label: str, stype: str, groups: list[str]) -> bool:
+        """A statement's own total printed once under group headings it does not name ("Total current assets" read
+        under "Inventories", the last group above it): the statement's line, not a segment's."""
+        return (stype in STATEMENT_ORDER and label.startswith("total ") and self.label_counts[row.table_id][label] == 1
+                and not any(_has_words(label, g) for g in groups))
 
     def _component_candidates(self, concept: Concept, fiscal_year: int, seg: str) -> list[_RowCandidate]:
         """Rows named like the segment that are components of a total of the concept: the table's total
@@ -581,6 +620,23 @@ class FilingFacts:
 
 _NOT_SEGMENTS = re.compile(r"^(?:total|consolidated|other|corporate|unallocated|eliminations?|reconciling|"
                            r"all other|intersegment|segment)\b|\d")
+
+
+_STATEMENT_PAGES = 3   # a primary statement runs over at most three pages (balance sheet: assets, then liabilities)
+
+
+def _first_statement_rows(rows: Sequence[TableRow], statement_of: dict[str, str]) -> set[tuple[str, int]]:
+    """Rows of the FIRST primary statement of each kind in Item 8 (its first page and the pages it continues on).
+    A combined 10-K (PG&E Corporation and Pacific Gas and Electric Company) prints the filer's statements, then the
+    subsidiary registrant's under the same titles; a parent-only schedule (Schedule I) comes after Item 8."""
+    first_page: dict[str, int] = {}
+    for r in rows:
+        stype = statement_of.get(r.table_id)
+        if stype in STATEMENT_ORDER and (r.section or "").strip().lower().startswith("item 8"):
+            first_page[stype] = min(first_page.get(stype, r.page_number), r.page_number)
+    return {(r.table_id, r.row_index) for r in rows
+            if (stype := statement_of.get(r.table_id)) in first_page and (r.section or "").strip().lower().startswith(
+                "item 8") and 0 <= r.page_number - first_page[stype] < _STATEMENT_PAGES}
 
 
 def _first_value(row: TableRow) -> Decimal | None:
