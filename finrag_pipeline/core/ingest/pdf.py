@@ -261,8 +261,12 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
             break
         if find_unit_text(line.text) and not any(
                 looks_like_period_header(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
-            if not band and not below_unit and line.segments[0].x0 > first_col_x0 - 60 and start - i <= 4:
-                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows
+            over_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
+            if not band and not below_unit and start - i <= 4 and (
+                    line.segments[0].x0 > first_col_x0 - 60
+                    or (over_values and all(find_unit_text(s.text) for s in over_values))):
+                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows; AES:
+                # "2021 2020 2019" / "OPERATING ACTIVITIES:  (in millions)", a group label beside the unit
                 below_unit = True
                 i -= 1
                 continue
