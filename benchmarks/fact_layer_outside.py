@@ -101,11 +101,12 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="print every wrong and missing row")
     args = ap.parse_args()
     results = run(load_expected(args.expected), args.cache_dir)
-    total = tally(results, "state")
     summary = {"total": {s: sum(1 for r in results if r["state"] == s) for s in ("right", "wrong", "missing")},
+               # the right figure read off another page (an MD&A or selected-data table repeating the line): the
+               # answer is right, its citation is not the statement
+               "right_cited_elsewhere": sum(1 for r in results if r["state"] == "right" and r["got_page"] != r["page"]),
                "by_filing": tally(results, "filing"), "by_concept": tally(results, "concept"),
                "load": round(os.getloadavg()[0], 1)}
-    del total
     if args.json:
         print(json.dumps({"summary": summary, "rows": results}, indent=1))
         return
@@ -119,7 +120,8 @@ def main() -> None:
         print(f"{key[3:]:<28} right wrong missing")
         for name, c in sorted(summary[key].items()):
             print(f"{Path(name).stem:<28} {c['right']:>5} {c['wrong']:>5} {c['missing']:>7}")
-    print(json.dumps(summary["total"]), "load", summary["load"])
+    print(json.dumps(summary["total"]), "right but cited on another page:", summary["right_cited_elsewhere"],
+          "load", summary["load"])
 
 
 if __name__ == "__main__":

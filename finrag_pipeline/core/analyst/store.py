@@ -50,6 +50,9 @@ _CONTRA_TAIL = re.compile(r"\s+\(?(?:net\s+of|of\s+allowances?|less\s+(?:allowan
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
+# cash-flow group headings that name the reconciliation, not a segment ("Adjustments to reconcile net income to net
+# cash provided by operating activities:", "Changes in assets and liabilities, net of business combinations:")
+_RECONCILING_HEADING = re.compile(r"^(?:adjustments?|changes?|(?:increase|decrease)s?|effect|supplemental|cash flows?)\b")
 _CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
                       "equity", "activities")
 
@@ -68,7 +71,7 @@ def plain_label(label: str) -> str:
     out = re.sub(r"\s+", " ", _SIGN_WORDS.sub(" ", label)).strip()
     out = _LOSS_FOR_INCOME.sub(r"\1 income", out)
     bare = _TRAILING_DETAIL.sub("", out).strip()
-    return bare if bare else out
+    return bare or out or label
 
 
 def strip_total(label: str) -> str:
@@ -294,12 +297,12 @@ class FilingFacts:
                     score -= 6
                 elif stype not in ("other",) and concept.statement:
                     score -= 1
-                groups = [p for p in path if p and not p.endswith(_CATEGORY_HEADINGS)]
+                groups = [p for p in path if p and not p.endswith(_CATEGORY_HEADINGS) and not _RECONCILING_HEADING.match(p)]
                 if groups and not self._statement_total(r, label, stype, groups):
                     score -= 3  # a row under a group heading (a segment) rather than the consolidated line
                 if (r.table_id, r.row_index) in self.first_statement_rows:
                     score += 0.5  # a combined 10-K prints the filer's statements first, its subsidiary's after
-                if r.section and r.section.strip().lower().startswith("item 8"):
+                if _in_audited_statements(r):
                     score += 1  # the audited statement, not an MD&A summary that repeats its lines
                 if self.label_counts[r.table_id][label] > 1:
                     # the same label twice in a balance sheet is a current and a non-current line ("Term
@@ -632,11 +635,22 @@ def _first_statement_rows(rows: Sequence[TableRow], statement_of: dict[str, str]
     first_page: dict[str, int] = {}
     for r in rows:
         stype = statement_of.get(r.table_id)
-        if stype in STATEMENT_ORDER and (r.section or "").strip().lower().startswith("item 8"):
+        if stype in STATEMENT_ORDER and _in_audited_statements(r):
             first_page[stype] = min(first_page.get(stype, r.page_number), r.page_number)
     return {(r.table_id, r.row_index) for r in rows
-            if (stype := statement_of.get(r.table_id)) in first_page and (r.section or "").strip().lower().startswith(
-                "item 8") and 0 <= r.page_number - first_page[stype] < _STATEMENT_PAGES}
+            if (stype := statement_of.get(r.table_id)) in first_page and _in_audited_statements(r)
+            and 0 <= r.page_number - first_page[stype] < _STATEMENT_PAGES}
+
+
+_STATEMENT_TITLE = re.compile(r"^consolidated\s+(?:statements?|balance\s+sheets?)\b", re.I)
+
+
+def _in_audited_statements(row: TableRow) -> bool:
+    """Item 8; or, where the filing's sections were not found (Square 2017), a table titled as a consolidated
+    statement: the selected financial data of Item 6 repeats the same lines untitled."""
+    if row.section:
+        return row.section.strip().lower().startswith("item 8")
+    return bool(_STATEMENT_TITLE.match((row.table_title or "").strip()))
 
 
 def _first_value(row: TableRow) -> Decimal | None:
