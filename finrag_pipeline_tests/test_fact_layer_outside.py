@@ -161,6 +161,13 @@ FILING_ROWS = [
     # found sections is read by its statements' titles
     ("robustness/SALESFORCE_2023_10K.pdf", "operating_cash_flow", 2023, 7111, 64,
      "Net cash provided by operating activities"),
+    # found on the validation set (benchmarks/fact_layer_outside_validation.jsonl): an MD&A summary ("Utility Cash
+    # Flows", 4 rows) and "ITEM 6. SELECTED FINANCIAL DATA" under sections misread as Item 8 are not the first
+    # statement; Oracle's "Notes payable, non-current"
+    ("robustness2/PG_E_2018_10K.pdf", "operating_cash_flow", 2018, 4752, 99, "Net cash provided by operating activities"),
+    ("robustness2/PG_E_2018_10K.pdf", "net_income", 2018, -6837, 95, "Net Income (Loss)"),
+    ("robustness2/PG_E_2018_10K.pdf", "total_current_liabilities", 2018, 41695, 98, "Total current liabilities"),
+    ("robustness2/ORACLE_2016_10K.pdf", "long_term_debt", 2016, 40105, 88, "Notes payable, non-current"),
     # "(In thousands, ...)"
     ("robustness/BLOCK_2017_10K.pdf", "revenue", 2017, 2214253, 73, "Total net revenue"),
     ("robustness/BLOCK_2017_10K.pdf", "operating_income", 2017, -54206, 73, "Operating loss"),
@@ -206,3 +213,14 @@ def test_benchmark_finds_no_wrong_value(outside_store):
     results = bench.run(rows, CACHE)
     wrong = [(r["filing"], r["concept"], r["fiscal_year"], r["got"]) for r in results if r["state"] == "wrong"]
     assert len(results) >= 170 and not wrong
+
+
+def test_validation_set_finds_no_wrong_value(outside_store):
+    """benchmarks/fact_layer_outside_validation.jsonl: 71 rows of four more filings (Oracle FY2016 ending May 31,
+    Apple FY2017, PG&E 2018, AES 2016), read after the first fixes and measured once before the last three."""
+    bench = _benchmark()
+    rows = bench.load_expected(REPO_ROOT / "benchmarks" / "fact_layer_outside_validation.jsonl")
+    if not all((CORPUS / f).exists() for f in {r["filing"] for r in rows}):
+        pytest.skip("the validation filings are not all present")
+    results = bench.run(rows, CACHE)
+    assert len(results) == 71 and not [r for r in results if r["state"] == "wrong"]

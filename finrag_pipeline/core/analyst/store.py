@@ -626,28 +626,39 @@ _NOT_SEGMENTS = re.compile(r"^(?:total|consolidated|other|corporate|unallocated|
 
 
 _STATEMENT_PAGES = 3   # a primary statement runs over at most three pages (balance sheet: assets, then liabilities)
+_STATEMENT_ROWS = 15   # an untitled table this long in Item 8 is a statement, not a summary
 
 
 def _first_statement_rows(rows: Sequence[TableRow], statement_of: dict[str, str]) -> set[tuple[str, int]]:
     """Rows of the FIRST primary statement of each kind in Item 8 (its first page and the pages it continues on).
     A combined 10-K (PG&E Corporation and Pacific Gas and Electric Company) prints the filer's statements, then the
     subsidiary registrant's under the same titles; a parent-only schedule (Schedule I) comes after Item 8."""
+    size: dict[str, int] = defaultdict(int)
+    for r in rows:
+        size[r.table_id] += 1
     first_page: dict[str, int] = {}
     for r in rows:
         stype = statement_of.get(r.table_id)
-        if stype in STATEMENT_ORDER and _in_audited_statements(r):
+        # a statement: titled as one, or long (an MD&A summary misfiled under Item 8 is neither: PG&E 2018 p68)
+        title = (r.table_title or "").strip()
+        full = _STATEMENT_TITLE.match(title) or (not title and size[r.table_id] >= _STATEMENT_ROWS)
+        if stype in STATEMENT_ORDER and _in_audited_statements(r) and full:
             first_page[stype] = min(first_page.get(stype, r.page_number), r.page_number)
     return {(r.table_id, r.row_index) for r in rows
             if (stype := statement_of.get(r.table_id)) in first_page and _in_audited_statements(r)
             and 0 <= r.page_number - first_page[stype] < _STATEMENT_PAGES}
 
 
+_TITLE_ITEM = re.compile(r"^item\s+(\d+)[a-z]?\b", re.I)
 _STATEMENT_TITLE = re.compile(r"^consolidated\s+(?:statements?|balance\s+sheets?)\b", re.I)
 
 
 def _in_audited_statements(row: TableRow) -> bool:
     """Item 8; or, where the filing's sections were not found (Square 2017), a table titled as a consolidated
     statement: the selected financial data of Item 6 repeats the same lines untitled."""
+    titled_item = _TITLE_ITEM.match((row.table_title or "").strip())
+    if titled_item:   # "ITEM 6. SELECTED FINANCIAL DATA" under a section misread as Item 8 (PG&E 2018 p55)
+        return titled_item.group(1) == "8"
     if row.section:
         return row.section.strip().lower().startswith("item 8")
     return bool(_STATEMENT_TITLE.match((row.table_title or "").strip()))
