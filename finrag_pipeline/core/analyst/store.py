@@ -165,6 +165,8 @@ class FilingFacts:
         for r in self.rows:
             self.rows_by_page[r.page_number].append(r)
         self.first_statement_rows = _first_statement_rows(self.rows, self.statement_of)
+        self.has_first_balance_sheet = any(self.statement_of[tid] == "balance_sheet"
+                                           for tid, _ in self.first_statement_rows)
 
     # ---- periods --------------------------------------------------------------------------------
 
@@ -270,15 +272,26 @@ class FilingFacts:
                     score, reason = 6.0, "per-share line under its heading"
             if score <= 0:
                 continue
+            stype = self.statement_of[r.table_id]
+            if (not seg and concept.statement and stype != concept.statement and score < 8
+                    and reason.startswith("label starts with")):
+                # a longer label off the concept's statement is another item ("Operating loss carryforwards" in the
+                # tax note, "Borrowings available under the credit facility", "Gross profit rate"): only the
+                # statement's own lines are read by their first words
+                continue
             cell = self._cell_for(r, fiscal_year)
             if cell is None or _BEGINNING_RE.search(label) or (r.table_id in self.percent_tables
                                                                 and concept.unit != "percent"):
                 continue  # an opening balance sits in the NEXT year's column of an equity statement
             if concept.unit in ("USD per share", "shares") and ("." in cell.value_text) != (concept.unit != "shares"):
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
-            stype = self.statement_of[r.table_id]
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
+            if (not seg and concept.statement == "balance_sheet" and self.has_first_balance_sheet
+                    and (r.table_id, r.row_index) not in self.first_statement_rows):
+                # a balance is the balance sheet's line: a note's "Accounts receivable" (a lease, a VIE, related
+                # parties) is another scope, and an item the balance sheet does not print is no line item
+                continue
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
@@ -590,6 +603,8 @@ class FilingFacts:
             raise ValueError(f"{concept.key!r} is derived ({concept.formula}); look up its inputs")
         cands = self.row_candidates(concept, fiscal_year, segment)
         row_fact = next((rf for c in cands if (rf := self._row_fact(concept, c, fiscal_year)) is not None), None)
+        if row_fact is not None and segment is None and self._parts_on_statement(concept, row_fact, fiscal_year):
+            row_fact = None
         facts = self.fact_candidates(concept, fiscal_year, segment)
         if not facts:
             return row_fact
@@ -597,6 +612,22 @@ class FilingFacts:
         if row_fact is not None and not out.corroborated_by:
             self._record_disagreement(concept, fiscal_year, facts[0], out, row_fact)
         return out
+
+    def _parts_on_statement(self, concept: Concept, row_fact: FactValue, fiscal_year: int) -> bool:
+        """The line was read off its statement (a note's "Depreciation and amortization": the deferred-tax table, a
+        segment) while the statement prints the parts of its ``fallback`` (Oracle's "Depreciation" and
+        "Amortization of intangible assets"): the calculator adds the statement's parts instead."""
+        if not concept.fallback or not concept.statement or row_fact.source.statement_type == concept.statement:
+            return False
+        parts = [self.lexicon.concepts[k] for k in re.findall(r"[a-z_]+", concept.fallback) if k in self.lexicon.concepts]
+        if not parts:
+            return False
+        for part in parts:
+            found = next((c for c in self.row_candidates(part, fiscal_year)
+                          if self._row_fact(part, c, fiscal_year) is not None), None)
+            if found is None or found.statement_type != concept.statement:
+                return False
+        return True
 
     def reconcile(self) -> list[Disagreement]:
         """Look every XBRL-tagged line item up for every fiscal year the facts cover, so that each

@@ -271,6 +271,11 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
                 i -= 1
                 continue
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
+        if (not band and i > 0 and ")" in line.text and "(" not in line.text and len(line.text) <= 20
+                and find_unit_text(lines[i - 1].text) and not looks_like_period_header(line.text)):
+            # AES 2020: "(in millions, except share and per share" / "data)": the caption's last word, wrapped
+            i -= 1
+            continue
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if band and len(line.segments) == 1 and not looks_like_period_header(line.text) \
                 and _nearest_column(line.segments[0], columns, slack=4.0) is None and is_title_candidate(line.text) \
