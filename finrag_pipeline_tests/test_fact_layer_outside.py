@@ -109,6 +109,35 @@ def test_a_label_printed_exactly_wins_over_its_plain_variant():
     assert _facts(rows[:1]).lookup("net_income", 2020).value == Decimal(5)
 
 
+def test_a_longer_label_off_the_statement_is_not_the_line():
+    """"Operating loss carryforwards" (AES's tax note) starts with "operating loss": off the income statement a
+    label is read whole, never by its first words; on the statement the prefix rule still reads its lines."""
+    note = [_row("n", 0, "Operating loss carryforwards", ["979", "1,156"], page=188, title="Deferred tax assets",
+                 section="Item 8")]
+    for r in note:
+        r.statement_type = "other"
+    assert _facts(note).lookup("operating_income", 2020) is None
+    stmt = [_row("s", 0, "Operating income before other items", ["50", "40"], title="Consolidated Statements of "
+                 "Operations")]
+    for r in stmt:
+        r.statement_type = "income_statement"
+    assert _facts(stmt).lookup("operating_income", 2020).value == Decimal(50)
+
+
+def test_a_balance_is_read_from_the_balance_sheet_only():
+    """Square's balance sheet prints no "Accounts receivable"; the "Other current assets" note does (9 of a
+    sub-total): that is no line item of the balance sheet, so the lookup finds nothing rather than a wrong figure."""
+    sheet = [_row("b", 0, "Settlements receivable", ["620,523", "321,102"]),
+             _row("b", 1, "Total current assets", ["1,778,294", "1,001,425"]),
+             _row("b", 2, "Total assets", ["2,187,270", "1,211,362"])]
+    note = [_row("n", 0, "Accounts receivable, net", ["9,000", "6,000"], page=93, title="Other Current Assets")]
+    for r in note:
+        r.statement_type = "other"
+    facts = _facts(sheet + note)
+    assert facts.lookup("accounts_receivable", 2020) is None
+    assert facts.lookup("total_assets", 2020).value == Decimal(2187270)
+
+
 # ---------------------------------------------------------------- rows checked in unseen filings
 
 # (file, concept, fiscal year, figure as printed in the statement's unit, PDF page, printed label) - the cause each
@@ -168,6 +197,9 @@ FILING_ROWS = [
     ("robustness2/PG_E_2018_10K.pdf", "net_income", 2018, -6837, 95, "Net Income (Loss)"),
     ("robustness2/PG_E_2018_10K.pdf", "total_current_liabilities", 2018, 41695, 98, "Total current liabilities"),
     ("robustness2/ORACLE_2016_10K.pdf", "long_term_debt", 2016, 40105, 88, "Notes payable, non-current"),
+    # a unit caption wrapped over two lines ("(in millions, except share and per share" / "data)") over the years
+    ("robustness2/AES_2020_10K.pdf", "total_assets", 2020, 34603, 124, "TOTAL ASSETS"),
+    ("robustness2/AES_2020_10K.pdf", "cash", 2019, 1029, 124, "Cash and cash equivalents"),
     # "(In thousands, ...)"
     ("robustness/BLOCK_2017_10K.pdf", "revenue", 2017, 2214253, 73, "Total net revenue"),
     ("robustness/BLOCK_2017_10K.pdf", "operating_income", 2017, -54206, 73, "Operating loss"),
@@ -184,7 +216,7 @@ def _benchmark():
 
 @pytest.fixture(scope="module")
 def outside_store():
-    files = sorted({row[0] for row in FILING_ROWS})
+    files = sorted({row[0] for row in FILING_ROWS} | {"robustness2/ORACLE_2016_10K.pdf"})
     if not all((CORPUS / f).exists() for f in files):
         pytest.skip(f"the robustness filings are not under {CORPUS}")
     bench = _benchmark()
@@ -201,6 +233,17 @@ def test_lookup_reads_the_checked_row(outside_store, file, concept, year, figure
     assert fact.value == Decimal(figure), (fact.label, fact.source.page)
     assert fact.source.page == page
     assert fact.label == label
+
+
+def test_depreciation_from_the_statement_parts_not_a_note(outside_store):
+    """Oracle FY2016 prints "Depreciation" 871 and "Amortization of intangible assets" 1,638 on its cash-flow
+    statement (p92) and no D&A line; the deferred-tax note's "Depreciation and amortization" (p128) is not it: the
+    lookup gives None and the calculator adds the statement's parts (the concept's fallback)."""
+    store, ids = outside_store
+    facts = store.filing(ids["robustness2/ORACLE_2016_10K.pdf"])
+    assert facts.lookup("depreciation_amortization", 2016) is None
+    parts = (facts.lookup("depreciation", 2016), facts.lookup("amortization_of_intangibles", 2016))
+    assert [(p.value, p.source.page) for p in parts] == [(Decimal(871), 92), (Decimal(1638), 92)]
 
 
 def test_benchmark_finds_no_wrong_value(outside_store):
