@@ -138,6 +138,29 @@ def test_a_balance_is_read_from_the_balance_sheet_only():
     assert facts.lookup("total_assets", 2020).value == Decimal(2187270)
 
 
+def test_off_statement_prefix_rule_keeps_ending_balances_and_drops_per_share_lines():
+    """Apple's equity statement: "Total shareholders' equity, ending balances" is the balance for a year the balance
+    sheet no longer shows (read); Microsoft's "Cash dividends declared per common share" (income statement) is no
+    cash balance (not read)."""
+    sheet = [_row("b", 0, "Cash and cash equivalents", ["5", "6"]), _row("b", 1, "Total assets", ["50", "60"])]
+    for row in sheet:   # the balance sheet shows 2021 and 2020 only
+        for cell, period in zip(row.cells, ["2021-12-31", "2020-12-31"], strict=True):
+            cell.period = period
+    equity = [_row("e", 0, "Total shareholders' equity, ending balances", ["65,339", "90,488"], page=35,
+                   title="Consolidated Statements of Shareholders' Equity")]
+    for r, period in zip(equity[0].cells, ["FY2020", "FY2019"], strict=True):
+        r.period = period
+    for r in equity:
+        r.statement_type = "other"
+    facts = _facts(sheet + equity)
+    assert facts.lookup("shareholders_equity", 2019).value == Decimal(90488)
+    dividends = [_row("i", 0, "Cash dividends declared per common share", ["2.48", "2.24"], page=61,
+                      title="Income Statements")]
+    for r in dividends:
+        r.statement_type = "income_statement"
+    assert _facts(dividends).lookup("cash", 2019) is None
+
+
 # ---------------------------------------------------------------- rows checked in unseen filings
 
 # (file, concept, fiscal year, figure as printed in the statement's unit, PDF page, printed label) - the cause each

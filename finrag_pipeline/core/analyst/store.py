@@ -47,6 +47,9 @@ _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]
 # what it pays for; the rest of the label is the line item
 _PAYMENT_LEAD = re.compile(r"^(?:cash\s+)?(?:payments?|paid)\s+(?:for|of|to)\s+(?:the\s+)?")
 _CONTRA_TAIL = re.compile(r"\s+\(?(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
+# "Total shareholders' equity, ending balances" (an equity statement): the balance itself, the years the balance sheet
+# no longer shows
+_BALANCE_TAIL = re.compile(r"\b(?:ending|closing) balances?$|\bend of (?:the )?(?:year|period)$")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
@@ -165,8 +168,9 @@ class FilingFacts:
         for r in self.rows:
             self.rows_by_page[r.page_number].append(r)
         self.first_statement_rows = _first_statement_rows(self.rows, self.statement_of)
-        self.has_first_balance_sheet = any(self.statement_of[tid] == "balance_sheet"
-                                           for tid, _ in self.first_statement_rows)
+        self.first_balance_sheet_years = {y for r in self.rows if self.statement_of[r.table_id] == "balance_sheet"
+                                          and (r.table_id, r.row_index) in self.first_statement_rows
+                                          for c in r.cells if (y := self._period_year(c.period)) is not None}
 
     # ---- periods --------------------------------------------------------------------------------
 
@@ -274,7 +278,7 @@ class FilingFacts:
                 continue
             stype = self.statement_of[r.table_id]
             if (not seg and concept.statement and stype != concept.statement and score < 8
-                    and reason.startswith("label starts with")):
+                    and reason.startswith("label starts with") and not _BALANCE_TAIL.search(label)):
                 # a longer label off the concept's statement is another item ("Operating loss carryforwards" in the
                 # tax note, "Borrowings available under the credit facility", "Gross profit rate"): only the
                 # statement's own lines are read by their first words
@@ -287,10 +291,13 @@ class FilingFacts:
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
-            if (not seg and concept.statement == "balance_sheet" and self.has_first_balance_sheet
+            if (not seg and concept.statement == "balance_sheet" and not concept.fallback
+                    and fiscal_year in self.first_balance_sheet_years
                     and (r.table_id, r.row_index) not in self.first_statement_rows):
-                # a balance is the balance sheet's line: a note's "Accounts receivable" (a lease, a VIE, related
-                # parties) is another scope, and an item the balance sheet does not print is no line item
+                # a balance of a year the balance sheet shows is the balance sheet's line: a note's "Accounts
+                # receivable" (a lease, a VIE, other current assets) is another scope, and an item the balance sheet
+                # does not print is no line item. Older years (an equity statement's ending balance) and items most
+                # balance sheets print in parts (total debt: its fallback) are read as before.
                 continue
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
