@@ -223,6 +223,10 @@ FILING_ROWS = [
     # a unit caption wrapped over two lines ("(in millions, except share and per share" / "data)") over the years
     ("robustness2/AES_2020_10K.pdf", "total_assets", 2020, 34603, 124, "TOTAL ASSETS"),
     ("robustness2/AES_2020_10K.pdf", "cash", 2019, 1029, 124, "Cash and cash equivalents"),
+    # one bare year per column printed off the right-aligned numbers (PG&E 2016 p88): the years name the columns;
+    # before, the columns had no period and the Utility's statement (p97: 7,330) answered
+    ("robustness2/PG_E_2016_10K.pdf", "total_current_liabilities", 2016, 7564, 88, "Total current liabilities"),
+    ("robustness2/PG_E_2016_10K.pdf", "long_term_debt", 2015, 15925, 88, "Long-term debt"),
     # "(In thousands, ...)"
     ("robustness/BLOCK_2017_10K.pdf", "revenue", 2017, 2214253, 73, "Total net revenue"),
     ("robustness/BLOCK_2017_10K.pdf", "operating_income", 2017, -54206, 73, "Operating loss"),

@@ -243,6 +243,9 @@ def _nearest_column(seg: Segment, columns: list[tuple[float, float]], slack: flo
     return best
 
 
+_BARE_YEAR = re.compile(r"^(?:19|20)\d{2}$")
+
+
 def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float]], page_width: float
                  ) -> tuple[list[str], int, list[Line]]:
     """Composed header per column from the lines just above the first record, the index of the
@@ -294,6 +297,13 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         i -= 1
     for line in reversed(band):
         segs = line.segments
+        if len(columns) > 1 and len(segs) == len(columns) and all(_BARE_YEAR.match(x.text.strip()) for x in segs) \
+                and any(_nearest_column(x, columns) is None for x in segs):
+            # one bare year per column, printed off their right-aligned numbers (PG&E 2016 p88: "2016" 30 points left
+            # of its column): the years name the columns left to right
+            for k, x in enumerate(sorted(segs, key=lambda x: x.x0)):
+                headers[k].append(x.text)
+            continue
         # one phrase over all the columns ("Years ended"), unless it sits over one column ("Percentage")
         single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text)) \
             and not (len(columns) > 1 and not looks_like_period_header(segs[0].text) and segs[0].x1 - segs[0].x0 < 0.8 * (columns[-1][1] - columns[-1][0] + 40)
