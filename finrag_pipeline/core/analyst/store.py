@@ -353,9 +353,10 @@ class FilingFacts:
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
-            if (concept.statement in ("income_statement", "cash_flow") and stype != concept.statement
+            if (concept.statement in ("income_statement", "cash_flow")
+                    and stype not in ("income_statement", "cash_flow", "balance_sheet", "equity")
                     and (cell.period or "")[:1].isdigit()):
-                continue  # a flow of the year is never a balance at a date ("Depreciation and amortization" deferred tax)
+                continue  # a note's balance at a date is no flow of the year ("Depreciation and amortization" deferred tax)
             if (not seg and concept.statement == "balance_sheet" and not concept.fallback
                     and fiscal_year in self.first_balance_sheet_years
                     and (r.table_id, r.row_index) not in self.first_statement_rows):
