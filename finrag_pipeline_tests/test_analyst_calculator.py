@@ -1196,3 +1196,23 @@ def test_a_january_year_end_labelled_by_the_year_it_begins_pairs_its_statements(
         assert facts.label_offset == 0
         assert facts.lookup("cost_of_revenue", 2022).value == Decimal("6000")
         assert facts.lookup("inventory", 2022).value == Decimal("1500")
+
+
+# A date written right after a fiscal label glosses it (January/May year ends): the label is the year asked.
+@pytest.mark.parametrize("question, expected", [
+    ("What was Foot Locker's gross margin for fiscal 2021 (year ended January 29, 2022)?", [2021]),
+    ("SG&A in fiscal 2021 (the year ended January 29, 2022), in USD millions?", [2021]),
+    ("Quick ratio at the end of fiscal 2021 (January 29, 2022)?", [2021]),
+    ("FedEx revenue in FY2023 (year ended May 31, 2023)?", [2023]),
+    ("General Mills net sales in fiscal 2021, the fiscal year ended May 30, 2021?", [2021]),
+    ("Walmart sales in fiscal 2022 (52-week year ending January 31, 2022)?", [2022]),
+    # not a gloss: the date is a period of its own, or there is no fiscal label
+    ("Cash at January 29, 2022?", []),
+    ("Revenue in fiscal 2021 and cash at January 29, 2022?", []),
+    ("Revenue in fiscal 2021 compared with calendar 2020?", []),
+])
+def test_a_date_glossing_a_fiscal_label_adds_no_year(question, expected):
+    from finrag_pipeline.core.analyst.calculator import glossed_fiscal_years
+    from finrag_pipeline.core.query_understanding import parse_periods
+
+    assert glossed_fiscal_years(question, parse_periods(question)) == expected

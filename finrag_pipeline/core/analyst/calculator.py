@@ -191,6 +191,31 @@ def format_result(value: Decimal, unit: str, decimals: int, scale: int = 1) -> s
     return format_figure(value, unit, decimals, scale)
 
 
+# A year-end date written right after a fiscal-year label, as its gloss: "fiscal 2021 (year ended January 29,
+# 2022)", "FY2023 (the fiscal year ended May 31, 2023)", "fiscal 2021, the year ended ...".
+_GLOSS_RE = re.compile(r"^[\s,(\u2013\u2014-]*(?:i\.e\.,?\s*|that is,?\s*)?(?:(?:the\s+)?(?:\d{2}-week\s+)?(?:fiscal\s+)?"
+                       r"(?:year|period)\s+(?:that\s+)?end(?:ed|ing|s)\s*(?:on\s+)?)?$", re.I)
+
+
+def glossed_fiscal_years(question: str, periods: Sequence[Any]) -> list[int]:
+    """The fiscal years a question names when each of its dates only glosses a fiscal label written just
+    before it; [] when there is no such gloss (the dates then count as periods of their own)."""
+    labels = [p for p in periods if p.kind == "fiscal_year"]
+    dates = [p for p in periods if p.kind == "date"]
+    if not labels or not dates or len(labels) + len(dates) != len(periods):
+        return []
+    for d in dates:
+        at = question.find(d.text)
+        before = [lab for lab in labels if 0 <= question.find(lab.text) < at]
+        if not before:
+            return []
+        last = max(before, key=lambda lab: question.find(lab.text))
+        between = question[question.find(last.text) + len(last.text):at]
+        if not _GLOSS_RE.match(between):
+            return []
+    return sorted({p.year for p in labels}, reverse=True)
+
+
 class CalculatorAnswerer:
     """Offline analyst answerer. ``store`` gives the facts (default: the warehouse of FINRAG_HOME,
     read per filing on first use); without hits the question's company picks the filing.
@@ -236,6 +261,11 @@ class CalculatorAnswerer:
     def _years_and_company(self, question: str, periods: Sequence[str] | None) -> tuple[list[str], dict[str, list[int]]]:
         qu = self.parser.parse(question)
         years = dict(qu.fiscal_years)
+        glossed = glossed_fiscal_years(question, qu.periods)
+        if glossed:
+            # "fiscal 2021 (year ended January 29, 2022)": the date glosses the company's own label, which
+            # the fact layer reads in the filer's labels; the date adds no second year
+            years = {k: glossed for k in (qu.companies or list(years) or ["*"])}
         if periods:
             from finrag_pipeline.core.numbers import years_in
 
