@@ -807,3 +807,21 @@ def test_a_line_of_a_year_asked_by_name_is_a_figure_question(question, kind):
     from finrag_pipeline.core.question_kind import classify_question
 
     assert classify_question(question).kind == kind
+
+
+# A company's abbreviation ("Inc.", "Corp.", "Co.", "Ltd.") inside a definition does not end it; a full stop does.
+@pytest.mark.parametrize("question,body", [
+    ("What was Foot Locker's ROA for fiscal 2021, defined as net income attributable to Foot Locker, Inc. divided by "
+     "the average of total assets? One decimal.",
+     "net income attributable to Foot Locker, Inc. divided by the average of total assets"),
+    ("Payout ratio, defined as dividends paid by Acme Corp. divided by net income. Round to one decimal.",
+     "dividends paid by Acme Corp. divided by net income"),
+    ("Margin, defined as operating income of Ford Motor Co. over revenue?", "operating income of Ford Motor Co. over revenue"),
+    ("Leverage defined as total debt of Shell plc. divided by EBITDA.", "total debt of Shell plc. divided by EBITDA"),
+    # a sentence's full stop still ends the definition
+    ("ROA is defined as net income divided by total assets. Answer as a percentage.", "net income divided by total assets"),
+])
+def test_company_abbreviation_does_not_end_a_definition(question, body):
+    from finrag_pipeline.core.analyst.definitions import find_definitions
+
+    assert find_definitions(question)[0].body == body

@@ -105,7 +105,8 @@ def unit_asked(question: str) -> str | None:
 
 # ---- the definition in the question ------------------------------------------------------------
 
-_END = r"(?=\s*(?:[?;]|\.(?:\s|$)|$|,\s*(?:in|rounded|round|expressed|reported|using|based|from|per|to|and\s+round"
+# a full stop ends the definition, an abbreviation's does not ("net income attributable to Foot Locker, Inc. divided by")
+_END = r"(?=\s*(?:[?;]|(?<!\bInc)(?<!\bCorp)(?<!\bCo)(?<!\bLtd)(?<!\bplc)(?<!\bS\.A)(?<!\bN\.V)\.(?:\s|$)|$|,\s*(?:in|rounded|round|expressed|reported|using|based|from|per|to|and\s+round"
 _END += r"|give|answer|show|please|as\s+a\s+(?:percent|percentage|%|ratio|multiple))\b))"
 # "Days inventory outstanding (DIO) = ...": an abbreviation in parentheses after the name defined
 _ABBREVIATION = r"(?:\s*\(\s*[A-Za-z][A-Za-z&.\-]{1,9}\s*\))?"
