@@ -1216,3 +1216,15 @@ def test_a_date_glossing_a_fiscal_label_adds_no_year(question, expected):
     from finrag_pipeline.core.query_understanding import parse_periods
 
     assert glossed_fiscal_years(question, parse_periods(question)) == expected
+
+
+# Analysts' words for cash-flow lines other 10-Ks print under their own labels (McDonald's 2022 statement)
+@pytest.mark.parametrize("phrase, concept", [
+    ("common stock dividends paid", "dividends"), ("common stock dividends", "dividends"),
+    ("treasury stock purchases", "share_repurchases"), ("share buybacks", "share_repurchases"),
+])
+def test_analyst_words_for_cash_flow_lines(phrase, concept):
+    from finrag_pipeline.core.analyst.definitions import resolve_operand
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    assert resolve_operand(phrase, Lexicon.load_default()).key == concept

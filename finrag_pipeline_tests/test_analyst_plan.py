@@ -585,6 +585,8 @@ def test_phrasing_classes_of_other_10ks(question, years, formula, operation, pla
     ("Purchases of land, buildings and equipment", "capital_expenditure"),
     ("Net property and equipment", "ppe"), ("Merchandise inventories", "inventory"), ("Receivables, net", "accounts_receivable"),
     ("Cash dividends paid", "dividends"), ("Current portion of long-term debt", "short_term_debt"),
+    ("Common stock dividends", "dividends"), ("Treasury stock purchases", "share_repurchases"),
+    ("Treasury stock acquired", "share_repurchases"), ("Purchases of common stock", "share_repurchases"),
 ])
 def test_labels_of_other_10ks_are_lexicon_lines(label, concept):
     from finrag_pipeline.core.analyst.labels import normalize_label

@@ -92,6 +92,35 @@ def test_statement_total_under_a_subgroup_heading_beats_a_later_schedule():
     assert (fact.value, fact.source.page) == (Decimal(9602), 10)
 
 
+def _income_row(i: int, label: str, headers: list[str], periods: list[str | None], values: list[str]) -> TableRow:
+    cells = [TableCell(header=h, period=p, value=float(v.replace(",", "").strip("()")), value_text=v)
+             for h, p, v in zip(headers, periods, values, strict=True)]
+    return TableRow(filing_id="X-2020", table_id="is", row_index=i, page_number=36, section="Item 8",
+                    table_title="Consolidated Statement of Income", unit="USD millions", unit_text="In millions",
+                    row_label=label, cells=cells, row_path=[label], statement_type="income_statement")
+
+
+@pytest.mark.parametrize("headers, periods, year2020", [
+    # the unit caption swallowed the first year: "", then 2019 and 2018 counting down -> 2020
+    (["", ", except per share data 2019", ", except per share data 2018"], [None, "FY2019", "FY2018"], "1,648.0"),
+    (["", "2019", "2018", "2017"], [None, "FY2019", "FY2018", "FY2017"], "1,648.0"),
+    # other layouts keep their reading: years printed, a "Change" column, ascending years, a gap
+    (["2020", "2019", "2018"], ["FY2020", "FY2019", "FY2018"], "1,648.0"),
+    (["", "2018", "2019"], [None, "FY2018", "FY2019"], None),
+    (["", "2019", "2017"], [None, "FY2019", "FY2017"], None),
+    (["Change", "2019", "2018"], [None, "FY2019", "FY2018"], None),
+    (["", "2019"], [None, "FY2019"], None),
+])
+def test_a_first_column_without_its_year_is_the_year_after_the_others(headers, periods, year2020):
+    values = ["1,648.0", "1,582.7", "1,410.2", "1,300.0"][:len(headers)]
+    fact = _facts([_income_row(0, "Provision for income taxes", headers, periods, values)]).lookup("income_tax", 2020)
+    assert (fact.value_text if fact else None) == year2020
+    if year2020 is None:
+        return
+    assert _facts([_income_row(0, "Provision for income taxes", headers, periods, values)]).lookup(
+        "income_tax", 2019).value_text == "1,582.7"
+
+
 def test_a_current_line_is_not_the_long_term_debt():
     rows = [_row("m", 0, "Long-term debt, classified as current", ["28", "0"], path=["Current Liabilities"]),
             _row("m", 1, "Total current liabilities", ["13,581", "7,631"]),

@@ -117,10 +117,25 @@ _DATE_IN_HEADER_RE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr
                                 r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*\d{1,2}\s*,?\s*(?:19|20)\d\d\b", re.I)
 
 
+def _with_leading_year(row: TableRow) -> TableRow:
+    """A statement whose first column lost its year to the unit caption above it ("In millions, except per share
+    data | 2022 2021 2020" read as "" | "2021" | "2020": McDonald's 2022 statements): a first column with no header
+    at all, followed by two or more fiscal years counting down by one, is the year after them. Any other layout
+    (a blank column between years, a "Change" column, ascending years) is left as it is."""
+    cells = list(row.cells)
+    if len(cells) < 3 or cells[0].period or (cells[0].header or "").strip():
+        return row
+    years = [int(c.period[2:]) if c.period and re.fullmatch(r"FY\d{4}", c.period) else None for c in cells[1:]]
+    if None in years or any(a - b != 1 for a, b in zip(years, years[1:], strict=False)):
+        return row
+    return dataclasses.replace(row, cells=[dataclasses.replace(cells[0], period=f"FY{years[0] + 1}"), *cells[1:]])
+
+
 def _with_column_periods(row: TableRow) -> TableRow:
     """A row stored before ingest read a column's own date after its spanning title ("As of May 31, 2019 and 2018
     May 31, 2018" was filed as 2019-05-31 in every column): its periods read again from the headers by ingest's
     one reader (``normalize_period``), when that makes them distinct. Other rows are returned as they are."""
+    row = _with_leading_year(row)
     periods = [c.period for c in row.cells if c.period]
     if len(periods) == len(set(periods)):
         return row
