@@ -9,6 +9,7 @@ Parses are cached under /tmp (one per filing) by benchmarks/fact_layer_outside.p
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from datetime import date
@@ -119,6 +120,24 @@ def test_a_first_column_without_its_year_is_the_year_after_the_others(headers, p
         return
     assert _facts([_income_row(0, "Provision for income taxes", headers, periods, values)]).lookup(
         "income_tax", 2019).value_text == "1,582.7"
+
+
+@pytest.mark.parametrize("title", [
+    "Summary combined financial information for the joint ventures on a 100 percent basis",
+    "Summarized financial information of equity method investees",
+    "Combined results of unconsolidated affiliates",
+    "Condensed financial information of our joint venture",
+])
+def test_another_entitys_statement_is_not_the_filers_line(title):
+    """General Mills prints its joint ventures' "Total net sales" (2,189.2) after its own "Net sales" (18,127.0): an
+    exact label in the joint ventures' table must not beat the filer's statement."""
+    own = _income_row(0, "Net sales", ["2020", "2019", "2018"], ["FY2020", "FY2019", "FY2018"],
+                      ["18,127.0", "17,626.6", "16,865.2"])
+    jv = dataclasses.replace(_income_row(0, "Total net sales", ["2020", "2019", "2018"], ["FY2020", "FY2019", "FY2018"],
+                                         ["2,189.2", "2,200.0", "2,100.0"]), table_id="jv", page_number=58, table_title=title)
+    assert _facts([own, jv]).lookup("revenue", 2020).value_text == "18,127.0"
+    # alone, the joint ventures' table answers nothing (abstain rather than another entity's figure)
+    assert _facts([jv]).lookup("revenue", 2020) is None
 
 
 def test_a_current_line_is_not_the_long_term_debt():

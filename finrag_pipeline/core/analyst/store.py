@@ -57,6 +57,10 @@ _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
 # cash-flow group headings that name the reconciliation, not a segment ("Adjustments to reconcile net income to net
 # cash provided by operating activities:", "Changes in assets and liabilities, net of business combinations:")
+# A table of another entity's figures: an equity-method joint venture's or investee's summarized statements
+# (General Mills 2021 p58 "Summary combined financial information for the joint ventures": "Total net sales" 2,189.2)
+_OTHER_ENTITY_TITLE = re.compile(r"\b(?:joint\s+ventures?|equity[\s-]+method\s+investees?|unconsolidated\s+(?:affiliates?"
+                                 r"|subsidiaries|entities|investees?)|investees?|affiliated\s+compan(?:y|ies))\b", re.I)
 _RECONCILING_HEADING = re.compile(r"^(?:adjustments?|changes?|(?:increase|decrease)s?|effect|supplemental|cash flows?)\b")
 _CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
                       "equity", "activities")
@@ -381,6 +385,8 @@ class FilingFacts:
                 # balance sheets print in parts (total debt: its fallback) are read as before.
                 continue
             title = normalize_label(r.table_title or "")
+            if not seg and _OTHER_ENTITY_TITLE.search(r.table_title or ""):
+                continue  # a joint venture's "Total net sales" is not the filer's
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
                 by_path = seg in path or any(_has_words(p, seg) for p in path)
