@@ -1228,3 +1228,39 @@ def test_analyst_words_for_cash_flow_lines(phrase, concept):
     from finrag_pipeline.core.analyst.lexicon import Lexicon
 
     assert resolve_operand(phrase, Lexicon.load_default()).key == concept
+
+
+# A liquidity judgement on a ratio the question defines: the liquidity rule on that ratio, its floor as written,
+# never a threshold on an operand of the definition ("total current liabilities > 1.0")
+@pytest.mark.parametrize("question, metric, floor", [
+    ("Does Verizon have a healthy liquidity profile based on its quick ratio for FY2019? Take the quick ratio as (cash "
+     "and cash equivalents + accounts receivable, net) / total current liabilities, and a value above 1.0 as healthy.",
+     "quick_ratio", "1.0"),
+    ("Does McDonald's have a healthy liquidity profile based on its quick ratio as of FY2022 year end? Quick ratio = "
+     "(cash and equivalents + accounts and notes receivable) / total current liabilities; above 1.0 is healthy.",
+     "quick_ratio", "1.0"),
+    ("Is Acme's liquidity healthy by its current ratio (total current assets / total current liabilities)? A ratio "
+     "over 1.2 counts as adequate.", "current_ratio", "1.2"),
+    ("Does Acme have good liquidity based on the current ratio in FY2021?", "current_ratio", None),
+])
+def test_liquidity_judgement_on_a_defined_ratio(question, metric, floor):
+    from finrag_pipeline.core.analyst.judgements import read_judgement
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    j = read_judgement(question, Lexicon.load_default())
+    assert (j.kind, j.metric.key, str(j.threshold) if j.threshold is not None else None) == ("liquidity", metric, floor)
+
+
+@pytest.mark.parametrize("question, formula", [
+    ("Take the quick ratio as (cash and cash equivalents + accounts receivable, net) / total current liabilities, and "
+     "a value above 1.0 as healthy. Is Verizon's liquidity healthy in FY2019?",
+     "(cash + accounts_receivable) / total_current_liabilities"),
+    ("Quick ratio = (cash and equivalents + accounts and notes receivable) / total current liabilities; above 1.0 is "
+     "healthy. Is McDonald's liquidity healthy in FY2022?", "(cash + accounts_receivable) / total_current_liabilities"),
+])
+def test_defined_ratio_stops_before_its_threshold(question, formula):
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+    from finrag_pipeline.core.analyst.plan import make_plan
+
+    plan = make_plan(question, [2019], Lexicon.load_default())
+    assert plan.definition_given and plan.formula.replace("(", "").replace(")", "") == formula.replace("(", "").replace(")", "")

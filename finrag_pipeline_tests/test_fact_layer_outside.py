@@ -342,3 +342,24 @@ def test_validation_set_finds_no_wrong_value(outside_store):
         pytest.skip("the validation filings are not all present")
     results = bench.run(rows, CACHE)
     assert len(results) == 71 and not [r for r in results if r["state"] == "wrong"]
+
+
+def test_a_spacer_column_empty_in_some_rows_gets_no_year():
+    """Foot Locker's lease table: a blank first column (one row misaligned into it) is no fiscal year of its own."""
+    headers, periods = ["", "2021", "2020"], [None, "FY2021", "FY2020"]
+    rows = [_income_row(0, "Provision for income taxes", headers, periods, ["5", "790", "626"]),
+            dataclasses.replace(_income_row(1, "Net income", headers, periods, ["0", "417", "331"]))]
+    rows[1] = dataclasses.replace(rows[1], cells=[dataclasses.replace(rows[1].cells[0], value=None, value_text=""),
+                                                  *rows[1].cells[1:]])
+    facts = _facts(rows)
+    assert facts.lookup("income_tax", 2022) is None and facts.lookup("income_tax", 2021).value_text == "790"
+
+
+def test_statements_printed_after_item_15_are_the_audited_statements():
+    """Verizon 2019 and Netflix 2020 print their statements after Item 15: the balance sheet there, not a note's
+    "Accounts receivable, net" of an asset-backed arrangement, is the balance."""
+    bs = dataclasses.replace(_row("bs", 0, "Accounts receivable, net of allowances of $733 and $765", ["25,429", "25,102"],
+                                  path=["Current assets"]), section="Item 16", table_title="Consolidated Balance Sheets")
+    note = dataclasses.replace(_row("n", 0, "Accounts receivable, net", ["10,525", "9,000"], page=101),
+                               section="Item 16", table_title="Assets and liabilities related to our asset-backed debt")
+    assert _facts([bs, note]).lookup("accounts_receivable", 2020).value_text == "25,429"

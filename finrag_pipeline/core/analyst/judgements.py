@@ -95,7 +95,11 @@ _RATIO_FLOOR_RE = re.compile(r"\bratio\s+(?:of\s+)?(?:at\s+least|above|over|of\s
                              r"(?P<n>\d+(?:\.\d+)?)(?:x)?\s+(?:or\s+(?:more|higher|above|greater)\s+)?as\s+(?:healthy|adequate|sufficient"
                              r"|strong|good)\b|\b(?:treat|treating|consider|considering|take|taking)\s+(?:a\s+ratio\s+of\s+)?"
                              r"(?P<m>\d+(?:\.\d+)?)(?:x)?\s+or\s+(?:more|higher|above|greater)\s+as\s+(?:healthy|adequate|sufficient"
-                             r"|strong|good)\b", re.I)
+                             r"|strong|good)\b"
+                             # "a value above 1.0 as healthy", "above 1.0 is healthy", "a ratio over 1.2 counts as adequate"
+                             r"|\b(?:(?:a|any)\s+(?:value|ratio|reading|figure)\s+(?:of\s+)?)?(?:at\s+least|above|over|more\s+than"
+                             r"|greater\s+than|>=?)\s*(?P<v>\d+(?:\.\d+)?)(?:x)?\s+(?:or\s+(?:more|higher|above|greater)\s+)?"
+                             r"(?:as|is|counts\s+as|being|=)\s+(?:healthy|adequate|sufficient|strong|good)\b", re.I)
 _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
 _CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
                                r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
@@ -196,6 +200,11 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     up, down = _UP_RE.search(question), _DOWN_RE.search(question)
     than = _THAN_RE.search(question)
     number = _number_after(question, than)
+    if _LIQUIDITY_RE.search(question) and any(m.concept.key in ("quick_ratio", "current_ratio") for m in matches):
+        # "a healthy liquidity profile based on its quick ratio? Take the quick ratio as (cash + receivables) / total
+        # current liabilities, and a value above 1.0 as healthy": the liquidity rule on the ratio named, never a
+        # threshold on an operand of its definition
+        return _liquidity(question, matches, lexicon)
     if than and yes_no and number:
         # "Is Apple's current ratio less than 1?", "Was the operating margin above 30%?"
         before = [m.concept for m in matches if m.end <= than.end() - 4]
@@ -234,12 +243,16 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
                                   r"|over\s+(?:the\s+)?(?:last|past)|steady|steadily)\b", question, re.I)
         return Judgement("trend", metric, direction, profile=bool(profile_words))
     if _LIQUIDITY_RE.search(question):
-        quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
-        # "Treating a current ratio of at least 1.2 as healthy", "treat 1.0 or more as healthy": the question's floor
-        stated = _RATIO_FLOOR_RE.search(question)
-        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"),
-                         threshold=Decimal(stated.group("n") or stated.group("m")) if stated else None)
+        return _liquidity(question, matches, lexicon)
     return None
+
+
+def _liquidity(question: str, matches, lexicon: Lexicon) -> Judgement:
+    quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
+    # "Treating a current ratio of at least 1.2 as healthy", "treat 1.0 or more as healthy": the question's floor
+    stated = _RATIO_FLOOR_RE.search(question)
+    return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"),
+                     threshold=Decimal(stated.group("n") or stated.group("m") or stated.group("v")) if stated else None)
 
 
 # from the clause that says it ("...for the FY2020; if conventional inventory management is not meaningful ..."): the

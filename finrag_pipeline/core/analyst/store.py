@@ -121,25 +121,39 @@ _DATE_IN_HEADER_RE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr
                                 r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*\d{1,2}\s*,?\s*(?:19|20)\d\d\b", re.I)
 
 
-def _with_leading_year(row: TableRow) -> TableRow:
+def _with_leading_years(rows: Sequence[TableRow]) -> list[TableRow]:
     """A statement whose first column lost its year to the unit caption above it ("In millions, except per share
     data | 2022 2021 2020" read as "" | "2021" | "2020": McDonald's 2022 statements): a first column with no header
-    at all, followed by two or more fiscal years counting down by one, is the year after them. Any other layout
-    (a blank column between years, a "Change" column, ascending years) is left as it is."""
-    cells = list(row.cells)
-    if len(cells) < 3 or cells[0].period or (cells[0].header or "").strip():
-        return row
-    years = [int(c.period[2:]) if c.period and re.fullmatch(r"FY\d{4}", c.period) else None for c in cells[1:]]
-    if None in years or any(a - b != 1 for a, b in zip(years, years[1:], strict=False)):
-        return row
-    return dataclasses.replace(row, cells=[dataclasses.replace(cells[0], period=f"FY{years[0] + 1}"), *cells[1:]])
+    at all that holds a figure in every row of its table, followed by two or more fiscal years counting down by one,
+    is the year after them. Any other layout (a spacer column that is empty in some rows: Foot Locker's lease table;
+    a "Change" column, ascending years, a gap) is left as it is."""
+    def leading_year(row: TableRow) -> int | None:
+        cells = row.cells
+        if (len(cells) < 3 or cells[0].period or (cells[0].header or "").strip() or cells[0].value is None
+                or not (cells[0].value_text or "").strip()):
+            return None
+        years = [int(c.period[2:]) if c.period and re.fullmatch(r"FY\d{4}", c.period) else None for c in cells[1:]]
+        if None in years or any(a - b != 1 for a, b in zip(years, years[1:], strict=False)):
+            return None
+        return years[0] + 1
+
+    by_table: dict[str, set[int | None]] = defaultdict(set)
+    for r in rows:
+        by_table[r.table_id].add(leading_year(r))
+    out = []
+    for r in rows:
+        years = by_table[r.table_id]
+        if len(years) == 1 and None not in years:
+            r = dataclasses.replace(r, cells=[dataclasses.replace(r.cells[0], period=f"FY{next(iter(years))}"),
+                                              *r.cells[1:]])
+        out.append(r)
+    return out
 
 
 def _with_column_periods(row: TableRow) -> TableRow:
     """A row stored before ingest read a column's own date after its spanning title ("As of May 31, 2019 and 2018
     May 31, 2018" was filed as 2019-05-31 in every column): its periods read again from the headers by ingest's
     one reader (``normalize_period``), when that makes them distinct. Other rows are returned as they are."""
-    row = _with_leading_year(row)
     periods = [c.period for c in row.cells if c.period]
     if len(periods) == len(set(periods)):
         return row
@@ -158,7 +172,7 @@ class FilingFacts:
         self.meta = meta
         self.filing_id = meta.filing_id
         self.lexicon = lexicon or Lexicon.load_default()
-        self.rows = [_with_column_periods(r) for r in table_rows]
+        self.rows = _with_leading_years([_with_column_periods(r) for r in table_rows])
         self.facts = [f for f in facts if f.value is not None]
         self.disagreements: list[Disagreement] = []
         self._disagreement_keys: set[tuple] = set()
@@ -784,9 +798,13 @@ def _in_audited_statements(row: TableRow) -> bool:
     titled_item = _TITLE_ITEM.match((row.table_title or "").strip())
     if titled_item:   # "ITEM 6. SELECTED FINANCIAL DATA" under a section misread as Item 8 (PG&E 2018 p55)
         return titled_item.group(1) == "8"
+    titled = bool(_STATEMENT_TITLE.match((row.table_title or "").strip()))
     if row.section:
-        return row.section.strip().lower().startswith("item 8")
-    return bool(_STATEMENT_TITLE.match((row.table_title or "").strip()))
+        section = row.section.strip().lower()
+        # filers whose Item 8 points to statements printed after Item 15 (Verizon 2019, Netflix 2020: read as
+        # Items 15-16): a table titled as a consolidated statement there is the audited statement
+        return section.startswith("item 8") or (titled and bool(re.match(r"item\s+1[56]\b", section)))
+    return titled
 
 
 def _first_value(row: TableRow) -> Decimal | None:
