@@ -1264,3 +1264,20 @@ def test_defined_ratio_stops_before_its_threshold(question, formula):
 
     plan = make_plan(question, [2019], Lexicon.load_default())
     assert plan.definition_given and plan.formula.replace("(", "").replace(")", "") == formula.replace("(", "").replace(")", "")
+
+
+@pytest.mark.parametrize("pretax, printed, net, expense", [
+    ("3199349", "-437954", "2761395", "437954"),   # Netflix: the line is its effect on earnings, "(437,954)"
+    ("7825.4", "1648.0", "6177.4", "1648.0"),      # McDonald's: printed as the expense
+    ("100", "50", "150", "-50"),                   # "Income tax (expense) benefit 50": a benefit
+    ("-200", "-30", "-170", "-30"),                # a loss with a tax benefit printed as the expense (negative)
+    ("100", "-20", "95", "-20"),                   # neither adds up (discontinued operations): as printed
+])
+def test_tax_expense_sign_from_the_statements_arithmetic(pretax, printed, net, expense):
+    from types import SimpleNamespace
+
+    from finrag_pipeline.core.analyst.calculator import tax_expense
+
+    figures = {"income_before_taxes": Decimal(pretax), "net_income": Decimal(net)}
+    filing = SimpleNamespace(lookup=lambda key, year: SimpleNamespace(base_value=figures[key], scale=1))
+    assert tax_expense(filing, 2020, Decimal(printed)) == Decimal(expense)

@@ -216,6 +216,20 @@ def glossed_fiscal_years(question: str, periods: Sequence[Any]) -> list[int]:
     return sorted({p.year for p in labels}, reverse=True)
 
 
+def tax_expense(filing: FilingFacts, year: int, printed: Decimal) -> Decimal:
+    """The income tax expense (a benefit negative) from the tax line as printed. Filers print it either as the
+    expense ("Provision for income taxes 1,648.0", McDonald's) or as its effect on earnings ("Provision for income
+    taxes (437,954)", Netflix; "Income tax (expense) benefit"). The statement's own arithmetic tells which: when
+    income before taxes PLUS the printed line gives net income (and minus does not), the line is the effect and the
+    expense is its negative. Otherwise (no such check possible) the line is read as printed."""
+    pre, net = filing.lookup("income_before_taxes", year), filing.lookup("net_income", year)
+    if pre is None or net is None:
+        return printed
+    tolerance = max(abs(pre.base_value) * Decimal("0.001"), Decimal(pre.scale or 1))
+    plus, minus = abs(pre.base_value + printed - net.base_value), abs(pre.base_value - printed - net.base_value)
+    return -printed if plus <= tolerance < minus else printed
+
+
 class CalculatorAnswerer:
     """Offline analyst answerer. ``store`` gives the facts (default: the warehouse of FINRAG_HOME,
     read per filing on first use); without hits the question's company picks the filing.
@@ -339,6 +353,8 @@ class CalculatorAnswerer:
             # an amount spent is an amount: a filer printing its costs in parentheses (Boeing's "(2,249)"
             # research and development) gives the same margins and ratios as one printing them plain
             spent = (extra or {}).get(name) or self.lexicon.concepts.get(name)
+            if name == "income_tax" and not segment:
+                return tax_expense(filing, year, value)
             return abs(value) if spent is not None and (spent.outflow or spent.expense) else value
 
         formula = plan.parsed
