@@ -1222,12 +1222,16 @@ def test_a_date_glossing_a_fiscal_label_adds_no_year(question, expected):
 @pytest.mark.parametrize("phrase, concept", [
     ("common stock dividends paid", "dividends"), ("common stock dividends", "dividends"),
     ("treasury stock purchases", "share_repurchases"), ("share buybacks", "share_repurchases"),
+    ("cash dividends paid", "dividends"),
+    # "paid" changes a balance or a cost into a cash payment: no line item
+    ("interest expense paid", None), ("accounts payable paid", None),
 ])
 def test_analyst_words_for_cash_flow_lines(phrase, concept):
     from finrag_pipeline.core.analyst.definitions import resolve_operand
     from finrag_pipeline.core.analyst.lexicon import Lexicon
 
-    assert resolve_operand(phrase, Lexicon.load_default()).key == concept
+    found = resolve_operand(phrase, Lexicon.load_default())
+    assert (found.key if found else None) == concept
 
 
 # A liquidity judgement on a ratio the question defines: the liquidity rule on that ratio, its floor as written,

@@ -699,6 +699,8 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     m = matches[0]
     covered = set(normalize_label(m.alias).split())
     left = [w for w in words if w not in covered]
+    if m.concept.outflow and left and left[-1] == "paid" and words[-1] == "paid":
+        left = left[:-1]  # "common stock dividends paid": an outflow is an amount paid ("cash paid for PP&E" is no outflow)
     if any(w in _MEANING or not w.isalpha() for w in left) or len(left) > 2:
         return None
     return m.concept
