@@ -1285,3 +1285,19 @@ def test_tax_expense_sign_from_the_statements_arithmetic(pretax, printed, net, e
     figures = {"income_before_taxes": Decimal(pretax), "net_income": Decimal(net)}
     filing = SimpleNamespace(lookup=lambda key, year: SimpleNamespace(base_value=figures[key], scale=1))
     assert tax_expense(filing, 2020, Decimal(printed)) == Decimal(expense)
+
+
+# A judgement on a quantity the question defines with row operands (no concept): the definition is its metric
+@pytest.mark.parametrize("concept_key, quantity, metric, same", [
+    (None, "total debt", "total_debt", True), (None, "Total debt", "total_debt", True),
+    (None, "total borrowings", "total_debt", True), (None, "net debt", "total_debt", False),
+    ("quick_ratio", "quick ratio", "quick_ratio", True), ("current_ratio", "quick ratio", "quick_ratio", False),
+])
+def test_a_defined_quantity_is_the_judged_metric(concept_key, quantity, metric, same):
+    from types import SimpleNamespace
+
+    from finrag_pipeline.core.analyst.calculator import _plans_metric
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    plan = SimpleNamespace(concept_key=concept_key, quantity=quantity)
+    assert _plans_metric(plan, Lexicon.load_default().concepts[metric]) is same

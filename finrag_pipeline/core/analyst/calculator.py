@@ -216,6 +216,15 @@ def glossed_fiscal_years(question: str, periods: Sequence[Any]) -> list[int]:
     return sorted({p.year for p in labels}, reverse=True)
 
 
+def _plans_metric(plan: Plan, metric: Concept) -> bool:
+    """The plan computes ``metric``: its concept, or (a definition read with row operands has no concept) the
+    quantity named by one of the metric's names ("Take total debt as current portion ... plus notes payable ...")."""
+    if plan.concept_key is not None:
+        return plan.concept_key == metric.key
+    names = {normalize_label(n) for n in [metric.key.replace("_", " "), *metric.aliases]}
+    return normalize_label(plan.quantity or "") in names
+
+
 def tax_expense(filing: FilingFacts, year: int, printed: Decimal) -> Decimal:
     """The income tax expense (a benefit negative) from the tax line as printed. Filers print it either as the
     expense ("Provision for income taxes 1,648.0", McDonald's) or as its effect on earnings ("Provision for income
@@ -450,7 +459,7 @@ class CalculatorAnswerer:
                 plan_error = None
         judgement = read_judgement(question, self.lexicon)
         defined_metric = (judgement is not None and judgement.metric is not None and plan is not None
-                          and plan.definition_given and plan.concept_key == judgement.metric.key
+                          and plan.definition_given and _plans_metric(plan, judgement.metric)
                           and judgement.kind in ("liquidity", "trend", "sign")
                           and re.sub(r"\s+", "", plan.formula) != re.sub(r"\s+", "", judgement.metric.formula or ""))
         if defined_metric:
