@@ -827,3 +827,27 @@ def test_company_abbreviation_does_not_end_a_definition(question, body):
     from finrag_pipeline.core.analyst.definitions import find_definitions
 
     assert find_definitions(question)[0].body == body
+
+
+# A parenthesis naming a statement is no operand; "attributable to <the company>" is the parent's own row
+@pytest.mark.parametrize("definition, formula", [
+    ("common stock dividends paid (cash flow statement) divided by net income", "abs(dividends) / net_income"),
+    ("dividends paid (from the cash flow statement) divided by net income", "abs(dividends) / net_income"),
+    ("total debt (balance sheet) divided by total assets", "total_debt / total_assets"),
+    ("operating income (income statement) / revenue", "operating_income / revenue"),
+    ("net income attributable to shareholders / revenue", "net_income / revenue"),
+])
+def test_statement_parenthesis_in_a_definition(definition, formula):
+    assert definition_formula(definition, LEX, 2022) == formula
+
+
+@pytest.mark.parametrize("phrase, concept", [
+    ("net income attributable to verizon", None), ("net income attributable to foot locker, inc.", None),
+    ("net income attributable to the company", "net_income"), ("net income attributable to shareholders", "net_income"),
+    ("net income attributable to common stockholders", "net_income"),
+])
+def test_net_income_attributable_to_a_named_parent_is_its_row(phrase, concept):
+    from finrag_pipeline.core.analyst.definitions import resolve_operand
+
+    found = resolve_operand(phrase, LEX)
+    assert (found.key if found else None) == concept

@@ -349,6 +349,7 @@ def _verbal_operations(text: str) -> str:
 def parse_expression(text: str, ctx: ParseContext) -> str:
     """Words -> a formula over concept keys ("365 * avg(accounts_payable) / (cost_of_revenue + change(inventory))").
     Raises DefinitionError naming the phrase it could not read."""
+    text = _STATEMENT_PAREN_RE.sub(" ", text)
     text = _verbal_operations(text)
     text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     text = _PERIOD_PAREN_RE.sub(_period_words, text)
@@ -365,6 +366,11 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
         raise DefinitionError(f"cannot read {text!r}: {exc}") from exc
     return out
 
+
+# a parenthesis that only names the statement an operand is read from: "dividends paid (cash flow statement)",
+# "total assets (from the balance sheet)"; the operand's own statement is its concept's
+_STATEMENT_PAREN_RE = re.compile(r"\(\s*(?:(?:from|per|on|in|see|as\s+reported\s+(?:in|on))\s+)?(?:the\s+)?(?:consolidated\s+)?(?:"
+                                 + "|".join(p for _, p in _STATEMENT_WORDS) + r")\s*\)(?=\s*\S)", re.I)  # (one at the end: the hint reader's)
 
 # a parenthesis that only says which balances an operand takes: "average inventory (FY2021 and FY2022 year-end
 # balances)", "average equity (beginning and end of year)", "(FY2024 and FY2025 year-ends)"
@@ -702,6 +708,10 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     if m.concept.outflow and left and left[-1] == "paid" and words[-1] == "paid":
         left = left[:-1]  # "common stock dividends paid": an outflow is an amount paid ("cash paid for PP&E" is no outflow)
     if any(w in _MEANING or not w.isalpha() for w in left) or len(left) > 2:
+        return None
+    if left and "attributable" in norm.split():
+        # "net income attributable to Verizon": the parent's share, a row of its own beside the consolidated line
+        # (read as the filing's printed row, or abstain); "attributable to shareholders" stays the line item
         return None
     return m.concept
 
