@@ -851,3 +851,18 @@ def test_net_income_attributable_to_a_named_parent_is_its_row(phrase, concept):
 
     found = resolve_operand(phrase, LEX)
     assert (found.key if found else None) == concept
+
+
+# "<Company> defines X as D" states a definition; a label's sign words "(used in)" are no operand
+@pytest.mark.parametrize("question, formula", [
+    ("Netflix defines free cash flow as net cash provided by (used in) operating activities less purchases of property "
+     "and equipment. What was it in FY2020?", "operating_cash_flow - abs(capital_expenditure)"),
+    ("The company defines EBITDA as operating income plus depreciation and amortization. What was EBITDA in FY2020?",
+     "operating_income + depreciation_amortization"),
+    ("Acme counts net debt as long-term debt minus cash and cash equivalents. What was net debt in FY2020?",
+     "long_term_debt - cash"),
+    ("What was the margin in FY2020, defined as net income (loss) divided by revenue?", "net_income / revenue"),
+])
+def test_company_defines_and_sign_words(question, formula):
+    plan = make_plan(question, [2020], LEX)
+    assert plan.definition_given and plan.formula.replace("(", "").replace(")", "") == formula.replace("(", "").replace(")", "")

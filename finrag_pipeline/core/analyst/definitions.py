@@ -117,7 +117,8 @@ _DEF_PATTERNS = [
     re.compile(r"(?P<target>\b[\w&'()\-/ ]{2,80}?)\s+(?:is|are|be|was|were|being|gets|get)\s+(?:defined|calculated|computed"
                r"|measured|derived|determined|taken)\s+(?:as|by)\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "Define X as D", "defining X as D", "if you define it as D", "counting SG&A as D", "taking EBIT as D"
-    re.compile(r"\b(?:define|defining|defined|treat|treating|count|counting|take|taking|consider|considering)\s+"
+    re.compile(r"\b(?:define|defines|defining|defined|treat|treats|treating|count|counts|counting|take|taking|consider"
+               r"|considers|considering)\s+"
                r"(?P<target>[\w&'()\-/ ]{1,80}?)\s+as\s*:?\s+(?P<body>.+?)" + _END, re.I),
     # "calculate X using D", "compute X as D", "calculate X by taking D"
     re.compile(r"\b(?:calculate|compute|calculated|computed|measure|derive)\s+(?P<target>[\w&'()\-/ ]{2,80}?)\s+"
@@ -350,6 +351,7 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     """Words -> a formula over concept keys ("365 * avg(accounts_payable) / (cost_of_revenue + change(inventory))").
     Raises DefinitionError naming the phrase it could not read."""
     text = _STATEMENT_PAREN_RE.sub(" ", text)
+    text = _SIGN_PAREN_RE.sub(" ", text)
     text = _verbal_operations(text)
     text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     text = _PERIOD_PAREN_RE.sub(_period_words, text)
@@ -371,6 +373,9 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
 # "total assets (from the balance sheet)"; the operand's own statement is its concept's
 _STATEMENT_PAREN_RE = re.compile(r"\(\s*(?:(?:from|per|on|in|see|as\s+reported\s+(?:in|on))\s+)?(?:the\s+)?(?:consolidated\s+)?(?:"
                                  + "|".join(p for _, p in _STATEMENT_WORDS) + r")\s*\)(?=\s*\S)", re.I)  # (one at the end: the hint reader's)
+
+# sign words a printed label carries: "net cash provided by (used in) operating activities", "net income (loss)"
+_SIGN_PAREN_RE = re.compile(r"\(\s*(?:used\s+(?:in|for|by)|loss(?:es)?|deficit)\s*\)", re.I)
 
 # a parenthesis that only says which balances an operand takes: "average inventory (FY2021 and FY2022 year-end
 # balances)", "average equity (beginning and end of year)", "(FY2024 and FY2025 year-ends)"
