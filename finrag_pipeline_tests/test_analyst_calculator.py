@@ -1223,8 +1223,11 @@ def test_a_date_glossing_a_fiscal_label_adds_no_year(question, expected):
     ("common stock dividends paid", "dividends"), ("common stock dividends", "dividends"),
     ("treasury stock purchases", "share_repurchases"), ("share buybacks", "share_repurchases"),
     ("cash dividends paid", "dividends"),
+    ("cash interest paid", "interest_paid"), ("cash paid for interest", "interest_paid"),
+    ("interest expense", "interest_expense"), ("cash taxes paid", "income_taxes_paid"),
+    ("provision for income taxes", "income_tax"),
     # "paid" changes a balance or a cost into a cash payment: no line item
-    ("interest expense paid", None), ("accounts payable paid", None),
+    ("accounts payable paid", None), ("inventory paid", None),
 ])
 def test_analyst_words_for_cash_flow_lines(phrase, concept):
     from finrag_pipeline.core.analyst.definitions import resolve_operand

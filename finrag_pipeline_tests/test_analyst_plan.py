@@ -587,6 +587,8 @@ def test_phrasing_classes_of_other_10ks(question, years, formula, operation, pla
     ("Cash dividends paid", "dividends"), ("Current portion of long-term debt", "short_term_debt"),
     ("Common stock dividends", "dividends"), ("Treasury stock purchases", "share_repurchases"),
     ("Treasury stock acquired", "share_repurchases"), ("Purchases of common stock", "share_repurchases"),
+    ("Interest paid", "interest_paid"), ("Cash paid for interest, net of amounts capitalized", "interest_paid"),
+    ("Income taxes paid, net of refunds", "income_taxes_paid"), ("Cash paid for income taxes", "income_taxes_paid"),
 ])
 def test_labels_of_other_10ks_are_lexicon_lines(label, concept):
     from finrag_pipeline.core.analyst.labels import normalize_label
