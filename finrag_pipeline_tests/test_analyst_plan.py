@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -868,3 +869,24 @@ def test_net_income_attributable_to_a_named_parent_is_its_row(phrase, concept):
 def test_company_defines_and_sign_words(question, formula):
     plan = make_plan(question, [2020], LEX)
     assert plan.definition_given and plan.formula.replace("(", "").replace(")", "") == formula.replace("(", "").replace(")", "")
+
+
+# A name followed by the arithmetic that defines it is that arithmetic; a statement hint closing the parenthesis ends
+# no definition
+@pytest.mark.parametrize("question, formula", [
+    ("What was leverage in FY2019, measured as total debt (short-term debt plus long-term debt, from the balance "
+     "sheet) divided by FY2019 unadjusted EBITDA (operating income plus depreciation and amortization)? Two decimals.",
+     "(short_term_debt + long_term_debt) / (operating_income + depreciation_amortization)"),
+    ("What was net debt to EBITDA in FY2019, defined as net debt (long-term debt minus cash and cash equivalents) "
+     "divided by EBITDA (operating income plus depreciation and amortization)?",
+     "(long_term_debt - cash) / (operating_income + depreciation_amortization)"),
+    ("Compute coverage as EBIT (operating income) divided by interest expense in FY2019.",
+     "operating_income / interest_expense"),
+    # a plain parenthesis stays as it was
+    ("What was DIO in FY2019, defined as 365 * (average inventory) / (cost of sales)?",
+     "365 * avg(inventory) / cost_of_revenue"),
+])
+def test_named_arithmetic_in_a_definition(question, formula):
+    plan = make_plan(question, [2019], LEX)
+    norm = lambda f: re.sub(r"[()\s]", "", f)  # noqa: E731
+    assert plan.definition_given and norm(plan.formula) == norm(formula)

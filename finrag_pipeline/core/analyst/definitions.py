@@ -211,12 +211,19 @@ def clean_question(question: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_HINT_IN_PAREN_RE = re.compile(r",\s*" + STATEMENT_HINT_RE.pattern + r"\s*\)", re.I)
+
+
 def find_definitions(question: str) -> list[Definition]:
     """Every definition written in a question, in order (a whole-metric one and term ones: "capex as a
     percentage of revenue (capex = cash paid for PP&E)" has one, of the term "capex")."""
     names = ["is_defined_as", "define_as", "calculate_using", "defined_as", "ie", "equals", "states"]
     out: list[Definition] = []
     taken: list[tuple[int, int]] = []
+    # "total debt (debt maturing within one year plus long-term debt, from the balance sheet) divided by ...": a
+    # statement hint closing a parenthesis ends no definition (blanked to keep every position of the question)
+    written = question
+    question = _HINT_IN_PAREN_RE.sub(lambda m: " " * (len(m.group(0)) - 1) + ")", question)
     for name, pattern in zip(names, _DEF_PATTERNS, strict=True):
         for m in pattern.finditer(question):
             span = (m.start("body"), m.end("body"))
@@ -226,7 +233,7 @@ def find_definitions(question: str) -> list[Definition]:
             target = _clean_target(target) if target else None
             if name in ("is_defined_as", "define_as", "calculate_using", "equals") and not target:
                 continue
-            body = _balanced(m.group("body").strip().rstrip(".,"))
+            body = _balanced(written[m.start("body"):m.end("body")].strip().rstrip(".,"))  # the words as written
             body = re.sub(r"^(?:the\s+)?(?:following\s+)?(?:formula|equation|calculation)\s*:?\s*", "", body, flags=re.I)
             if name in ("ie", "equals") and not _OPERATOR_HINT.search(body) and not target:
                 continue
@@ -352,6 +359,7 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     Raises DefinitionError naming the phrase it could not read."""
     text = _STATEMENT_PAREN_RE.sub(" ", text)
     text = _SIGN_PAREN_RE.sub(" ", text)
+    text = _named_arithmetic(text)
     text = _verbal_operations(text)
     text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
     text = _PERIOD_PAREN_RE.sub(_period_words, text)
@@ -373,6 +381,32 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
 # "total assets (from the balance sheet)"; the operand's own statement is its concept's
 _STATEMENT_PAREN_RE = re.compile(r"\(\s*(?:(?:from|per|on|in|see|as\s+reported\s+(?:in|on))\s+)?(?:the\s+)?(?:consolidated\s+)?(?:"
                                  + "|".join(p for _, p in _STATEMENT_WORDS) + r")\s*\)(?=\s*\S)", re.I)  # (one at the end: the hint reader's)
+
+_ARITHMETIC_WORDS_RE = re.compile(r"\b(?:plus|minus|less|divided|times|multiplied|over)\b|[+*/]|\s-\s", re.I)
+_OPERATOR_WORDS = frozenset(["plus", "minus", "less", "divided", "by", "over", "times", "multiplied", "+", "-", "/", "*",
+                             "of", "to", "as", "and"])
+
+
+def _named_arithmetic(text: str) -> str:
+    """"total debt (debt maturing within one year plus long-term debt) divided by unadjusted EBITDA (operating income
+    plus depreciation and amortization)": a name followed by the arithmetic that defines it is that arithmetic."""
+    out, last = [], 0
+    for m in re.finditer(r"\(([^()]+)\)", text):
+        if not _ARITHMETIC_WORDS_RE.search(m.group(1)):
+            continue
+        before = text[last:m.start()]
+        words = before.rstrip().split(" ")
+        keep = len(words)
+        while keep > 0 and words[keep - 1] and words[keep - 1].lower() not in _OPERATOR_WORDS \
+                and words[keep - 1] not in ("(", "("):
+            keep -= 1
+        if keep == len(words):
+            continue  # nothing named before it: a plain parenthesis
+        out.append(" ".join(words[:keep]) + (" " if keep else "") + "(" + m.group(1) + ")")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out) if last else text
+
 
 # sign words a printed label carries: "net cash provided by (used in) operating activities", "net income (loss)"
 _SIGN_PAREN_RE = re.compile(r"\(\s*(?:used\s+(?:in|for|by)|loss(?:es)?|deficit)\s*\)", re.I)
