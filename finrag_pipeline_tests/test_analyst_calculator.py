@@ -1304,3 +1304,30 @@ def test_a_defined_quantity_is_the_judged_metric(concept_key, quantity, metric, 
 
     plan = SimpleNamespace(concept_key=concept_key, quantity=quantity)
     assert _plans_metric(plan, Lexicon.load_default().concepts[metric]) is same
+
+
+# "Did A cover B and C?": A against the sum of the uses it names (a definition in parentheses and a statement hint
+# name no use)
+@pytest.mark.parametrize("question, source, uses", [
+    ("Did McDonald's free cash flow (cash provided by operations minus capital expenditures) cover both its common "
+     "stock dividends and its treasury stock purchases in FY2022? Answer using the cash flow statement.",
+     "free_cash_flow", "abs(dividends) + abs(share_repurchases)"),
+    ("Was Lockheed Martin's operating cash flow enough to cover its capital expenditures and dividends in 2019?",
+     "operating_cash_flow", "abs(capital_expenditure) + abs(dividends)"),
+    ("Did Acme's operating cash flow cover its dividends in FY2021?", "operating_cash_flow", "abs(dividends)"),
+    ("Was free cash flow sufficient to fund share buybacks in FY2020?", "free_cash_flow", "abs(share_repurchases)"),
+])
+def test_coverage_judgement(question, source, uses):
+    from finrag_pipeline.core.analyst.judgements import read_judgement
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    j = read_judgement(question, Lexicon.load_default())
+    assert (j.kind, j.metric.key, j.other.formula, j.direction) == ("compare", source, uses, "up")
+
+
+def test_no_coverage_without_a_source_and_a_use():
+    from finrag_pipeline.core.analyst.judgements import read_judgement
+    from finrag_pipeline.core.analyst.lexicon import Lexicon
+
+    j = read_judgement("Did the analysts cover Acme in 2021?", Lexicon.load_default())
+    assert j is None or j.kind != "compare"

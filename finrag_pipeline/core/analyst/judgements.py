@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
 
+from finrag_pipeline.core.analyst.definitions import STATEMENT_HINT_RE
 from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 from finrag_pipeline.core.config import load_model
 
@@ -195,6 +196,9 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
             return Judgement("high_growth", threshold=Decimal(stated.group("n")) / 100,
                              notes=["the question's threshold"] + (["strictly above"] if strict else []))
         return Judgement("high_growth")
+    covered = _coverage(question, lexicon) if yes_no else None
+    if covered is not None:
+        return covered
     matches = lexicon.match(question)
     metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
     up, down = _UP_RE.search(question), _DOWN_RE.search(question)
@@ -245,6 +249,31 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     if _LIQUIDITY_RE.search(question):
         return _liquidity(question, matches, lexicon)
     return None
+
+
+# "Did free cash flow cover both its dividends and its treasury stock purchases?", "Was operating cash flow enough to
+# fund capex and dividends?": the source against the sum of the uses
+_COVER_RE = re.compile(r"\b(?:cover(?:ed|s)?|(?:enough|sufficient|adequate)\s+to\s+(?:cover|fund|pay\s+for|finance))\b", re.I)
+
+
+def _coverage(question: str, lexicon: Lexicon) -> Judgement | None:
+    cover = _COVER_RE.search(question)
+    if cover is None:
+        return None
+    # a definition in parentheses ("free cash flow (cash from operations minus capex)") names no source or use
+    flat = re.sub(r"\([^()]*\)", lambda m: " " * len(m.group(0)), question)
+    flat = STATEMENT_HINT_RE.sub(lambda m: " " * len(m.group(0)), flat)  # "using the cash flow statement": no use
+    end = flat.find("?", cover.end())
+    before = [m.concept for m in lexicon.match(flat[:cover.start()]) if m.concept.unit in (None, "USD")]
+    after = [m.concept for m in lexicon.match(flat[cover.end():end if end > 0 else None])
+             if m.concept.unit in (None, "USD")]
+    uses = list(dict.fromkeys(c.key for c in after))
+    if not before or not uses or before[-1].key in uses:
+        return None
+    parts = {c.key: c for c in after}
+    formula = " + ".join(f"abs({k})" if (parts[k].outflow or parts[k].expense) else k for k in uses)
+    other = Concept(key="uses", aliases=[" and ".join(metric_name(parts[k]).lower() for k in uses)], formula=formula)
+    return Judgement("compare", before[-1], "up", other=other, notes=["coverage"])
 
 
 def _liquidity(question: str, matches, lexicon: Lexicon) -> Judgement:
