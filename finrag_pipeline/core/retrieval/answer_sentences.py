@@ -65,10 +65,11 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*
 _CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
                            r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
 # a sentence that refers back to the change the previous one states ("The year over year increase was
-# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's
+# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's. One that names
+# its own ("The year-over-year growth in selling, general and administrative expense ...") refers to nothing.
 _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:over|on)[\s-]+year|overall|net|"
                           r"total)\s+)?(?:increases?|decreases?|growth|declines?|changes?|improvements?|reductions?|"
-                          r"expansions?|contractions?|rises?)\b", re.IGNORECASE)
+                          r"expansions?|contractions?|rises?)\b(?!\s+(?:in|of|for)\b)", re.IGNORECASE)
 # what the text layer runs into a sentence: the page header, a heading before the sentence's first word
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
@@ -110,6 +111,9 @@ class Subject:
 
     groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = field(default_factory=list)  # (label, stems, phrases)
     names: set[str] = field(default_factory=set)       # stems of capitalised names in the question (weighed double)
+    # an acronym of the question ("TAC", "BGS") -> the pattern of the words it abbreviates ("traffic acquisition
+    # costs"): 10-Ks spell out what analysts abbreviate
+    acronyms: dict[str, re.Pattern] = field(default_factory=dict)
     line_items: set[str] = field(default_factory=set)  # labels of the analyst vocabulary's terms ("R&D"; weighed double)
     direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
     years: list[int] = field(default_factory=list)
@@ -128,7 +132,8 @@ class Subject:
         for label, alternatives, phrases in self.groups:
             weight = 2.0 if alternatives & self.names or label in self.line_items else 1.0
             total += weight
-            if alternatives & stems or any(p in low for p in phrases):
+            acronym = self.acronyms.get(label)
+            if alternatives & stems or any(p in low for p in phrases) or (acronym is not None and acronym.search(low)):
                 got += weight
                 named.append(label)
         return got / total, named
@@ -153,6 +158,19 @@ class Subject:
         mentioning it among others."""
         head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
         return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
+
+
+_ACRONYM_RE = re.compile(r"[A-Z]{3,6}")
+_MODEL_NUMBER_RE = re.compile(r"(?<![\w$.,])(?!(?:19|20)\d\d\b)(?:[A-Z]{1,3}-?)?\d{3,4}[A-Z]?(?![\w%]|[,.]\d)")
+# words an acronym's letters never stand for
+_ACRONYM_SKIP = ("the", "and", "of", "for", "in", "on", "to", "a", "an", "our", "its")
+
+
+def acronym_pattern(acronym: str) -> re.Pattern:
+    """The words an upper-case acronym abbreviates, as a pattern on lower-cased text: "TAC" -> "traffic
+    acquisition costs" (each letter opens one word of three letters or more, in order, with nothing between)."""
+    skip = r"(?!(?:" + "|".join(_ACRONYM_SKIP) + r")\b)"
+    return re.compile(r"\b" + r"\s+".join(skip + re.escape(c.lower()) + r"[a-z&\-]{2,}" for c in acronym) + r"\b")
 
 
 def read_subject(question: str, route: QuestionRoute,
@@ -200,7 +218,14 @@ def read_subject(question: str, route: QuestionRoute,
             continue
         if word[:1].isupper() and i > 0:
             subject.names.add(stem)
+        if _ACRONYM_RE.fullmatch(word):
+            subject.acronyms[stem] = acronym_pattern(word)
         subject.groups.append(group)
+    # a program or model number ("787", "737 MAX", "A100"; never a year) names the subject as a name does
+    for number in dict.fromkeys(_MODEL_NUMBER_RE.findall(text)):
+        label = number.lower()
+        subject.names.add(label)
+        subject.groups.append((label, frozenset({label}), (label,)))
     # the topic words ("risks", "litigation") say what kind of answer is asked, not what it is about:
     # they are the subject only of a question that names nothing else ("What legal proceedings ...?")
     if not subject.groups:
