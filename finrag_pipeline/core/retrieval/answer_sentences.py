@@ -260,11 +260,22 @@ def _sentences(hit: Hit) -> list[_Sentence]:
     out = []
     spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
     for i, (a, b) in enumerate(spans):
-        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip()))
+        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
             out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
     return out
+
+
+def _after_table(span: str) -> str:
+    """The sentence after a table the text layer ran into it ("... Total operating expenses $ 51,345 17 % ...
+    Research and Development The year-over-year growth in R&D expense ..."): the lines after the span's last table
+    line (three figures or more), when the span holds more figures than a sentence does; else the span."""
+    if len(_FIGURE_TOKEN_RE.findall(span)) <= _MAX_FIGURES:
+        return span
+    lines = span.split("\n")
+    table = [i for i, line in enumerate(lines) if len(_FIGURE_TOKEN_RE.findall(line)) >= 3]
+    return "\n".join(lines[table[-1] + 1:]) if table else span
 
 
 # a sentence that starts with a name spelt in lower case ("... certain products. iPhone net sales increased ..."),
