@@ -118,6 +118,17 @@ def test_the_effect_stated_after_the_cause_is_quoted_with_it(question, name, pas
     assert _quoted(result) <= 3
 
 
+def test_another_regions_currency_effect_is_not_quoted():
+    # APPLE_2022_10K.pdf p.25: "Japan net sales decreased during 2022 compared to 2021 due to the weakness of the yen
+    # relative to the U.S. dollar." then Rest of Asia Pacific's cause and "The weakness in foreign currencies ... had
+    # an unfavorable year-over-year impact on Rest of Asia Pacific net sales during 2022."
+    result = NarrativeAnswerer().answer("Why did Apple's Japan net sales decline in FY2022?",
+                                        _hits(APPLE, "Japan net sales decreased during 2022"))
+    assert result.text.startswith("Japan net sales decreased during 2022 compared to 2021 due to the weakness of the yen "
+                                  "relative to the U.S. dollar.")
+    assert "impact on Rest of Asia Pacific" not in result.text
+
+
 def test_the_effect_is_not_added_when_the_next_sentence_is_about_something_else():
     # Apple FY2024 p.24: after Europe's cause comes the Greater China heading and sentence, not Europe's effect
     result = NarrativeAnswerer().answer("Why did Apple's Europe net sales increase in FY2024?",

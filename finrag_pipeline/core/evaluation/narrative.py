@@ -69,6 +69,19 @@ _MATTER_RE = re.compile(r"\b(?:January|February|March|April|May|June|July|August
                         r"December)\b|\b(?:v\.|vs\.)|\b(?:Department|Commission|Court|Agreement|Act)\b")
 
 
+_CAPITALISED_RE = re.compile(r"\b[A-Z][a-zA-Z&]+\b")
+_SENTENCE_OPENERS = frozenset(["The", "This", "These", "That", "Our", "We", "In", "On", "During", "For", "As", "Total", "Net", "Changes", "Excluding"])
+
+
+def _head_names(sentence: _Sentence) -> list[str]:
+    """The capitalised names a sentence opens with, before its first cue ("Japan", "Greater China",
+    "International"), sentence openers ("The", "During") aside."""
+    low = sentence.text.lower()
+    at = min((low.find(c) for c in sentence.cues if c in low), default=-1)
+    head = sentence.text[:at] if at > 0 else " ".join(sentence.text.split()[:8])
+    return [w for w in _CAPITALISED_RE.findall(head) if w not in _SENTENCE_OPENERS]
+
+
 def _cause_stems(sentence: _Sentence) -> set[str]:
     """The stems of what a sentence gives as the cause: its words after the first cue."""
     low = sentence.text.lower()
@@ -205,7 +218,10 @@ class NarrativeAnswerer(SentenceScorer):
         for s in sentences:
             if s.hit.chunk_id != best.hit.chunk_id or not best.index < s.index <= best.index + 2 or s in chosen:
                 continue
-            if s.subject >= max(best.subject, self.min_subject) and subject.names_one(s.text) and _EFFECT_RE.search(s.text):
+            # the effect on what best is about: the names leading best ("Japan net sales decreased ...") are named
+            # again ("... impact on Japan net sales"), not another region's ("... on Rest of Asia Pacific net sales")
+            if s.subject >= max(best.subject, self.min_subject) and subject.names_one(s.text) \
+                    and all(n in s.text for n in _head_names(best)) and _EFFECT_RE.search(s.text):
                 return [s]
         return None
 

@@ -304,10 +304,12 @@ def _without_heading(sentence: str) -> str:
 
 
 def _without_repeated_heading(sentence: str) -> str:
-    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ..."."""
+    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ...";
+    "Products Gross Margin Products gross margin increased ..." -> "Products gross margin increased ..."."""
     words = sentence.split(" ")
+    low = [w.lower() for w in words]
     for k in range(min(6, len(words) // 2), 0, -1):
-        if words[:k] == words[k:2 * k]:
+        if low[:k] == low[k:2 * k]:
             return " ".join(words[k:])
     return sentence
 
