@@ -16,9 +16,20 @@ the 10-K Item the topic routes to, the year and the direction, lists and named e
 hit's rank; (5) answers with the best sentence, plus a second one when it continues or completes the
 first (an offset, another cause), citing each sentence's page and chunk. When no sentence passes,
 the answer is the recorded abstention ``insufficient_context`` (``no_evidence`` without hits).
+(6) At most one more sentence (``max_quoted``, 3 in all) when the question or the filing spreads the answer:
+the effect the filing states right after the cause, on what the cause sentence leads with ("The weakness in
+the renminbi ... had an unfavorable year-over-year impact on Greater China net sales"; "Changes in foreign
+currency exchange rates reduced International net sales by $15.0 billion"); for a legal question asking for
+several matters, another passage's matter (a date, a party, a court named); the second part of a two-part
+question ("..., and how did currency affect them?", "..., and why did the operating loss shrink?") answered
+by its own best sentence, about what the first part names. A cause quoted with the sentence it refers back to
+is preferred when that pair states the same cause and more ("Gross margins increased to 75.0% ... from 72.7%.
+The year over year increase was primarily driven by ...").
 
-With a ``warehouse`` (the runner passes it), each prose hit is read with its ``window`` neighbouring passages
-(core.chunks reading order): a cause often sits in the passage after the one that names the subject. A
+With a ``warehouse`` (the runner passes it; so do the calculator's and the extractive answerer's narrative
+route), each prose hit is read with its ``window`` neighbouring passages (core.chunks reading order): a cause
+often sits in the passage after the one that names the subject; a table row hit brings the prose of its page
+(the MD&A explains a table beside it). A
 sentence that refers back to the change the previous one states ("The year over year increase was primarily
 driven by ...") takes that sentence's subject and is quoted after it. When the question names a segment,
 region or product ("Products", "Greater China"), a sentence must name it. The prose phrasings of

@@ -6,9 +6,10 @@ For a question it (1) reads the question's kind and topics (core/question_kind.p
 legal, customers, geography, segments, business) and its subject: the words that name the line item,
 segment or matter (the analyst vocabulary's expansions count as the same word: "R&D" is "research and
 development"; so do the prose phrasings of question_kinds.yaml: "earn more" is "operating income"), the
-direction asked (an increase or a decrease) and the years; (2) splits the prose hits into sentences
-(core/chunking/sentences.py, plus sentences that open with a lower-case name: "iPhone"), without the page
-header or heading the text layer runs into them; (3) marks as answering the sentences that name at least
+direction asked (an increase or a decrease) and the years; an acronym ("TAC") is named by the words it
+abbreviates ("traffic acquisition costs") and a program number ("787", "A100") is a name of the subject;
+(2) splits the prose hits into sentences (core/chunking/sentences.py, plus sentences that open with a
+lower-case name: "iPhone"), without the page header, heading or table the text layer runs into them; (3) marks as answering the sentences that name at least
 half of the subject (and a name the question gives: "Products", "Greater China") and, for a topic with
 cues, carry one ("driven by", "due to", "primarily", "filed a lawsuit", ...); a sentence that refers back
 to the change the previous one states ("The year over year increase was primarily driven by ...") takes
