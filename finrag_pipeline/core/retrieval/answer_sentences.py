@@ -271,11 +271,13 @@ def _sentences(hit: Hit) -> list[_Sentence]:
 def _after_table(span: str) -> str:
     """The sentence after a table the text layer ran into it ("... Total operating expenses $ 51,345 17 % ...
     Research and Development The year-over-year growth in R&D expense ..."): the lines after the span's last table
-    line (three figures or more), when the span holds more figures than a sentence does; else the span."""
+    line (two figures or more, and fewer than two words a figure: "Research and development $ 26,251 20 % ..."),
+    when the span holds more figures than a sentence does; else the span."""
     if len(_FIGURE_TOKEN_RE.findall(span)) <= _MAX_FIGURES:
         return span
     lines = span.split("\n")
-    table = [i for i, line in enumerate(lines) if len(_FIGURE_TOKEN_RE.findall(line)) >= 3]
+    table = [i for i, line in enumerate(lines)
+             if (n := len(_FIGURE_TOKEN_RE.findall(line))) >= 2 and len(_WORD_RE.findall(line)) < 2 * n]
     return "\n".join(lines[table[-1] + 1:]) if table else span
 
 
