@@ -46,12 +46,35 @@ _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]
 # "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
 # what it pays for; the rest of the label is the line item
 _PAYMENT_LEAD = re.compile(r"^(?:cash\s+)?(?:payments?|paid)\s+(?:for|of|to)\s+(?:the\s+)?")
-_CONTRA_TAIL = re.compile(r"\s+(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
+_CONTRA_TAIL = re.compile(r"\s+\(?(?:net\s+of|of\s+allowances?|less\s+(?:allowances?|accumulated|reserves?)|after\s+allowances?)\b")
+# "Total shareholders' equity, ending balances" (an equity statement): the balance itself, the years the balance sheet
+# no longer shows
+_BALANCE_TAIL = re.compile(r"\b(?:ending|closing) balances?$|\bend of (?:the )?(?:year|period)$")
 _BEGINNING_RE = re.compile(r"\bbeginning\b|\bbeginning of (?:the )?(?:year|period)\b")
 _SHARES_SCALE_RE = re.compile(r"shares[^)]{0,60}?\b(thousands|millions|billions)\b", re.IGNORECASE)
 # group headings that name a category of lines ("Revenue:", "Operating expenses:"), not a segment
+# cash-flow group headings that name the reconciliation, not a segment ("Adjustments to reconcile net income to net
+# cash provided by operating activities:", "Changes in assets and liabilities, net of business combinations:")
+_RECONCILING_HEADING = re.compile(r"^(?:adjustments?|changes?|(?:increase|decrease)s?|effect|supplemental|cash flows?)\b")
 _CATEGORY_HEADINGS = ("expenses", "income", "revenues", "revenue", "sales", "costs", "assets", "liabilities",
                       "equity", "activities")
+
+
+# the sign words of a line that can be either ("Net income/(loss)", "Net cash provided by/(used for) operating
+# activities", "Net (loss) income"): the line is the same item whichever sign the year had
+_SIGN_WORDS = re.compile(r"\s*/?\s*\((?:loss|losses|income|used\s+(?:in|for)|used|deficit)\)\s*|/(?:loss|used\s+(?:in|for))\b")
+_LOSS_FOR_INCOME = re.compile(r"^(net|operating) loss(?= |$)")
+# detail printed after the line item: "Long-term debt (includes $1.0 billion ... related to VIEs)", "(Note 9)"
+_TRAILING_DETAIL = re.compile(r"\s*\([^()]*\)$")
+
+
+def plain_label(label: str) -> str:
+    """A normalized row label without its sign words and trailing detail: "operating income/(loss)" -> "operating
+    income", "net loss" -> "net income", "long term debt (includes 1 0 billion related to vies)" -> "long term debt"."""
+    out = re.sub(r"\s+", " ", _SIGN_WORDS.sub(" ", label)).strip()
+    out = _LOSS_FOR_INCOME.sub(r"\1 income", out)
+    bare = _TRAILING_DETAIL.sub("", out).strip()
+    return bare or out or label
 
 
 def strip_total(label: str) -> str:
@@ -144,6 +167,10 @@ class FilingFacts:
         self.rows_by_page: dict[int, list[TableRow]] = defaultdict(list)
         for r in self.rows:
             self.rows_by_page[r.page_number].append(r)
+        self.first_statement_rows = _first_statement_rows(self.rows, self.statement_of)
+        self.first_balance_sheet_years = {y for r in self.rows if self.statement_of[r.table_id] == "balance_sheet"
+                                          and (r.table_id, r.row_index) in self.first_statement_rows
+                                          for c in r.cells if (y := self._period_year(c.period)) is not None}
 
     # ---- periods --------------------------------------------------------------------------------
 
@@ -195,6 +222,15 @@ class FilingFacts:
         return self._label_score_of(label, concept)
 
     def _label_score_of(self, label: str, concept: Concept) -> tuple[float, str]:
+        printed = self._printed_label_score(label, concept)
+        plain = plain_label(label)
+        if plain == label:
+            return printed
+        score, reason = self._printed_label_score(plain, concept)
+        # the plain label scores just under the printed one, so that a line printed exactly as named wins a tie
+        return max(printed, (score - 0.3, f"{reason} (sign words / detail dropped)") if score > 0 else (0.0, ""))
+
+    def _printed_label_score(self, label: str, concept: Concept) -> tuple[float, str]:
         items, aliases = self._phrases(concept)
         bare = strip_total(label)
         if label in items:
@@ -240,15 +276,29 @@ class FilingFacts:
                     score, reason = 6.0, "per-share line under its heading"
             if score <= 0:
                 continue
+            stype = self.statement_of[r.table_id]
+            if (not seg and concept.statement and stype != concept.statement and score < 8
+                    and reason.startswith("label starts with") and not _BALANCE_TAIL.search(label)):
+                # a longer label off the concept's statement is another item ("Operating loss carryforwards" in the
+                # tax note, "Borrowings available under the credit facility", "Gross profit rate"): only the
+                # statement's own lines are read by their first words
+                continue
             cell = self._cell_for(r, fiscal_year)
             if cell is None or _BEGINNING_RE.search(label) or (r.table_id in self.percent_tables
                                                                 and concept.unit != "percent"):
                 continue  # an opening balance sits in the NEXT year's column of an equity statement
             if concept.unit in ("USD per share", "shares") and ("." in cell.value_text) != (concept.unit != "shares"):
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
-            stype = self.statement_of[r.table_id]
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
+            if (not seg and concept.statement == "balance_sheet" and not concept.fallback
+                    and fiscal_year in self.first_balance_sheet_years
+                    and (r.table_id, r.row_index) not in self.first_statement_rows):
+                # a balance of a year the balance sheet shows is the balance sheet's line: a note's "Accounts
+                # receivable" (a lease, a VIE, other current assets) is another scope, and an item the balance sheet
+                # does not print is no line item. Older years (an equity statement's ending balance) and items most
+                # balance sheets print in parts (total debt: its fallback) are read as before.
+                continue
             title = normalize_label(r.table_title or "")
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
@@ -267,9 +317,12 @@ class FilingFacts:
                     score -= 6
                 elif stype not in ("other",) and concept.statement:
                     score -= 1
-                if path and any(p and not p.endswith(_CATEGORY_HEADINGS) for p in path):
+                groups = [p for p in path if p and not p.endswith(_CATEGORY_HEADINGS) and not _RECONCILING_HEADING.match(p)]
+                if groups and not self._statement_total(r, label, stype, groups):
                     score -= 3  # a row under a group heading (a segment) rather than the consolidated line
-                if r.section and r.section.strip().lower().startswith("item 8"):
+                if (r.table_id, r.row_index) in self.first_statement_rows:
+                    score += 0.5  # a combined 10-K prints the filer's statements first, its subsidiary's after
+                if _in_audited_statements(r):
                     score += 1  # the audited statement, not an MD&A summary that repeats its lines
                 if self.label_counts[r.table_id][label] > 1:
                     # the same label twice in a balance sheet is a current and a non-current line ("Term
@@ -279,12 +332,21 @@ class FilingFacts:
                         score -= 0 if noncurrent == _wants_noncurrent(concept) else 2
                     else:
                         score -= 3
+                elif (stype == "balance_sheet" and _wants_noncurrent(concept)
+                      and self.noncurrent_rows.get((r.table_id, r.row_index)) is False):
+                    score -= 3  # "Long-term debt, classified as current" sits above "Total current liabilities"
             score += min(self.table_size[r.table_id], 40) / 40.0
             out.append(_RowCandidate(score, r, stype, reason))
         if seg:
             out += self._component_candidates(concept, fiscal_year, seg)
         out.sort(key=lambda c: (-c.score, c.row.page_number, c.row.table_id, c.row.row_index))
         return out
+
+    def _statement_total(self, row: TableRow, label: str, stype: str, groups: list[str]) -> bool:
+        """A statement's own total printed once under group headings it does not name ("Total current assets" read
+        under "Inventories", the last group above it): the statement's line, not a segment's."""
+        return (stype in STATEMENT_ORDER and label.startswith("total ") and self.label_counts[row.table_id][label] == 1
+                and not any(_has_words(label, g) for g in groups))
 
     def _component_candidates(self, concept: Concept, fiscal_year: int, seg: str) -> list[_RowCandidate]:
         """Rows named like the segment that are components of a total of the concept: the table's total
@@ -548,6 +610,8 @@ class FilingFacts:
             raise ValueError(f"{concept.key!r} is derived ({concept.formula}); look up its inputs")
         cands = self.row_candidates(concept, fiscal_year, segment)
         row_fact = next((rf for c in cands if (rf := self._row_fact(concept, c, fiscal_year)) is not None), None)
+        if row_fact is not None and segment is None and self._parts_on_statement(concept, row_fact, fiscal_year):
+            row_fact = None
         facts = self.fact_candidates(concept, fiscal_year, segment)
         if not facts:
             return row_fact
@@ -555,6 +619,22 @@ class FilingFacts:
         if row_fact is not None and not out.corroborated_by:
             self._record_disagreement(concept, fiscal_year, facts[0], out, row_fact)
         return out
+
+    def _parts_on_statement(self, concept: Concept, row_fact: FactValue, fiscal_year: int) -> bool:
+        """The line was read off its statement (a note's "Depreciation and amortization": the deferred-tax table, a
+        segment) while the statement prints the parts of its ``fallback`` (Oracle's "Depreciation" and
+        "Amortization of intangible assets"): the calculator adds the statement's parts instead."""
+        if not concept.fallback or not concept.statement or row_fact.source.statement_type == concept.statement:
+            return False
+        parts = [self.lexicon.concepts[k] for k in re.findall(r"[a-z_]+", concept.fallback) if k in self.lexicon.concepts]
+        if not parts:
+            return False
+        for part in parts:
+            found = next((c for c in self.row_candidates(part, fiscal_year)
+                          if self._row_fact(part, c, fiscal_year) is not None), None)
+            if found is None or found.statement_type != concept.statement:
+                return False
+        return True
 
     def reconcile(self) -> list[Disagreement]:
         """Look every XBRL-tagged line item up for every fiscal year the facts cover, so that each
@@ -581,6 +661,45 @@ class FilingFacts:
 
 _NOT_SEGMENTS = re.compile(r"^(?:total|consolidated|other|corporate|unallocated|eliminations?|reconciling|"
                            r"all other|intersegment|segment)\b|\d")
+
+
+_STATEMENT_PAGES = 3   # a primary statement runs over at most three pages (balance sheet: assets, then liabilities)
+_STATEMENT_ROWS = 15   # an untitled table this long in Item 8 is a statement, not a summary
+
+
+def _first_statement_rows(rows: Sequence[TableRow], statement_of: dict[str, str]) -> set[tuple[str, int]]:
+    """Rows of the FIRST primary statement of each kind in Item 8 (its first page and the pages it continues on).
+    A combined 10-K (PG&E Corporation and Pacific Gas and Electric Company) prints the filer's statements, then the
+    subsidiary registrant's under the same titles; a parent-only schedule (Schedule I) comes after Item 8."""
+    size: dict[str, int] = defaultdict(int)
+    for r in rows:
+        size[r.table_id] += 1
+    first_page: dict[str, int] = {}
+    for r in rows:
+        stype = statement_of.get(r.table_id)
+        # a statement: titled as one, or long (an MD&A summary misfiled under Item 8 is neither: PG&E 2018 p68)
+        title = (r.table_title or "").strip()
+        full = _STATEMENT_TITLE.match(title) or (not title and size[r.table_id] >= _STATEMENT_ROWS)
+        if stype in STATEMENT_ORDER and _in_audited_statements(r) and full:
+            first_page[stype] = min(first_page.get(stype, r.page_number), r.page_number)
+    return {(r.table_id, r.row_index) for r in rows
+            if (stype := statement_of.get(r.table_id)) in first_page and _in_audited_statements(r)
+            and 0 <= r.page_number - first_page[stype] < _STATEMENT_PAGES}
+
+
+_TITLE_ITEM = re.compile(r"^item\s+(\d+)[a-z]?\b", re.I)
+_STATEMENT_TITLE = re.compile(r"^consolidated\s+(?:statements?|balance\s+sheets?)\b", re.I)
+
+
+def _in_audited_statements(row: TableRow) -> bool:
+    """Item 8; or, where the filing's sections were not found (Square 2017), a table titled as a consolidated
+    statement: the selected financial data of Item 6 repeats the same lines untitled."""
+    titled_item = _TITLE_ITEM.match((row.table_title or "").strip())
+    if titled_item:   # "ITEM 6. SELECTED FINANCIAL DATA" under a section misread as Item 8 (PG&E 2018 p55)
+        return titled_item.group(1) == "8"
+    if row.section:
+        return row.section.strip().lower().startswith("item 8")
+    return bool(_STATEMENT_TITLE.match((row.table_title or "").strip()))
 
 
 def _first_value(row: TableRow) -> Decimal | None:

@@ -243,6 +243,9 @@ def _nearest_column(seg: Segment, columns: list[tuple[float, float]], slack: flo
     return best
 
 
+_BARE_YEAR = re.compile(r"^(?:19|20)\d{2}$")
+
+
 def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float]], page_width: float
                  ) -> tuple[list[str], int, list[Line]]:
     """Composed header per column from the lines just above the first record, the index of the
@@ -261,12 +264,21 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
             break
         if find_unit_text(line.text) and not any(
                 looks_like_period_header(s.text) for s in line.segments if s.x1 > first_col_x0 - 30):
-            if not band and not below_unit and line.segments[0].x0 > first_col_x0 - 60 and start - i <= 4:
-                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows
+            over_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
+            if not band and not below_unit and start - i <= 4 and (
+                    line.segments[0].x0 > first_col_x0 - 60
+                    or (over_values and all(find_unit_text(s.text) for s in over_values))):
+                # Netflix: "2020 2019 2018" / "(in thousands, except ...)" over the value columns / rows; AES:
+                # "2021 2020 2019" / "OPERATING ACTIVITIES:  (in millions)", a group label beside the unit
                 below_unit = True
                 i -= 1
                 continue
             break  # the unit caption; "In millions, except per share amounts 2020 2019 2018" is a header
+        if (not band and i > 0 and ")" in line.text and "(" not in line.text and len(line.text) <= 20
+                and find_unit_text(lines[i - 1].text) and not looks_like_period_header(line.text)):
+            # AES 2020: "(in millions, except share and per share" / "data)": the caption's last word, wrapped
+            i -= 1
+            continue
         in_values = [s for s in line.segments if s.x1 > first_col_x0 - 30]
         if band and len(line.segments) == 1 and not looks_like_period_header(line.text) \
                 and _nearest_column(line.segments[0], columns, slack=4.0) is None and is_title_candidate(line.text) \
@@ -285,6 +297,13 @@ def _header_band(lines: list[Line], start: int, columns: list[tuple[float, float
         i -= 1
     for line in reversed(band):
         segs = line.segments
+        if len(columns) > 1 and len(segs) == len(columns) and all(_BARE_YEAR.match(x.text.strip()) for x in segs) \
+                and any(_nearest_column(x, columns) is None for x in segs):
+            # one bare year per column, printed off their right-aligned numbers (PG&E 2016 p88: "2016" 30 points left
+            # of its column): the years name the columns left to right
+            for k, x in enumerate(sorted(segs, key=lambda x: x.x0)):
+                headers[k].append(x.text)
+            continue
         # one phrase over all the columns ("Years ended"), unless it sits over one column ("Percentage")
         single_span = len(segs) == 1 and not (DATE_RE.search(segs[0].text) or YEAR_RE.search(segs[0].text)) \
             and not (len(columns) > 1 and not looks_like_period_header(segs[0].text) and segs[0].x1 - segs[0].x0 < 0.8 * (columns[-1][1] - columns[-1][0] + 40)

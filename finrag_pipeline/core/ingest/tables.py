@@ -99,6 +99,7 @@ def normalize_period(header: str | None) -> str | None:
         return None
     d = parse_date(h)
     if d is not None:
+        d = _column_year(h, d)
         partial = _PARTIAL_RE.search(h)
         if partial:
             return f"{_MONTHS_BY_WORD[partial.group(1).lower()]}M:{d.isoformat()}"
@@ -111,6 +112,22 @@ def normalize_period(header: str | None) -> str | None:
     if len(years) == 1:
         return f"FY{years[0]}"
     return None
+
+
+_TRAILING_YEAR_RE = re.compile(r"(?<![\d,.$])((?:19|20)\d{2})\s*$")
+
+
+def _column_year(header: str, d: date) -> date:
+    """The date of the column a merged header names: "December 31, 2021 and 2020 2020" and "Years ended December 31,
+    2021, 2020, and 2019 2020" are the 2020 column under a heading that lists every year (the heading's first date
+    alone would give each column 2021). The column's own year is the standalone year at the end."""
+    m = _TRAILING_YEAR_RE.search(header)
+    if not m or len(set(re.findall(r"\b(?:19|20)\d{2}\b", header))) < 2 or int(m.group(1)) == d.year:
+        return d
+    try:
+        return d.replace(year=int(m.group(1)))
+    except ValueError:   # February 29 of a year without one
+        return d.replace(year=int(m.group(1)), day=28)
 
 
 _NOT_A_TITLE_RE = re.compile(r"^(table of contents|index|[_\-\s=]+|page|\d+)$", re.IGNORECASE)
