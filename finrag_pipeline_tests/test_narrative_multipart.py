@@ -299,3 +299,25 @@ def test_the_sentence_after_a_table_run_into_it_is_quoted_without_the_table():
                  "increase in engineering development costs for new product introductions (R&D up 49%).")
     recall = key_fact_recall(result.text, key_facts_of(reference, asked), asked)[0]
     assert 0.5 <= recall < 1.0     # the 49% is the table's, not the sentence's
+
+
+# ---- the year-over-year comparison answers a change; a sentence about other years is not quoted beside it -----
+def test_the_year_over_year_comparison_answers_why_the_rate_changed():
+    # aapl-10-k-2024-11-01.html: "The Company's effective tax rate for 2024 was higher than the statutory federal
+    # income tax rate due primarily to ..." and "The Company's effective tax rate for 2024 was higher compared to 2023
+    # due primarily to a one-time income tax charge of $10.2 billion, net, related to the State Aid Decision, ..."
+    hits = _hits(APPLE_2024, "higher than the statutory federal income tax rate", "was higher compared to 2023")
+    result = NarrativeAnswerer().answer("Why did Apple's tax rate jump in fiscal 2024?", hits)
+    assert result.text.startswith("The Company’s effective tax rate for 2024 was higher compared to 2023 due primarily to "
+                                  "a one-time income tax charge of $10.2 billion, net, related to the State Aid Decision")
+
+
+def test_a_second_sentence_about_other_years_is_not_quoted():
+    # BOEING_2021_10K.pdf p.28: "Revenues increased by $4,128 million in 2021 compared with 2020 driven by higher
+    # revenues at BCA, BDS and BGS." ... "BCA revenues increased by $3,331 million in 2021 compared with 2020 ..." and
+    # the same passage's 2020-vs-2019 sentences ("... decreased by ... in 2020 compared with 2019 ...")
+    hits = _hits(BOEING, "BCA revenues increased by $3,331 million")
+    result = NarrativeAnswerer().answer("What drove the increase in Boeing's revenues in 2021?", hits)
+    assert result.text.startswith("Revenues increased by $4,128 million in 2021 compared with 2020 driven by higher "
+                                  "revenues at BCA, BDS and BGS.")
+    assert "compared with 2019" not in result.text and result.citations[0][1] == 28

@@ -62,6 +62,7 @@ from finrag_pipeline.core.retrieval.answer_sentences import (
     word_stems,
 )
 from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_fields
+from finrag_pipeline.core.scoring.answer_metrics import years_in
 
 # the second part of a two-part question: "Which segment lost the most, and why ...?", "What drove Japan's sales,
 # and how did currency affect them?"
@@ -175,6 +176,8 @@ class NarrativeAnswerer(SentenceScorer):
                 continue
             if s.antecedent is not None and s.antecedent not in chosen:
                 continue    # "The year over year increase was ..." refers to a sentence not quoted
+            if subject.years and (said := years_in(s.text)) and not said & set(subject.years):
+                continue    # "BCA revenues decreased ... in 2020 compared with 2019" for a 2021 question
             # a second sentence continues the first, or is as much about the subject and adds a cue
             # (the next sentence of the same passage only when it is as much about the subject: "Japan net
             # sales ..." is not continued by "Rest of Asia Pacific net sales ...")

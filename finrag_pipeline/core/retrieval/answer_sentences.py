@@ -75,6 +75,7 @@ _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:o
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
                          r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
+_PRIOR_YEAR_RE = re.compile(r"\b(?:prior|previous)\s+(?:fiscal\s+)?year\b|\byear[\s-]+(?:over|on)[\s-]+year\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
@@ -373,6 +374,10 @@ class SentenceScorer:
         if subject.years:
             if years & set(subject.years):
                 period = 0.4
+                # a cause question asks about a change: the year-over-year comparison ("higher compared to 2023")
+                # answers it before a comparison with something else ("higher than the statutory ... rate")
+                if "cause" in route.topics and (years & {y - 1 for y in subject.years} or _PRIOR_YEAR_RE.search(s.text)):
+                    period += 0.3
             elif years and not years & {y - 1 for y in subject.years}:
                 period = -0.8  # about another year
             if s.hit.fiscal_year is not None and s.hit.fiscal_year not in subject.years and not years:
