@@ -44,6 +44,7 @@ NAMED_SETS = {"analysts": EXTERNAL / "analyst_questions.jsonl", "dev": EXTERNAL 
               "heldout": EXTERNAL / "analyst_questions_heldout.jsonl",
               "heldout2": EXTERNAL / "analyst_questions_heldout2.jsonl"}
 HELD_OUT = NAMED_SETS["heldout"]
+CURRENT_HELD_OUT = "heldout3"
 
 
 def questions_path(value: str) -> Path:
@@ -66,7 +67,9 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=None,
                     help="write one JSON line per question and answerer (id, category, state, correctness, answer)")
     args = ap.parse_args()
-    if args.rows and args.questions.resolve() == NAMED_SETS["heldout2"].resolve():
+    # heldout2 was scored once as held out and is development data now; the fresh held-out set's files
+    # carry CURRENT_HELD_OUT in their name (data/external/README.md).
+    if args.rows and CURRENT_HELD_OUT in args.questions.name:
         ap.error("--rows would write the held-out set's items and per-question results (data/external/README.md)")
 
     session = FinragSession.open(args.home)

@@ -107,3 +107,46 @@ def test_judgement_questions_read_their_rule(question, kind, metric):
 def test_a_choice_between_two_years_is_no_yes_no(question, kind):
     j = read_judgement(question, LEX)
     assert (j.kind if j else None) == kind
+
+
+@pytest.mark.parametrize("question,kind,threshold,strict", [
+    # a lead clause that sets the terms comes before the yes/no verb; a threshold the question states is the rule's
+    ("Treating annual revenue growth above 15% as high growth, was Microsoft a high-growth company in fiscal 2022?",
+     "high_growth", Decimal("0.15"), True),
+    ("Assuming revenue growth of at least 20% makes a company high growth, is Nike a high-growth company in FY2020?",
+     "high_growth", Decimal("0.20"), False),
+    ("Considering revenue growth over 10% as fast, was Oracle a high-growth business in FY2019?",
+     "high_growth", Decimal("0.10"), True),
+    ("Is Intel a high-growth company as of FY2020?", "high_growth", None, False),  # the configured 15%
+    ("Using the balance sheet, does Apple have a healthy liquidity profile at the end of FY2022?", "liquidity", None, False),
+    ("Given its FY2020 statements, is Costco a capital-intensive business?", "capital_intensive", None, False),
+    ("Base the answer on the balance sheet. Is Boeing liquid at the end of 2021?", "liquidity", None, False),
+])
+def test_a_lead_clause_and_a_stated_threshold(question, kind, threshold, strict):
+    j = read_judgement(question, LEX)
+    assert j is not None and j.kind == kind and j.threshold == threshold
+    assert ("strictly above" in j.notes) == strict
+
+
+@pytest.mark.parametrize("question", [
+    # no yes/no question after the lead clause: a figure is asked
+    "Treating capex as purchases of property and equipment, what was Apple's capex in FY2022?",
+    "Using the balance sheet, what was Apple's current ratio at the end of FY2022?",
+])
+def test_a_lead_clause_before_a_figure_question_is_no_judgement(question):
+    assert read_judgement(question, LEX) is None
+
+
+@pytest.mark.parametrize("question,metric,threshold", [
+    # a liquidity floor the question states is the rule's, for the ratio it names
+    ("Treating a current ratio of at least 1.2 as healthy, does Walmart have a healthy liquidity profile at the end of "
+     "FY2021?", "current_ratio", Decimal("1.2")),
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Treat 1.0 or more as "
+     "healthy.", "quick_ratio", Decimal("1.0")),
+    ("Considering a quick ratio of 0.8 or higher as adequate, is Costco's liquidity healthy in FY2020?", "quick_ratio",
+     Decimal("0.8")),
+    ("Does Apple have a healthy liquidity profile at the end of FY2022?", "current_ratio", None),  # the configured floor
+])
+def test_a_stated_liquidity_floor(question, metric, threshold):
+    j = read_judgement(question, LEX)
+    assert j is not None and j.kind == "liquidity" and j.metric.key == metric and j.threshold == threshold

@@ -46,6 +46,10 @@ def test_parse_number_dash_can_mean_missing():
     ("September 28,2024", "2024-09-28"), ("Years ended September 24, 2022", "FY2022"),
     ("Year Ended June 30, 2022", "FY2022"), ("Year Ended Jan 26, 2025", "FY2025"),
     ("Three Months Ended March 31, 2022", "3M:2022-03-31"), ("Change", None), ("% Change", None), ("", None),
+    # a spanning title joined to the column's own header (Oracle FY2019 statements): the column's date is the last one
+    ("As of May 31, 2019 and 2018 May 31, 2018", "2018-05-31"), ("As of May 31, 2019 and 2018 May 31, 2019", "2019-05-31"),
+    ("Years Ended May 31, 2019, 2018 and 2017 Year Ended May 31, 2017", "FY2017"),
+    ("Year Ended December 31, 2021 December 31, 2020", "FY2020"),
 ])
 def test_normalize_period(header, period):
     assert normalize_period(header) == period

@@ -57,6 +57,14 @@ from finrag_pipeline.core.query_understanding import QueryParser
 _PAYMENT_LABEL_RE = re.compile(r"^(?:principal\s+)?(?:payments?|purchases?|repayments?|repurchases?|acquisitions?"
                                r"|cash\s+paid|dividends\s+paid)\b", re.I)
 
+# "If restructuring costs are not explicitly outlined then state 0": a missing line is the question's 0
+_ZERO_IF_ABSENT_RE = re.compile(r"\bif\b[^.?]*?\b(?:not|no)\b[^.?]*?\b(?:outlined|reported|disclosed|presented|shown|stated"
+                                r"|listed|broken\s+out|itemi[sz]ed|separately\s+\w+|explicitly\s+\w+)\b[^.?]*?\b(?:state|answer"
+                                r"|report|respond\s+with|write|put|return|enter|give)\s+(?:a\s+|the\s+value\s+)?(?:0|zero|\$0)\b", re.I)
+
+# an income-statement row that is a cost: "Cost of services", "Total costs and expenses", "Fulfillment expense"
+_COST_LABEL_RE = re.compile(r"^(?:total\s+)?(?:costs?|expenses?)\b|\b(?:costs?|expenses?)$", re.I)
+
 _ACTIVITIES = (("operating_cash_flow", r"\boperat"), ("investing_cash_flow", r"\binvest"),
                ("financing_cash_flow", r"\bfinanc"))
 # "Which segment saw operating income fall in fiscal 2025?", "Which of Amazon's segments grew net sales the most?"
@@ -481,6 +489,16 @@ class CalculatorAnswerer:
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
             return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
+        if (plan is not None and _ZERO_IF_ABSENT_RE.search(question) and plan.operation == "value"
+                and not details.get("unresolved_qualifier")   # only a line the statements lack, never a misread
+                and len(plan.parsed.names) == 1 and plan.unit == "USD"):
+            # "If restructuring costs are not explicitly outlined then state 0": the question's own answer for a line
+            # the statements do not print (said so, with where it was looked for)
+            timings["total"] = _ms(t0)
+            reason = f"{plan.quantity} is not a line of {', '.join(tried)} (not in the filing: {missing[0]})"
+            return AnswerResult(f"$0 — {reason}; the question asks for 0 then.", [], "answered",
+                                latency_ms=timings["total"], details={**details, "missing": missing, "zero_if_absent": True,
+                                                                      "plan": plan.as_dict(), "timings_ms": timings})
         return self._abstain(f"not in the filing: {missing[0]}", {**details, "missing": missing}, timings, t0)
 
     def _plan_for(self, question: str, plan: Plan | None, years: list[int], filing: FilingFacts):
@@ -538,7 +556,9 @@ class CalculatorAnswerer:
                 key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
                 statement = filing.label_statement(label, question, hints)
                 concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
-                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)))
+                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)),
+                                  # "Cost of services" printed "(9,283)" is a cost of 9,283, as lexicon costs are
+                                  expense=statement == "income_statement" and bool(_COST_LABEL_RE.search(label)))
                 lexicon.add(concept)
                 rows[key] = concept
                 try:
@@ -727,14 +747,18 @@ class CalculatorAnswerer:
         if judgement.kind == "capital_intensive":
             rule = cfg.capital_intensive
             found: list[tuple[str, Decimal, float]] = []
+            unread: list[MissingInput] = []
             for name, formula, floor in (("capex / revenue", "abs(capital_expenditure) / revenue", rule.capex_to_revenue_min),
                                          ("net PP&E / total assets", "ppe / total_assets", rule.ppe_to_assets_min)):
                 try:
                     found.append((name, value(formula, "percent", year)[0], floor))
-                except MissingInput:
-                    if not found and name.startswith("net"):
-                        raise
+                except MissingInput as exc:
+                    unread.append(exc)
             yes = any(v >= Decimal(str(floor)) for _, v, floor in found)
+            if unread and not yes:
+                # either test says Yes: a No needs both, so a missing one makes the answer abstain naming it (a No on
+                # half the rule would be a guess)
+                raise unread[0]
             reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
                                f" {f:.0%})" for n, v, f in found)
             light = judgement.direction == "down"  # "capital-light", "asset-light": the same rule, inverted
@@ -747,11 +771,14 @@ class CalculatorAnswerer:
             now, scale = value("revenue", "USD", year)
             before, _ = value("revenue", "USD", year - 1)
             growth = (now - before) / abs(before)
-            yes = growth >= Decimal(str(rule.revenue_growth_min))
+            floor = judgement.threshold if judgement.threshold is not None else Decimal(str(rule.revenue_growth_min))
+            strict = "strictly above" in judgement.notes
+            yes = growth > floor if strict else growth >= floor
             reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
                       f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
             return Decision("Yes" if yes else "No", reason,
-                            f"high growth: year-over-year revenue growth >= {rule.revenue_growth_min:.0%}"), [
+                            f"high growth: year-over-year revenue growth {'>' if strict else '>='} {floor:.0%}"
+                            + (" (the question's threshold)" if judgement.threshold is not None else "")), [
                 {"metric": "revenue growth", "fiscal_year": year, "value": str(growth)}]
         if judgement.kind == "compare":
             a, b = judgement.metric, judgement.other
@@ -801,17 +828,11 @@ class CalculatorAnswerer:
         if judgement.kind == "liquidity":
             rule = cfg.liquidity
             metric = judgement.metric or self.lexicon.concepts["current_ratio"]
-            try:
-                ratio, _ = value(metric.formula or metric.key, "ratio", year)
-            except MissingInput as exc:
-                if metric.key == "current_ratio":
-                    raise
-                # the quick ratio needs a line the filing does not print: the current ratio instead, said so
-                judgement.notes.append(f"{metric.key} not computable ({self._label(exc.name)} not in the filing); "
-                                       "current ratio used")
-                metric = self.lexicon.concepts["current_ratio"]
-                ratio, _ = value(metric.formula, "ratio", year)
-            floor = rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min
+            # the ratio the question names; one whose input the filing does not print abstains naming it (a verdict
+            # on another ratio than the one asked would be a guess)
+            ratio, _ = value(metric.formula or metric.key, "ratio", year)
+            floor = judgement.threshold if judgement.threshold is not None else (
+                rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min)
             yes = ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
                       f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "

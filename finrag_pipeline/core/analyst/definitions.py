@@ -84,6 +84,9 @@ def strip_statement_hints(text: str) -> str:
 
 _UNIT_WORDS = [
     ("percent", re.compile(r"\b(?:as|in|expressed\s+as|expressed\s+in)\s+(?:a\s+)?(?:percent(?:age)?s?|%)(?!\w)(?!\s+of)"
+                           # "Answer as a percentage of total net sales": the instruction names the unit and its base
+                           r"|\b(?:answer|express|give|report|state|show|present)(?:ed|ing)?\s+(?:it\s+|this\s+|the\s+(?:answer|result"
+                           r"|figure)\s+)?as\s+(?:a\s+)?(?:percent(?:age)?|%)"
                            r"|\bin\s+(?:units\s+of\s+)?percents?\b|\bpercentage\s+terms\b"
                            r"|\bnearest\s+(?:whole\s+|tenth\s+of\s+a\s+)?percent(?:age\s+point)?\b", re.I)),
     ("ratio", re.compile(r"\b(?:in\s+)?times\b(?!\s+(?:the|its|average|\d))|\bas\s+a\s+(?:multiple|ratio)\b"
@@ -104,6 +107,8 @@ def unit_asked(question: str) -> str | None:
 
 _END = r"(?=\s*(?:[?;]|\.(?:\s|$)|$|,\s*(?:in|rounded|round|expressed|reported|using|based|from|per|to|and\s+round"
 _END += r"|give|answer|show|please|as\s+a\s+(?:percent|percentage|%|ratio|multiple))\b))"
+# "Days inventory outstanding (DIO) = ...": an abbreviation in parentheses after the name defined
+_ABBREVIATION = r"(?:\s*\(\s*[A-Za-z][A-Za-z&.\-]{1,9}\s*\))?"
 _DEF_PATTERNS = [
     # "X is defined as D", "X are calculated as D", "X should be computed as D"
     re.compile(r"(?P<target>\b[\w&'()\-/ ]{2,80}?)\s+(?:is|are|be|was|were|being|gets|get)\s+(?:defined|calculated|computed"
@@ -120,8 +125,15 @@ _DEF_PATTERNS = [
     # "i.e. D", "that is, D", "namely D"
     re.compile(r"(?:\bi\.e\.|\bie\b|\bthat\s+is|\bnamely)\s*,?\s+(?P<body>.+?)" + _END, re.I),
     # "where X = D", "X = D"
-    re.compile(r"(?:\bwhere\s+)?(?P<target>\b[\w&'\-]{2,40}(?:\s+[\w&'\-]+){0,3}?)\s*=\s*(?P<body>[^=]+?)" + _END, re.I),
+    re.compile(r"(?:\bwhere\s+)?(?P<target>\b[\w&'\-]{2,40}(?:\s+[\w&'\-]+){0,3}?)" + _ABBREVIATION
+               + r"\s*=\s*(?P<body>[^=]+?)" + _END, re.I),
+    # a sentence that states the metric: "Return on equity is net income divided by average equity.", "Capex means
+    # additions to property and equipment" ("is" needs arithmetic in the body: find_definitions checks it)
+    re.compile(r"(?:^|(?<=[.;:!?]\s))(?P<target>[A-Za-z][\w&'\-]*(?:\s+[\w&'\-]+){0,5}?)" + _ABBREVIATION
+               + r"\s+(?P<verb>is|are|equals|means|refers\s+to)\s+(?P<body>.+?)" + _END, re.I),
 ]
+_THRESHOLD_RE = re.compile(r"\b(?:above|below|over|under|more\s+than|less\s+than|at\s+least|at\s+most|greater\s+than"
+                           r"|exceed(?:s|ing)?)\s+\$?\d", re.I)
 _PAREN_RE = re.compile(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 _OPERATOR_HINT = re.compile(r"/|÷|\*|×|\+|\s-\s|\bdivided\s+by\b|\bover\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b"
                             r"|\btimes\b|\bmultiplied\s+by\b|\bx\b|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion"
@@ -176,6 +188,8 @@ def clean_question(question: str) -> str:
     unit parentheses ("(in USD millions)"), statement hints, and parentheses that hold no formula. A
     FinanceBench-style "X % margin" reads "X as a % of revenue". Definitions stay (they are the plan)."""
     text = _LEAD_IN_RE.sub("", question.strip())
+    # "what would Apple's effective tax rate have been": the figure asked, as "what was ..."
+    text = re.sub(r"\bwhat\s+would\s+(?P<x>[^?]+?)\s+have\s+been\b", r"what was \g<x>", text, flags=re.I)
     sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(])", text)
     keep = [s for s in sentences if not (_INSTRUCTION_RE.match(s) and "?" not in s
                                          and not re.search(r"\bdefine|\bdefined\b|=", s, re.I))]
@@ -196,7 +210,7 @@ def clean_question(question: str) -> str:
 def find_definitions(question: str) -> list[Definition]:
     """Every definition written in a question, in order (a whole-metric one and term ones: "capex as a
     percentage of revenue (capex = cash paid for PP&E)" has one, of the term "capex")."""
-    names = ["is_defined_as", "define_as", "calculate_using", "defined_as", "ie", "equals"]
+    names = ["is_defined_as", "define_as", "calculate_using", "defined_as", "ie", "equals", "states"]
     out: list[Definition] = []
     taken: list[tuple[int, int]] = []
     for name, pattern in zip(names, _DEF_PATTERNS, strict=True):
@@ -212,6 +226,13 @@ def find_definitions(question: str) -> list[Definition]:
             body = re.sub(r"^(?:the\s+)?(?:following\s+)?(?:formula|equation|calculation)\s*:?\s*", "", body, flags=re.I)
             if name in ("ie", "equals") and not _OPERATOR_HINT.search(body) and not target:
                 continue
+            if name == "states" and (re.match(r"(?:what|how|which|who|why|when|where|is|was|does|did|there|it|this|that)\b",
+                                              target or "", re.I)
+                                     or (m.group("verb").lower() in ("is", "are", "equals")
+                                         and not _OPERATOR_HINT.search(body))):
+                continue  # a question, or "X is large": no arithmetic stated
+            if _THRESHOLD_RE.search(target or "") and not _OPERATOR_HINT.search(body):
+                continue  # "Treating revenue growth above 15% as high growth": a judgement's threshold, no formula
             if _only_statements(body) or (target and re.fullmatch(r"(?:the\s+)?answer|what\s+(?:was|is)\s+asked",
                                                                    target, re.I)):
                 continue  # "Calculate (or extract) the answer from the statement of income and the cash flow statement"
@@ -230,7 +251,7 @@ def find_definitions(question: str) -> list[Definition]:
 
 _STATEMENT_NAMES_RE = re.compile("|".join(p for _, p in _STATEMENT_WORDS), re.I)
 _FILLER_RE = re.compile(r"\b(?:the|and|a|an|its|their|company'?s|consolidated|information|details|data|line\s+items?|shown"
-                        r"|in|on|within|of|only|primarily|clearly)\b", re.I)
+                        r"|in|on|within|of|only|primarily|clearly|as|reported|shown|presented|stated|printed|disclosed)\b", re.I)
 
 
 def _only_statements(body: str) -> bool:
@@ -250,7 +271,7 @@ def _clean_target(text: str) -> str | None:
     t = re.sub(r"^.*\b(?:what|how|calculate|compute|give|find|is|was|the|if|and|where|when|with)\s+", "",
                text.strip(), flags=re.I)
     t = re.sub(r"^(?:the|its|their|a|an|you|we)\s+", "", t.strip(), flags=re.I)
-    t = re.sub(r"\s+(?:ratio|metric|figure|measure)$", lambda m: m.group(0), t)
+    t = re.sub(r"\s*\(\s*[A-Za-z][A-Za-z&.\-]{1,9}\s*\)$", "", t)  # "Return on equity (ROE)"
     return t.strip(" ,:") or None
 
 
@@ -259,10 +280,13 @@ def _clean_target(text: str) -> str | None:
 # operator words, longest first; "as a % of" is division (the unit becomes percent)
 _OPERATORS = [
     (r"as\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of(?:\s+the|\s+its)?", "/%"),
-    (r"as\s+%\s+of", "/%"), (r"as\s+a\s+multiple\s+of", "/"), (r"divided\s+by", "/"), (r"multiplied\s+by", "*"),
+    (r"as\s+%\s+of", "/%"), (r"as\s+a\s+multiple\s+of", "/"), (r"divided\s+by", "/"),
+    # "R&D relative to net sales" is a ratio; "relative to the prior year" / "to 2021" is a comparison of years
+    (r"relative\s+to(?:\s+the|\s+its)?(?!\s+(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d|the\s+(?:prior|previous|last|year)"
+     r"|its\s+(?:prior|previous|last)))", "/"), (r"multiplied\s+by", "*"),
     (r"(?:and\s+)?divid(?:e|ed|ing)\s+(?:it\s+|that\s+|this\s+)?by", "/"), (r"over", "/"), (r"per", "/"), (r"÷", "/"), (r"/", "/"), (r"times", "*"), (r"×", "*"), (r"\*", "*"),
     (r"x", "*"), (r"plus", "+"), (r"\+", "+"), (r"added\s+to", "+"), (r"minus", "-"), (r"less", "-"),
-    (r"net\s+of", "-"), (r"subtract(?:ing)?", "-"), (r"-", "-"), (r"–", "-"), (r"−", "-"),
+    (r"net\s+of", "n-"), (r"subtract(?:ing)?", "-"), (r"-", "-"), (r"–", "-"), (r"−", "-"),
 ]
 _TOKEN_RE = re.compile(
     r"(?P<lp>\()|(?P<rp>\))|(?P<num>(?<![\w.])\d[\d,]*(?:\.\d+)?%?(?![\w]))|"
@@ -324,6 +348,7 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     Raises DefinitionError naming the phrase it could not read."""
     text = _verbal_operations(text)
     text = _BOTH_SIDES_PAREN_RE.sub(lambda m: _both_sides(m.group("x")), text)
+    text = _PERIOD_PAREN_RE.sub(_period_words, text)
     tokens = _tokenize(text)
     if not tokens:
         raise DefinitionError(f"nothing to read in {text!r}")
@@ -336,6 +361,22 @@ def parse_expression(text: str, ctx: ParseContext) -> str:
     except FormulaError as exc:
         raise DefinitionError(f"cannot read {text!r}: {exc}") from exc
     return out
+
+
+# a parenthesis that only says which balances an operand takes: "average inventory (FY2021 and FY2022 year-end
+# balances)", "average equity (beginning and end of year)", "(FY2024 and FY2025 year-ends)"
+_PERIOD_PAREN_RE = re.compile(
+    r"\(\s*((?:(?:fy|fiscal|years?|year[\s-]+ends?|ends?|year[\s-]+end|balances?|beginning|opening|closing|ending|end"
+    r"|of|the|and|&|to|at|as|both|'?(?:19|20)\d\d)[\s,\-]*)+)\)", re.I)
+
+
+def _period_words(m: re.Match) -> str:
+    """A period parenthesis as the words the operand reader takes: two years -> "between FY2021 and FY2022"; one
+    year -> "FY2022"; "beginning and end of year" -> nothing (an average is of the year's two ends already)."""
+    years = sorted({int(y) for y in re.findall(r"(?:19|20)\d\d", m.group(1))})
+    if len(years) >= 2:
+        return f" between FY{years[0]} and FY{years[-1]} "
+    return f" FY{years[0]} " if years else " "
 
 
 def _both_sides(words: str) -> str:
@@ -426,13 +467,22 @@ class _Parser:
         return left
 
     def term(self) -> str:
-        left = self.factor()
+        left = self.netted()
         while (t := self.peek()) and t[0] == "op" and t[1] in ("*", "/", "/%"):
             self.i += 1
             if t[1] == "/%":
                 self.ctx.percent = True
-            right = self.factor()
+            right = self.netted()
             left = f"{left} {t[1][0]} {_wrap(right)}"
+        return left
+
+    def netted(self) -> str:
+        # "purchases of property and equipment net of proceeds from sales": one amount, the first less the second,
+        # so "operating cash flow less purchases of PP&E net of proceeds" is CFO - (purchases - proceeds)
+        left = self.factor()
+        while (t := self.peek()) and t == ("op", "n-"):
+            self.i += 1
+            left = f"({left} - {_wrap(self.factor())})"
         return left
 
     def factor(self) -> str:

@@ -73,7 +73,11 @@ LOWER_IS_BETTER = frozenset(["days_inventory_outstanding", "days_sales_outstandi
                              "debt_to_equity", "effective_tax_rate", "cost_of_revenue", "total_operating_expenses",
                              "sga"])
 
-_YES_NO_RE = re.compile(r"^\s*(?:(?:based\s+on|using|according\s+to|from)\b[^,?]*,\s*)?(?:does|do|did|is|are|was|were|has"
+# a yes/no question, after a lead clause that sets its terms ("Treating growth above 15% as high growth, was ...",
+# "Assuming a quick ratio of 1.0 is healthy, does ...") or after a sentence that does ("Use the balance sheet. Is ...")
+_YES_NO_RE = re.compile(r"(?:^|[.!]\s+)\s*(?:(?:based\s+on|using|according\s+to|from|treating|taking|assuming|given|considering"
+                        r"|defining|counting|judging\s+by|judged\s+by|measured\s+by|in\s+terms\s+of|on\s+the\s+basis\s+of)\b"
+                        r"(?:[^,?.]|\.(?=\d))*,\s*)?(?:does|do|did|is|are|was|were|has"
                         r"|have|had|can|could|would|will|should)\b|\bwhether\b|\b(?:yes|no)\s*(?:/|or)\s*(?:no|yes)\b",
                         re.I)
 _PROFILE_RE = re.compile(r"\b(?:profile|trend|trajectory|position)\b", re.I)
@@ -85,6 +89,13 @@ _CAPITAL_RE = re.compile(r"\bcapital[\s-]+intens\w*", re.I)
 _CAPITAL_LIGHT_RE = re.compile(r"\b(?:capital|asset)[\s-]+light\b", re.I)  # the same rule, the answer inverted
 _GROWTH_RE = re.compile(r"\bhigh[\s-]+growth\b|\bfast[\s-]+growing\b|\bgrowing\s+(?:fast|quickly|rapidly|strongly)\b"
                         r"|\bgrowth\s+(?:company|stock|business)\b", re.I)
+_GROWTH_THRESHOLD_RE = re.compile(r"\bgrowth\s+(?:rate\s+)?(?P<cmp>above|over|exceeding|of\s+more\s+than|more\s+than|greater\s+than"
+                                  r"|higher\s+than|at\s+least|of\s+at\s+least|of)\s+(?P<n>\d+(?:\.\d+)?)\s*(?:%|percent)", re.I)
+_RATIO_FLOOR_RE = re.compile(r"\bratio\s+(?:of\s+)?(?:at\s+least|above|over|of\s+more\s+than|more\s+than|greater\s+than|>=?)?\s*"
+                             r"(?P<n>\d+(?:\.\d+)?)(?:x)?\s+(?:or\s+(?:more|higher|above|greater)\s+)?as\s+(?:healthy|adequate|sufficient"
+                             r"|strong|good)\b|\b(?:treat|treating|consider|considering|take|taking)\s+(?:a\s+ratio\s+of\s+)?"
+                             r"(?P<m>\d+(?:\.\d+)?)(?:x)?\s+or\s+(?:more|higher|above|greater)\s+as\s+(?:healthy|adequate|sufficient"
+                             r"|strong|good)\b", re.I)
 _LIQUIDITY_RE = re.compile(r"\bliquidity\b|\bliquid\b|\bshort[\s-]+term\s+solvency\b", re.I)
 _CONCENTRATION_RE = re.compile(r"\bcustomer\s+concentration\b|\bconcentrat\w*\b.{0,40}\bcustomers?\b"
                                r"|\b(?:major|significant|largest|key)\s+customers?\b|\brel(?:y|ies|iant)\s+on\s+(?:a\s+few|"
@@ -173,6 +184,12 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     if _CAPITAL_LIGHT_RE.search(question):
         return Judgement("capital_intensive", direction="down")
     if _GROWTH_RE.search(question):
+        # "Treating annual revenue growth above 15% as high growth, ...": the question's own threshold wins
+        stated = _GROWTH_THRESHOLD_RE.search(question)
+        if stated:
+            strict = not re.match(r"(?:at\s+least|of|or\s+more)", stated.group("cmp"), re.I)
+            return Judgement("high_growth", threshold=Decimal(stated.group("n")) / 100,
+                             notes=["the question's threshold"] + (["strictly above"] if strict else []))
         return Judgement("high_growth")
     matches = lexicon.match(question)
     metric = next((m.concept for m in matches if m.concept.formula or m.concept.statement), None)
@@ -218,7 +235,10 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         return Judgement("trend", metric, direction, profile=bool(profile_words))
     if _LIQUIDITY_RE.search(question):
         quick = next((m.concept for m in matches if m.concept.key == "quick_ratio"), None)
-        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"))
+        # "Treating a current ratio of at least 1.2 as healthy", "treat 1.0 or more as healthy": the question's floor
+        stated = _RATIO_FLOOR_RE.search(question)
+        return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"),
+                         threshold=Decimal(stated.group("n") or stated.group("m")) if stated else None)
     return None
 
 

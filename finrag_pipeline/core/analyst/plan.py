@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from finrag_pipeline.core.analyst.definitions import (
@@ -63,6 +64,9 @@ _AS_PCT_OF_RE = re.compile(r"(?P<a>[\w&' ,-]+?) as a (?:percent(?:age)?|share|pr
                            r"(?:its |the )?(?P<b>[\w&' ,-]+?)(?:\s+(?:in|for|during|at)\b|[?,.]|$)", re.IGNORECASE)
 # words before a line item that do not narrow it to a segment ("average total assets", "annual revenue")
 _MODIFIERS = frozenset(["a", "an", "the", "its", "their", "total", "net", "consolidated", "reported", "annual", "yearly", "fiscal", "year", "full", "gaap", "non-gaap", "adjusted", "average", "avg", "mean", "percentage", "percent", "change", "growth", "increase", "decrease", "combined", "cumulative", "company", "companys", "group", "groups", "diluted", "basic", "overall", "sum", "difference", "ratio", "much", "many", "what", "was", "were", "is", "are", "how", "did", "does", "do", "by", "of", "for", "in", "on", "to", "from", "and", "at", "as", "highest", "lowest", "largest", "smallest", "biggest", "strongest", "weakest", "peak", "higher", "lower", "report", "reports", "reported", "record", "level", "amount", "value", "expense", "expenses", "costs", "spending", "figure", "balance", "balances", "position", "line", "item", "items", "account", "number", "outstanding",
+    # words of where a line is printed ("restructuring costs directly outlined in the income statement"): no segment
+    "directly", "explicitly", "separately", "outlined", "shown", "disclosed", "presented", "stated", "listed",
+    "printed", "itemized", "itemised", "broken",
     # verbs of a change ("did net income grow in FY2022"): no segment
     "grow", "grew", "grown", "growing", "rise", "rose", "risen", "fall", "fell", "fallen", "decline", "declined",
     "increased", "decreased", "changed", "improve", "improved", "expand", "expanded", "shrink", "shrank",
@@ -182,9 +186,49 @@ def _unit_of_formula(formula: str, question: str) -> str:
 def make_plan(question: str, years: list[int], lexicon: Lexicon, line_item: Concept | None = None) -> Plan:
     """The plan for a question (see ``_make_plan``), with the statements it points at. The quantity is
     read from the question without its instructions (``clean_question``); rounding, units, statement
-    hints and definitions from the whole question."""
+    hints and definitions from the whole question. "Excluding the one-time $10.2 billion tax charge" is
+    read apart (``_excluding``)."""
+    excluded = _EXCLUDING_RE.search(question)
+    if excluded is not None and line_item is None:
+        rest = question[:excluded.start()] + " " + question[excluded.end():]
+        rest = re.sub(r"^\s*,\s*", "", re.sub(r"\s+", " ", rest)).strip()
+        return _excluding(make_plan(rest[:1].upper() + rest[1:], years, lexicon), excluded, lexicon)
     plan = _make_plan(clean_question(question), years, lexicon, line_item, full=question)
     plan.statements = statement_hints(question)
+    return plan
+
+
+# "Excluding the one-time $10.2 billion State Aid tax charge", "adjusted for a $1.5 billion impairment charge",
+# "ignoring the $300 million gain on sale": an amount the question states, taken out of the figure
+_EXCLUDING_RE = re.compile(
+    r"\b(?:excluding|exclusive\s+of|ex|adjusted\s+for|adjusting\s+for|ignoring|setting\s+aside|without|leaving\s+out"
+    r"|stripping\s+out|removing)\s+(?:the\s+(?:effect|impact)\s+of\s+)?(?:the\s+|a\s+|an\s+|its\s+)?"
+    r"(?:(?:one[\s-]+time|one[\s-]+off|non[\s-]+recurring|nonrecurring|discrete|special|unusual)\s+)?"
+    r"(?P<amount>(?:us)?\$\s*\d[\d,]*(?:\.\d+)?\s*(?:billion|million|thousand|bn|mm|m|b)?)\s+"
+    r"(?P<what>(?:[\w&'\u2019-]+\s+){0,8}?(?P<kind>charges?|expenses?|costs?|loss(?:es)?|impairments?|write[\s-]?(?:downs?|offs?)"
+    r"|gains?|benefits?|income))\b\s*,?", re.I)
+
+
+def _excluding(plan: Plan, excluded: re.Match, lexicon: Lexicon) -> Plan:
+    """The plan with a stated one-time amount taken out of its figure (the numerator of a ratio): a charge leaves a
+    cost smaller (tax expense less the tax charge) and a profit larger; a gain the reverse. A formula whose figure
+    is no single line raises PlanError (the answer abstains rather than guess where the amount belongs)."""
+    from finrag_pipeline.core.numbers import parse_figure
+
+    figure = parse_figure(excluded.group("amount"))
+    m = re.fullmatch(r"(?P<num>abs\((?P<k1>\w+)\)|(?P<k2>\w+))(?P<rest>\s*/\s*\S.*)?", plan.formula.strip())
+    key = m and (m.group("k1") or m.group("k2"))
+    concept = lexicon.concepts.get(key) if key else None
+    if figure is None or concept is None or plan.operation != "value":
+        raise PlanError(f"cannot take {excluded.group(0).strip(' ,')!r} out of {plan.formula!r}")
+    amount = Decimal(str(figure.value)).normalize()
+    amount_text = f"{amount:f}".rstrip("0").rstrip(".") if "." in f"{amount:f}" else f"{amount:f}"
+    cost = concept.expense or concept.outflow or bool(re.search(r"tax|expense|cost", concept.key))
+    charge = not re.match(r"gain|benefit|income", excluded.group("kind"), re.I)
+    sign = "-" if charge == cost else "+"
+    plan.formula = f"({m.group('num')} {sign} {amount_text}){m.group('rest') or ''}"
+    plan.quantity = f"{plan.quantity} excluding {excluded.group('amount').strip()} {excluded.group('what').strip()}"
+    plan.notes.append(f"{excluded.group(0).strip(' ,')}: {m.group('num')} {sign} {amount_text}")
     return plan
 
 
@@ -405,9 +449,10 @@ _DIVIDES = re.compile(r"/|÷|\bdivid|\bover\b|\bas\s+an?\s+(?:%|percent(?:age)?|
                       r"|\bas\s+%\s+of\b|\b365\b|\b360\b", re.I)
 # arithmetic written in the question itself (not a definition): "EBITDA less capex", "capex as a % of revenue"
 _EXPLICIT_OP = re.compile(r"(?<!\))/(?!\(|(?:loss|gain|benefit|expense|income|deficit|or)\b)|÷|\bdivided\s+by\b|\bminus\b|\bless\b(?!\s+than)|\bplus\b|\s\+\s"
+                          r"|\brelative\s+to\s+(?:the\s+|its\s+)?(?!(?:fy|fiscal|prior|previous|last|year|(?:19|20)\d\d))[a-z]"
                           r"|\bas\s+an?\s+(?:%|percent(?:age)?|share|proportion|fraction)\s+of\b|\bas\s+%\s+of\b|\bas\s+an?\s+multiple\s+of\b"
                           r"|\b(?:\d|two|three|four|five|ten)[\s-]+year\s+(?:average|avg|mean)\b", re.I)
-_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
+_LEAD_RE = re.compile(r"^.*?\b(?:what|how\s+much|how\s+(?:large|big|high|significant)|calculate|compute|give|find|determine|report|estimate|show)\b\s*"
                       r"(?:(?:is|was|are|were|will\s+be|has\s+been|had\s+been)\s+)?(?:(?:the|its|their)\s+)?", re.I)
 _POSSESSIVE_RE = re.compile(r"^(?:[A-Z][\w.&-]*\s+){0,2}?[\w.&-]+(?:'s|\u2019s|s')\s+")  # "Best Buy's"
 _LEAD_YEARS_RE = re.compile(r"^(?:(?:fy|fiscal(?:\s+year)?)\s*)?'?(?:19|20)\d\d(?:\s*(?:-|–|to|through)\s*"
@@ -418,7 +463,9 @@ _PERIOD_RE = re.compile(r"\s*,?\s+(?:in|for|during|at|as\s+of|over|across|from|a
                         r"(?:\s*(?:-|–|to|through|and)\s*(?:fiscal\s+|fy\s*)?'?(?:19|20)\d\d)?\b"
                         r"|\s*,?\s+(?:in|for|during)\s+(?:the\s+)?(?:latest|last|most\s+recent|current)\s+(?:fiscal\s+)?year\b",
                         re.I)
-_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported)\b.*$", re.I)
+# the instructions after a comma: ", in USD millions", ", rounded ...", ", as a percentage with one decimal"
+_TAIL_RE = re.compile(r"\s*,\s*(?:in|answer|round|rounded|expressed|give|reported|with|to\s+(?:one|two|three|\d|the\s+nearest)"
+                      r"|as\s+an?\s+(?:percent(?:age)?|%|ratio|multiple|fraction|decimal|number)(?!\s+of))\b.*$", re.I)
 _CUT_RE = re.compile(r"\s+(?:for|in|at|of|by|from|according\s+to|based\s+on)\s+(?!.*\s(?:for|in|at|of|by|from)\s)", re.I)
 
 
@@ -512,6 +559,11 @@ def _expression_clauses(question: str, lexicon: Lexicon | None = None) -> list[s
     return out
 
 
+_AVERAGE_OF_RATIO_RE = re.compile(
+    r"(?<!year\s)(?<!year-)(?<!years\s)\b(?:the\s+)?(?:simple\s+)?(?:average|mean)\s+(?:of\s+)?(?:the\s+|its\s+)?(?=[^?.;]*?\bas\s+an?\s+(?:%|percent(?:age)?|share"
+    r"|proportion|fraction)\s+of\b|[^?.;]*?\bas\s+%\s+of\b|[^?.;]*?\s(?:/|divided\s+by|relative\s+to)\s)", re.I)
+
+
 def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, decimals: int | None,
                          display_scale: int | None, clean: str | None = None) -> Plan | None:
     """The plan when the question writes its formula: a definition ("DPO is defined as ...", "Define X
@@ -539,6 +591,11 @@ def written_formula_plan(question: str, years: list[int], lexicon: Lexicon, deci
     for d in find_definitions(question):
         # the body as written, and as the cleaned question has it (statement hints taken out)
         without_defs = without_defs.replace(d.body, " ").replace(strip_statement_hints(d.body), " ")
+    # "average capex as a percentage of revenue over FY2020 to FY2022": the mean of the yearly ratios over the
+    # years asked, as "3 year average of capex as a % of revenue" reads
+    if years and len(set(years)) >= 2 and _YEAR_RANGE_RE.search(question):
+        n_years = max(years) - min(years) + 1
+        without_defs = _AVERAGE_OF_RATIO_RE.sub(f"{n_years} year average of ", without_defs)
     # arithmetic the question writes around its definitions ("3 year average unadjusted EBITDA % margin ...
     # Define unadjusted EBITDA as ..."): the defined terms are operands of it
     clause_formula, clause_text, error, clause_percent = _clause_formula(without_defs, lexicon, year, phrases)

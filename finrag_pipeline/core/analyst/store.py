@@ -13,6 +13,7 @@ or read from the warehouse on first use (``core.filings``, ``core.table_rows``, 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections import defaultdict
@@ -27,6 +28,7 @@ from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 from finrag_pipeline.core.analyst.model import Disagreement, FactSource, FactValue
 from finrag_pipeline.core.chunking.chunker import table_row_chunk_id
 from finrag_pipeline.core.ingest.statements import classify_table
+from finrag_pipeline.core.ingest.tables import normalize_period
 from finrag_pipeline.core.models import FilingMeta, TableRow, XbrlFact
 from finrag_pipeline.core.numbers import SCALE_WORDS, cell_decimal, unit_scale
 
@@ -111,6 +113,24 @@ class _RowCandidate:
     reason: str
 
 
+_DATE_IN_HEADER_RE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+                                r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*\d{1,2}\s*,?\s*(?:19|20)\d\d\b", re.I)
+
+
+def _with_column_periods(row: TableRow) -> TableRow:
+    """A row stored before ingest read a column's own date after its spanning title ("As of May 31, 2019 and 2018
+    May 31, 2018" was filed as 2019-05-31 in every column): its periods read again from the headers by ingest's
+    one reader (``normalize_period``), when that makes them distinct. Other rows are returned as they are."""
+    periods = [c.period for c in row.cells if c.period]
+    if len(periods) == len(set(periods)):
+        return row
+    again = [normalize_period(c.header) if c.period else None for c in row.cells]
+    kept = [p for p in again if p]
+    if len(kept) != len(periods) or len(kept) != len(set(kept)):
+        return row
+    return dataclasses.replace(row, cells=[dataclasses.replace(c, period=p) for c, p in zip(row.cells, again, strict=True)])
+
+
 class FilingFacts:
     """The figures of one filing, by lexicon concept and fiscal year."""
 
@@ -119,7 +139,7 @@ class FilingFacts:
         self.meta = meta
         self.filing_id = meta.filing_id
         self.lexicon = lexicon or Lexicon.load_default()
-        self.rows = list(table_rows)
+        self.rows = [_with_column_periods(r) for r in table_rows]
         self.facts = [f for f in facts if f.value is not None]
         self.disagreements: list[Disagreement] = []
         self._disagreement_keys: set[tuple] = set()
@@ -175,7 +195,8 @@ class FilingFacts:
     # ---- periods --------------------------------------------------------------------------------
 
     def fiscal_year_of(self, d: date) -> int | None:
-        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None."""
+        """The fiscal-year label whose year ENDS on ``d`` (within two weeks: 52/53-week years), else None; in the
+        filer's own labels (``label_offset``)."""
         end = self.meta.period_end_date
         if end is None:
             return d.year if (d.month, d.day) >= (12, 17) or (d.month, d.day) <= (1, 14) else None
@@ -183,7 +204,33 @@ class FilingFacts:
         years = round(days / 365.25)
         if abs(days - years * 365.25) > 15:
             return None
-        return self.meta.fiscal_year - years
+        return self.meta.fiscal_year - years + self.label_offset
+
+    @property
+    def label_offset(self) -> int:
+        """-1 for a filer whose fiscal year ends in January or early February and who labels it by the year it BEGINS
+        (its statements head the year ended January 29, 2022 "2021", as many retailers do): dated columns and balance
+        sheet dates then take the filer's label, so that "fiscal 2021" pairs that year's income statement with the
+        balance sheet at its end. 0 for every other filer (labels by the year the fiscal year ends)."""
+        if not hasattr(self, "_label_offset"):
+            self._label_offset = 0
+            end = self.meta.period_end_date
+            if end is not None and (end.month == 1 or (end.month == 2 and end.day <= 15)):
+                bare = [int(c.period[2:]) for r in self.rows
+                        if self.statement_of.get(r.table_id) in ("income_statement", "cash_flow")
+                        for c in r.cells if c.period and c.period.startswith("FY") and c.period[2:].isdigit()
+                        and not _DATE_IN_HEADER_RE.search(c.header or "")]
+                if bare and max(bare) == self.meta.fiscal_year - 1:
+                    self._label_offset = -1
+        return self._label_offset
+
+    def _cell_year(self, cell) -> int | None:
+        """The fiscal year of a table cell: its period, a dated duration column in the filer's labels."""
+        year = self._period_year(cell.period)
+        if (year is not None and self.label_offset and cell.period.startswith("FY")
+                and _DATE_IN_HEADER_RE.search(cell.header or "")):
+            return year + self.label_offset  # "Year ended January 29, 2022" of a filer calling it fiscal 2021
+        return year
 
     def _period_year(self, period: str | None) -> int | None:
         if not period:
@@ -209,7 +256,11 @@ class FilingFacts:
         attributable"."""
         if not hasattr(self, "_own_name_re"):
             words = [w for w in normalize_label(self.meta.company).split() if w not in ("the", "a")]
-            self._own_name_re = re.compile(rf"\s*\b{re.escape(words[0])}s?\b") if words and len(words[0]) > 2 else None
+            # the name as the statements print it, with the rest of it ("Total Oracle Corporation stockholders' equity")
+            rest = "|".join(re.escape(w) for w in [*words[1:], "corporation", "corp", "inc", "incorporated", "company",
+                                                   "co", "ltd", "plc", "holdings", "group"])
+            self._own_name_re = re.compile(rf"\s*\b{re.escape(words[0])}s?\b(?:\s+(?:{rest})\b)*") \
+                if words and len(words[0]) > 2 else None
         if self._own_name_re is None or not self._own_name_re.search(label):
             return label
         out = re.sub(r"\s+", " ", self._own_name_re.sub(" ", label)).strip()
@@ -245,7 +296,10 @@ class FilingFacts:
                 if "equity" not in phrase and re.search(r"\bequity\b|\bdeficit\b", bare[len(phrase):]):
                     continue  # "Total liabilities, temporary equity, and stockholders' equity" is the balance total
                 extra = len(bare.split()) - len(phrase.split())
-                best = max(best, 5.0 - 0.75 * extra)
+                # a long label that spells out what the line covers ("Depreciation and amortization of property and
+                # equipment and capitalized content costs, operating lease assets, and other") still names it: a
+                # small positive score, so that the line on its own statement wins over a note's exact label
+                best = max(best, 5.0 - 0.75 * extra, 0.5)
                 if _CONTRA_TAIL.match(bare[len(phrase):]):
                     # "Accounts receivable, net of allowance for doubtful accounts of $633 and $751": the
                     # line itself, its contra account spelled out
@@ -267,6 +321,14 @@ class FilingFacts:
         for r in self.rows:
             label = self.norm_labels[(r.table_id, r.row_index)]
             score, reason = label_scores[label]
+            under_heading = False
+            if score <= 0 and seg and label == seg and getattr(r, "row_path", None) and len(r.row_path) >= 2:
+                # a segment table that prints the line as a heading and the segments under it ("Earnings/(loss) from
+                # operations: ... Global Services 2,017"): the segment's row of that line
+                heading = normalize_label(r.row_path[-2])
+                score = max(self._label_score(heading, concept)[0], self._label_score(
+                    self._without_own_name(heading), concept)[0])
+                reason, under_heading = "segment row under the line's heading", score > 0
             if score <= 0 and concept.unit == "USD per share" and (getattr(r, "unit", None) or "") == "USD per share":
                 # "Diluted earnings per common share ...:" heading, then "Net income $ 3.72" (Boston Properties): the
                 # per-share line is named by its heading
@@ -291,6 +353,10 @@ class FilingFacts:
                 continue  # "Diluted" is both a per-share amount (6.08) and a share count (15,408,095)
             if concept.statement == "balance_sheet" and stype == "cash_flow":
                 continue  # "Accounts payable" in a cash-flow statement is the year's change, not the balance
+            if (concept.statement in ("income_statement", "cash_flow")
+                    and stype not in ("income_statement", "cash_flow", "balance_sheet", "equity")
+                    and (cell.period or "")[:1].isdigit()):
+                continue  # a note's balance at a date is no flow of the year ("Depreciation and amortization" deferred tax)
             if (not seg and concept.statement == "balance_sheet" and not concept.fallback
                     and fiscal_year in self.first_balance_sheet_years
                     and (r.table_id, r.row_index) not in self.first_statement_rows):
@@ -303,7 +369,7 @@ class FilingFacts:
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
                 by_path = seg in path or any(_has_words(p, seg) for p in path)
-                if not (seg == title or by_path or _title_names_only(title, seg)):
+                if not (seg == title or by_path or under_heading or _title_names_only(title, seg)):
                     continue  # a segment was asked: never fall back to the consolidated line
                 if label != seg and seg != title and not by_path and self.label_counts[r.table_id].get(seg):
                     continue  # the segment is a row of this table: its other rows (the total) are not the segment's
@@ -505,7 +571,7 @@ class FilingFacts:
         for cell in row.cells:
             if cell.value is None or not (cell.value_text or "").strip():
                 continue
-            if self._period_year(cell.period) == fiscal_year:
+            if self._cell_year(cell) == fiscal_year:
                 return cell
         return None
 

@@ -97,7 +97,7 @@ def normalize_period(header: str | None) -> str | None:
     h = clean_text(header or "")
     if not h:
         return None
-    d = parse_date(h)
+    d = _column_date(h)
     if d is not None:
         d = _column_year(h, d)
         partial = _PARTIAL_RE.search(h)
@@ -112,6 +112,13 @@ def normalize_period(header: str | None) -> str | None:
     if len(years) == 1:
         return f"FY{years[0]}"
     return None
+
+
+def _column_date(header: str) -> date | None:
+    """The date of a column: the header's date, or its LAST date when a spanning title is joined to the column's own
+    header ("As of May 31, 2019 and 2018 May 31, 2018" is the May 31, 2018 column, not the title's first date)."""
+    dates = list(DATE_RE.finditer(header))
+    return parse_date(dates[-1].group(0)) if len(dates) >= 2 else parse_date(header)
 
 
 _TRAILING_YEAR_RE = re.compile(r"(?<![\d,.$])((?:19|20)\d{2})\s*$")
