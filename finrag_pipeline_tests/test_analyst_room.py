@@ -22,7 +22,9 @@ def test_entry_point_names_what_callers_outside_core_use():
 def test_registered_calculator_is_the_composed_one():
     calc = build_answerer("calculator", store=FactStore())
     assert isinstance(calc, CalculatorAnswerer) and calc.name == "calculator"
-    assert isinstance(calc.fallback, ExtractiveAnswerer) and calc.route_qualitative is routed_to_narrative
+    assert isinstance(calc.fallback, ExtractiveAnswerer) and calc.route_qualitative.func is routed_to_narrative
+    # the narrative route is handed the facts' warehouse (none here: an in-memory store)
+    assert calc.route_qualitative.keywords == {"warehouse": None}
 
 
 def test_composed_calculator_routes_and_falls_back_as_before():

@@ -8,6 +8,7 @@ routed to the narrative answerer first and questions with nothing to compute ans
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
@@ -23,6 +24,10 @@ def calculator_answerer(store: FactStore | None = None, *, lexicon: Lexicon | No
     """The ``calculator`` answerer: facts from ``store`` (default: FINRAG_HOME's warehouse, or ``warehouse``),
     the narrative route for qualitative questions, ``fallback`` (default: the extractive answerer) when there
     is nothing to compute."""
-    return CalculatorAnswerer(store, lexicon=lexicon, warehouse=warehouse,
-                              fallback=fallback if fallback is not None else ExtractiveAnswerer(),
-                              route_qualitative=routed_to_narrative)
+    calculator = CalculatorAnswerer(store, lexicon=lexicon, warehouse=warehouse,
+                                    fallback=fallback if fallback is not None else ExtractiveAnswerer(warehouse=warehouse))
+    # the narrative route reads the neighbouring passages of the warehouse the facts come from, as the
+    # narrative answerer the runner builds does (without it, a cause in the passage after a hit was missed)
+    calculator.route_qualitative = functools.partial(routed_to_narrative,
+                                                     warehouse=getattr(calculator.store, "warehouse", None))
+    return calculator

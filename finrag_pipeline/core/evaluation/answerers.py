@@ -179,9 +179,11 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
 NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrative", "narrative"
 
 
-def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None) -> AnswerResult | None:
+def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None, *,
+                        warehouse: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
-    core/question_kind.py), else None: the offline answerers route by it."""
+    core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
+    answerer reads each hit's neighbouring passages, as it does when the runner builds it."""
     from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
@@ -192,7 +194,8 @@ def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[st
     import importlib
 
     importlib.import_module(NARRATIVE_MODULE)
-    result = ANSWERERS[NARRATIVE_ANSWERER]().answer(question, hits, periods)
+    narrative = ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}))
+    result = narrative.answer(question, hits, periods)
     result.details = {**result.details, "routed_to": "narrative"}
     return result
 
@@ -203,12 +206,13 @@ class ExtractiveAnswerer:
 
     name = "extractive"
 
-    def __init__(self, min_overlap: int = 1) -> None:
+    def __init__(self, min_overlap: int = 1, warehouse: Any = None) -> None:
         self.min_overlap = min_overlap
+        self.warehouse = warehouse   # handed to the narrative route (neighbouring passages)
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
-        routed = routed_to_narrative(question, hits, periods)
+        routed = routed_to_narrative(question, hits, periods, warehouse=self.warehouse)
         if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
             return routed
         if not hits:

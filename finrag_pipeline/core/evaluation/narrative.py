@@ -16,9 +16,20 @@ the 10-K Item the topic routes to, the year and the direction, lists and named e
 hit's rank; (5) answers with the best sentence, plus a second one when it continues or completes the
 first (an offset, another cause), citing each sentence's page and chunk. When no sentence passes,
 the answer is the recorded abstention ``insufficient_context`` (``no_evidence`` without hits).
+(6) At most one more sentence (``max_quoted``, 3 in all) when the question or the filing spreads the answer:
+the effect the filing states right after the cause, on what the cause sentence leads with ("The weakness in
+the renminbi ... had an unfavorable year-over-year impact on Greater China net sales"; "Changes in foreign
+currency exchange rates reduced International net sales by $15.0 billion"); for a legal question asking for
+several matters, another passage's matter (a date, a party, a court named); the second part of a two-part
+question ("..., and how did currency affect them?", "..., and why did the operating loss shrink?") answered
+by its own best sentence, about what the first part names. A cause quoted with the sentence it refers back to
+is preferred when that pair states the same cause and more ("Gross margins increased to 75.0% ... from 72.7%.
+The year over year increase was primarily driven by ...").
 
-With a ``warehouse`` (the runner passes it), each prose hit is read with its ``window`` neighbouring passages
-(core.chunks reading order): a cause often sits in the passage after the one that names the subject. A
+With a ``warehouse`` (the runner passes it; so do the calculator's and the extractive answerer's narrative
+route), each prose hit is read with its ``window`` neighbouring passages (core.chunks reading order): a cause
+often sits in the passage after the one that names the subject; a table row hit brings the prose of its page
+(the MD&A explains a table beside it). A
 sentence that refers back to the change the previous one states ("The year over year increase was primarily
 driven by ...") takes that sentence's subject and is quoted after it. When the question names a segment,
 region or product ("Products", "Greater China"), a sentence must name it. The prose phrasings of
@@ -33,6 +44,7 @@ the answer abstains, so a restated question or "due to various factors" never co
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -43,11 +55,50 @@ from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import QuestionKinds
 from finrag_pipeline.core.retrieval.answer_sentences import (
     _CONTINUES_RE,
+    _TOPICAL_MIN_CUE,
     SentenceScorer,
     _page_of,
+    _Sentence,
     word_stems,
 )
 from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_fields
+from finrag_pipeline.core.scoring.answer_metrics import years_in
+
+# the second part of a two-part question: "Which segment lost the most, and why ...?", "What drove Japan's sales,
+# and how did currency affect them?"
+_SECOND_PART_RE = re.compile(r"(?:,\s*|\s+)and\s+(?=(?:why|how|what|which|who|when|where)\b)", re.IGNORECASE)
+# a legal question asking for several matters, not one
+_SEVERAL_RE = re.compile(r"\b(?:matters|proceedings|lawsuits|actions|cases|claims|investigations|disputes)\b",
+                         re.IGNORECASE)
+# a sentence stating an effect on the subject ("had an unfavorable year-over-year impact on Greater China net sales",
+# "reduced International net sales by $15.0 billion")
+_EFFECT_RE = re.compile(r"\b(?:impact|effect|(?:un)?favorabl[ey])\b|"
+                        r"\b(?:reduced|increased|decreased|lowered|raised)\b[^.;]{0,80}\bby\s+\$?\d", re.IGNORECASE)
+
+
+# a sentence that names one matter rather than litigation in general: a date or a named party, court or agency
+_MATTER_RE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                        r"December)\b|\b(?:v\.|vs\.)|\b(?:Department|Commission|Court|Agreement|Act)\b")
+
+
+_CAPITALISED_RE = re.compile(r"\b[A-Z][a-zA-Z&]+\b")
+_SENTENCE_OPENERS = frozenset(["The", "This", "These", "That", "Our", "We", "In", "On", "During", "For", "As", "Total", "Net", "Changes", "Excluding"])
+
+
+def _head_names(sentence: _Sentence) -> list[str]:
+    """The capitalised names a sentence opens with, before its first cue ("Japan", "Greater China",
+    "International"), sentence openers ("The", "During") aside."""
+    low = sentence.text.lower()
+    at = min((low.find(c) for c in sentence.cues if c in low), default=-1)
+    head = sentence.text[:at] if at > 0 else " ".join(sentence.text.split()[:8])
+    return [w for w in _CAPITALISED_RE.findall(head) if w not in _SENTENCE_OPENERS]
+
+
+def _cause_stems(sentence: _Sentence) -> set[str]:
+    """The stems of what a sentence gives as the cause: its words after the first cue."""
+    low = sentence.text.lower()
+    at = min((low.find(c) for c in sentence.cues if c in low), default=-1)
+    return word_stems(sentence.text[at:]) if at >= 0 else set()
 
 
 @register_answerer("narrative")
@@ -57,10 +108,13 @@ class NarrativeAnswerer(SentenceScorer):
     name = "narrative"
 
     def __init__(self, kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None, *,
-                 max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2, warehouse: Any = None,
-                 window: int = 1) -> None:
+                 max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2, max_quoted: int = 3,
+                 warehouse: Any = None, window: int = 1) -> None:
         super().__init__(kinds, vocabulary, max_hits=max_hits, min_subject=min_subject)
         self.max_sentences = max_sentences
+        # the answer stays short: the effect stated after the cause, another matter, or a second part of the
+        # question may add one sentence to the ``max_sentences`` of the ordinary answer
+        self.max_quoted = max(max_quoted, max_sentences)
         # with a warehouse, each prose hit is read with its ``window`` neighbouring passages on each side:
         # a cause often sits in the passage after the one that names the subject
         self.warehouse = warehouse
@@ -68,20 +122,22 @@ class NarrativeAnswerer(SentenceScorer):
 
     def _with_neighbours(self, hits: Sequence[Hit]) -> list[Hit]:
         """The first ``max_hits`` hits by rank, then the prose passages next to each prose hit (reading
-        order of core.chunks, ``window`` on each side) as hits of the same rank, stage ``window``."""
+        order of core.chunks, ``window`` on each side) and the prose passages on each table row hit's page
+        (the MD&A explains a table on its page: "Products gross margin percentage increased ... due to ..."
+        beside the gross margin table), as hits of the same rank, stage ``window``."""
         used = sorted(hits, key=lambda h: h.rank)[: self.max_hits]
-        prose = [h for h in used if h.chunk_type == "prose"]
-        if self.warehouse is None or self.window <= 0 or not prose:
+        if self.warehouse is None or self.window <= 0 or not used:
             return used
-        marks = ", ".join("?" for _ in prose)
+        marks = ", ".join("?" for _ in used)
         rows = self.warehouse.query_df(f"""
             SELECT h.chunk_id AS hit_id, c.chunk_id, c.filing_id, c.page_start, c.page_end, c.text, c.section,
                    c.fiscal_year, c.parent_id, c.position
             FROM core.chunks h JOIN core.chunks c
-              ON c.filing_id = h.filing_id AND c.chunk_type = 'prose' AND c.is_leaf
-             AND c.position BETWEEN h.position - ? AND h.position + ? AND c.chunk_id <> h.chunk_id
-            WHERE h.chunk_id IN ({marks})""", [self.window, self.window, *[h.chunk_id for h in prose]])
-        rank_of = {h.chunk_id: h.rank for h in prose}
+              ON c.filing_id = h.filing_id AND c.chunk_type = 'prose' AND c.is_leaf AND c.chunk_id <> h.chunk_id
+             AND CASE WHEN h.chunk_type = 'prose' THEN c.position BETWEEN h.position - ? AND h.position + ?
+                      ELSE c.page_start <= h.page_end AND c.page_end >= h.page_start END
+            WHERE h.chunk_id IN ({marks})""", [self.window, self.window, *[h.chunk_id for h in used]])
+        rank_of = {h.chunk_id: h.rank for h in used}
         seen = {h.chunk_id for h in used}
         out = list(used)
         for r in sorted(rows.to_dict("records"), key=lambda r: (rank_of[r["hit_id"]], r["position"])):
@@ -107,7 +163,7 @@ class NarrativeAnswerer(SentenceScorer):
             return self._result(f"Insufficient context: no retrieved passage answers it ({what}).", [],
                                 "insufficient_context", details, t0)
         candidates.sort(key=lambda s: (-s.score, s.hit.rank, s.index))
-        best = candidates[0]
+        best = self._fuller_statement(candidates[0], candidates)
         # an anaphoric cause is quoted after the sentence it continues
         chosen = [best.antecedent, best] if best.antecedent is not None else [best]
         for s in candidates[1:]:
@@ -118,12 +174,28 @@ class NarrativeAnswerer(SentenceScorer):
             same_hit_next = s.hit.chunk_id == best.hit.chunk_id and s.index == best.index + 1
             if s.text == best.text or word_stems(s.text) <= word_stems(best.text):
                 continue
+            if s.antecedent is not None and s.antecedent not in chosen:
+                continue    # "The year over year increase was ..." refers to a sentence not quoted
+            if subject.years and (said := years_in(s.text)) and not said & set(subject.years):
+                continue    # "BCA revenues decreased ... in 2020 compared with 2019" for a 2021 question
             # a second sentence continues the first, or is as much about the subject and adds a cue
             # (the next sentence of the same passage only when it is as much about the subject: "Japan net
             # sales ..." is not continued by "Rest of Asia Pacific net sales ...")
             if (same_hit_next and (_CONTINUES_RE.search(s.text) or (s.cue > 0 and s.head >= best.head))) or \
                     (s.score >= 0.85 * best.score and s.head >= best.head and set(s.cues) - set(best.cues)):
                 chosen.append(s)
+        added = self._effect_after(best, sentences, chosen, subject)
+        if added is None and "legal" in route.topics and _SEVERAL_RE.search(question):
+            added = self._other_matters(best, candidates, chosen, subject.topical)
+        for s in added or []:
+            if len(chosen) < self.max_quoted:
+                chosen.append(s)
+        second = _SECOND_PART_RE.split(question, maxsplit=1)
+        if len(second) == 2 and len(chosen) < self.max_quoted:
+            part = self._second_part(second[1], read, periods, best, chosen, subject)
+            if part is not None:
+                chosen.append(part)
+                details["second_part"] = second[1]
         citations: list[Citation] = []
         for s in chosen:
             cit = (s.hit.filing_id, _page_of(s), s.hit.chunk_id)
@@ -134,6 +206,73 @@ class NarrativeAnswerer(SentenceScorer):
         details["sentences"] = [{"text": s.text, "chunk_id": s.hit.chunk_id, "page": _page_of(s), "score": round(s.score, 3),
                                  "subject": round(s.subject, 3), "cues": s.cues, "named": s.named} for s in chosen]
         return self._result(text, citations, "answered", details, t0)
+
+    @staticmethod
+    def _fuller_statement(best: _Sentence, candidates: Sequence[_Sentence]) -> _Sentence:
+        """``best``, or a near-equal cause quoted with the sentence it refers back to when that pair states
+        best's cause and more ("Gross margins increased to 75.0% ... from 72.7% .... The year over year increase
+        was primarily driven by a higher mix of Data Center revenue." over "Gross margin increased ... driven by
+        a higher mix of Data Center revenue.")."""
+        if best.antecedent is not None:
+            return best
+        cause = _cause_stems(best)
+        for s in candidates[1:]:
+            if s.antecedent is not None and s.score >= 0.85 * best.score and cause and \
+                    cause <= word_stems(s.antecedent.text + " " + s.text):
+                return s
+        return best
+
+    def _effect_after(self, best: _Sentence, sentences: Sequence[_Sentence], chosen: Sequence[_Sentence],
+                      subject: Any) -> list[_Sentence] | None:
+        """The sentence after the quoted ones in best's passage (at most two on) that names as much of the
+        subject and states an effect on it: the cause is often spread over it ("... due primarily to lower
+        net sales of iPhone and iPad. The weakness in the renminbi ... had an unfavorable year-over-year impact
+        on Greater China net sales during 2024."; "Changes in foreign currency exchange rates reduced
+        International net sales by $15.0 billion in 2022.")."""
+        for s in sentences:
+            if s.hit.chunk_id != best.hit.chunk_id or not best.index < s.index <= best.index + 2 or s in chosen:
+                continue
+            # the effect on what best is about: the names leading best ("Japan net sales decreased ...") are named
+            # again ("... impact on Japan net sales"), not another region's ("... on Rest of Asia Pacific net sales")
+            if s.subject >= max(best.subject, self.min_subject) and subject.names_one(s.text) \
+                    and all(n in s.text for n in _head_names(best)) and _EFFECT_RE.search(s.text):
+                return [s]
+        return None
+
+    def _other_matters(self, best: _Sentence, candidates: Sequence[_Sentence], chosen: Sequence[_Sentence],
+                       topical: bool) -> list[_Sentence]:
+        """For a legal question that asks for several matters ("the main legal proceedings"): the best
+        answering sentence of each other passage (each passage of Item 3 or the contingencies note holds one
+        matter) that names one matter (a date, a party, a court), when it answers nearly as well; for a
+        question that names only its topic, any that reads as a matter (two strong legal cues: "On January 16,
+        2024, the Company ... filed a statement of compliance with the California District Court"), since a
+        matter's sentence does not repeat the words "legal proceedings"."""
+        taken = {s.hit.chunk_id for s in chosen}
+        out = []
+        for s in candidates:
+            near = s.cue >= _TOPICAL_MIN_CUE if topical else s.score >= 0.75 * best.score
+            if s.hit.chunk_id in taken or not near:
+                continue
+            if word_stems(s.text) <= set().union(*(word_stems(c.text) for c in chosen)) or not _MATTER_RE.search(s.text):
+                continue
+            taken.add(s.hit.chunk_id)
+            out.append(s)
+        return out
+
+    def _second_part(self, part: str, read: Sequence[Hit], periods: Sequence[str] | None, best: _Sentence,
+                     chosen: Sequence[_Sentence], subject: Any) -> _Sentence | None:
+        """The best sentence answering the second part of a two-part question ("..., and how did currency
+        affect them?", "..., and why did the operating loss shrink?"), about what the first part names
+        (a sentence on another region's currency answers nothing), not already quoted; best's passage first."""
+        _, own, sentences = self.scored_sentences(part, read, periods, max_hits=len(read))
+        if own.topical or not own.groups:
+            return None     # "... and what drove it?": the first part's subject, answered already
+        quoted = {s.text for s in chosen}
+        fits = [s for s in sentences if s.answers and s.text not in quoted and subject.names_one(s.text)
+                and not word_stems(s.text) <= set().union(*(word_stems(c.text) for c in chosen))]
+        if not fits:
+            return None
+        return max(fits, key=lambda s: (s.score + (0.5 if s.hit.chunk_id == best.hit.chunk_id else 0.0), -s.hit.rank))
 
     @staticmethod
     def _result(text: str, citations: list[Citation], state: str, details: dict, t0: float) -> AnswerResult:

@@ -6,9 +6,10 @@ For a question it (1) reads the question's kind and topics (core/question_kind.p
 legal, customers, geography, segments, business) and its subject: the words that name the line item,
 segment or matter (the analyst vocabulary's expansions count as the same word: "R&D" is "research and
 development"; so do the prose phrasings of question_kinds.yaml: "earn more" is "operating income"), the
-direction asked (an increase or a decrease) and the years; (2) splits the prose hits into sentences
-(core/chunking/sentences.py, plus sentences that open with a lower-case name: "iPhone"), without the page
-header or heading the text layer runs into them; (3) marks as answering the sentences that name at least
+direction asked (an increase or a decrease) and the years; an acronym ("TAC") is named by the words it
+abbreviates ("traffic acquisition costs") and a program number ("787", "A100") is a name of the subject;
+(2) splits the prose hits into sentences (core/chunking/sentences.py, plus sentences that open with a
+lower-case name: "iPhone"), without the page header, heading or table the text layer runs into them; (3) marks as answering the sentences that name at least
 half of the subject (and a name the question gives: "Products", "Greater China") and, for a topic with
 cues, carry one ("driven by", "due to", "primarily", "filed a lawsuit", ...); a sentence that refers back
 to the change the previous one states ("The year over year increase was primarily driven by ...") takes
@@ -65,14 +66,16 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*
 _CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
                            r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
 # a sentence that refers back to the change the previous one states ("The year over year increase was
-# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's
+# primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's. One that names
+# its own ("The year-over-year growth in selling, general and administrative expense ...") refers to nothing.
 _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:over|on)[\s-]+year|overall|net|"
                           r"total)\s+)?(?:increases?|decreases?|growth|declines?|changes?|improvements?|reductions?|"
-                          r"expansions?|contractions?|rises?)\b", re.IGNORECASE)
+                          r"expansions?|contractions?|rises?)\b(?!\s+(?:in|of|for)\b)", re.IGNORECASE)
 # what the text layer runs into a sentence: the page header, a heading before the sentence's first word
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
                          r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
+_PRIOR_YEAR_RE = re.compile(r"\b(?:prior|previous)\s+(?:fiscal\s+)?year\b|\byear[\s-]+(?:over|on)[\s-]+year\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
@@ -110,6 +113,9 @@ class Subject:
 
     groups: list[tuple[str, frozenset[str], tuple[str, ...]]] = field(default_factory=list)  # (label, stems, phrases)
     names: set[str] = field(default_factory=set)       # stems of capitalised names in the question (weighed double)
+    # an acronym of the question ("TAC", "BGS") -> the pattern of the words it abbreviates ("traffic acquisition
+    # costs"): 10-Ks spell out what analysts abbreviate
+    acronyms: dict[str, re.Pattern] = field(default_factory=dict)
     line_items: set[str] = field(default_factory=set)  # labels of the analyst vocabulary's terms ("R&D"; weighed double)
     direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
     years: list[int] = field(default_factory=list)
@@ -128,7 +134,8 @@ class Subject:
         for label, alternatives, phrases in self.groups:
             weight = 2.0 if alternatives & self.names or label in self.line_items else 1.0
             total += weight
-            if alternatives & stems or any(p in low for p in phrases):
+            acronym = self.acronyms.get(label)
+            if alternatives & stems or any(p in low for p in phrases) or (acronym is not None and acronym.search(low)):
                 got += weight
                 named.append(label)
         return got / total, named
@@ -153,6 +160,19 @@ class Subject:
         mentioning it among others."""
         head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
         return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
+
+
+_ACRONYM_RE = re.compile(r"[A-Z]{3,6}")
+_MODEL_NUMBER_RE = re.compile(r"(?<![\w$.,])(?!(?:19|20)\d\d\b)(?:[A-Z]{1,3}-?)?\d{3,4}[A-Z]?(?![\w%]|[,.]\d)")
+# words an acronym's letters never stand for
+_ACRONYM_SKIP = ("the", "and", "of", "for", "in", "on", "to", "a", "an", "our", "its")
+
+
+def acronym_pattern(acronym: str) -> re.Pattern:
+    """The words an upper-case acronym abbreviates, as a pattern on lower-cased text: "TAC" -> "traffic
+    acquisition costs" (each letter opens one word of three letters or more, in order, with nothing between)."""
+    skip = r"(?!(?:" + "|".join(_ACRONYM_SKIP) + r")\b)"
+    return re.compile(r"\b" + r"\s+".join(skip + re.escape(c.lower()) + r"[a-z&\-]{2,}" for c in acronym) + r"\b")
 
 
 def read_subject(question: str, route: QuestionRoute,
@@ -200,7 +220,14 @@ def read_subject(question: str, route: QuestionRoute,
             continue
         if word[:1].isupper() and i > 0:
             subject.names.add(stem)
+        if _ACRONYM_RE.fullmatch(word):
+            subject.acronyms[stem] = acronym_pattern(word)
         subject.groups.append(group)
+    # a program or model number ("787", "737 MAX", "A100"; never a year) names the subject as a name does
+    for number in dict.fromkeys(_MODEL_NUMBER_RE.findall(text)):
+        label = number.lower()
+        subject.names.add(label)
+        subject.groups.append((label, frozenset({label}), (label,)))
     # the topic words ("risks", "litigation") say what kind of answer is asked, not what it is about:
     # they are the subject only of a question that names nothing else ("What legal proceedings ...?")
     if not subject.groups:
@@ -235,11 +262,24 @@ def _sentences(hit: Hit) -> list[_Sentence]:
     out = []
     spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
     for i, (a, b) in enumerate(spans):
-        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", text[a:b]).strip()))
+        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
             out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
     return out
+
+
+def _after_table(span: str) -> str:
+    """The sentence after a table the text layer ran into it ("... Total operating expenses $ 51,345 17 % ...
+    Research and Development The year-over-year growth in R&D expense ..."): the lines after the span's last table
+    line (two figures or more, and fewer than two words a figure: "Research and development $ 26,251 20 % ..."),
+    when the span holds more figures than a sentence does; else the span."""
+    if len(_FIGURE_TOKEN_RE.findall(span)) <= _MAX_FIGURES:
+        return span
+    lines = span.split("\n")
+    table = [i for i, line in enumerate(lines)
+             if (n := len(_FIGURE_TOKEN_RE.findall(line))) >= 2 and len(_WORD_RE.findall(line)) < 2 * n]
+    return "\n".join(lines[table[-1] + 1:]) if table else span
 
 
 # a sentence that starts with a name spelt in lower case ("... certain products. iPhone net sales increased ..."),
@@ -268,10 +308,12 @@ def _without_heading(sentence: str) -> str:
 
 
 def _without_repeated_heading(sentence: str) -> str:
-    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ..."."""
+    """A heading run into its sentence by the PDF text layer: "Japan Japan net sales ..." -> "Japan net sales ...";
+    "Products Gross Margin Products gross margin increased ..." -> "Products gross margin increased ..."."""
     words = sentence.split(" ")
+    low = [w.lower() for w in words]
     for k in range(min(6, len(words) // 2), 0, -1):
-        if words[:k] == words[k:2 * k]:
+        if low[:k] == low[k:2 * k]:
             return " ".join(words[k:])
     return sentence
 
@@ -332,6 +374,10 @@ class SentenceScorer:
         if subject.years:
             if years & set(subject.years):
                 period = 0.4
+                # a cause question asks about a change: the year-over-year comparison ("higher compared to 2023")
+                # answers it before a comparison with something else ("higher than the statutory ... rate")
+                if "cause" in route.topics and (years & {y - 1 for y in subject.years} or _PRIOR_YEAR_RE.search(s.text)):
+                    period += 0.3
             elif years and not years & {y - 1 for y in subject.years}:
                 period = -0.8  # about another year
             if s.hit.fiscal_year is not None and s.hit.fiscal_year not in subject.years and not years:

@@ -286,7 +286,7 @@ def verify_pages() -> list[str]:
             pdfs[filing] = pdfium.PdfDocument(CORPUS / filing)
         for page, label, figure, _period in row["_sources"]:
             lines = [_norm(line) for line in parsed[filing].get(page, "").splitlines()]
-            label_ok = label.startswith(("total assets (", "total current liabilities ("))   # unlabelled rows
+            label_ok = label.startswith(("total assets (", "total current assets (", "total current liabilities ("))   # unlabelled rows
             if not any((label_ok or _norm(label) in line) and _norm(figure) in line for line in lines):
                 problems.append(f"{row['id']}: parser p.{page} has no line with {label!r} and {figure!r}")
             pdf_text = _norm(pdfs[filing][page - 1].get_textpage().get_text_range())
