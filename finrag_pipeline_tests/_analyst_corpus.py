@@ -68,3 +68,24 @@ def store_parsed(home, parsed_filings) -> None:
         chunks = chunk_filing(parsed.meta, parsed.pages, parsed.table_rows)
         wh.replace_rows("core.chunks", rows_of(chunks), where={"filing_id": fid})
         index.upsert_filing(fid, chunks)
+
+
+class ChunkTable:
+    """The part of the warehouse the narrative window reads: core.chunks, in an in-memory DuckDB, holding the given
+    parsed chunks (``query_df`` as the warehouse offers it)."""
+
+    def __init__(self, chunks):
+        import duckdb
+        import pandas as pd
+
+        self.con = duckdb.connect()
+        frame = pd.DataFrame([{"chunk_id": c.chunk_id, "filing_id": c.filing_id, "page_start": c.page_start,
+                               "page_end": c.page_end, "text": c.text, "section": c.section,
+                               "fiscal_year": c.fiscal_year, "parent_id": c.parent_id, "position": c.position,
+                               "chunk_type": c.chunk_type, "is_leaf": c.is_leaf} for c in chunks])
+        self.con.execute("CREATE SCHEMA core")
+        self.con.register("frame", frame)
+        self.con.execute("CREATE TABLE core.chunks AS SELECT * FROM frame")
+
+    def query_df(self, sql, params=None):
+        return self.con.execute(sql, params or []).df()

@@ -24,7 +24,7 @@ import functools
 import re
 
 import pytest
-from _analyst_corpus import AMZN, APPLE, MSFT, hits_from_chunks, parsed_samples
+from _analyst_corpus import AMZN, APPLE, MSFT, ChunkTable, hits_from_chunks, parsed_samples
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
@@ -167,25 +167,6 @@ def test_insufficient_context_when_the_passages_do_not_answer():
 
 # ---- the window: a passage's neighbours are read at answer time ---------------------------------------------
 
-class _ChunkTable:
-    """The part of the warehouse the window reads: core.chunks, in DuckDB, with the parsed chunks of a filing."""
-
-    def __init__(self, chunks):
-        import duckdb
-        import pandas as pd
-
-        self.con = duckdb.connect()
-        frame = pd.DataFrame([{"chunk_id": c.chunk_id, "filing_id": c.filing_id, "page_start": c.page_start,
-                               "page_end": c.page_end, "text": c.text, "section": c.section,
-                               "fiscal_year": c.fiscal_year, "parent_id": c.parent_id, "position": c.position,
-                               "chunk_type": c.chunk_type, "is_leaf": c.is_leaf} for c in chunks])
-        self.con.execute("CREATE SCHEMA core")
-        self.con.register("frame", frame)
-        self.con.execute("CREATE TABLE core.chunks AS SELECT * FROM frame")
-
-    def query_df(self, sql, params=None):
-        return self.con.execute(sql, params or []).df()
-
 
 def test_the_window_reads_the_passage_after_the_hit():
     chunks = _chunks()[APPLE]
@@ -197,10 +178,10 @@ def test_the_window_reads_the_passage_after_the_hit():
     hits = hits_from_chunks(chunks, lambda c: c.chunk_id == before.chunk_id)
     alone = NarrativeAnswerer(window=1).answer(SERVICES_Q, hits)             # no warehouse: the hit alone
     assert SERVICES_SENTENCE not in alone.text
-    windowed = NarrativeAnswerer(warehouse=_ChunkTable(chunks), window=1).answer(SERVICES_Q, hits)
+    windowed = NarrativeAnswerer(warehouse=ChunkTable(chunks), window=1).answer(SERVICES_Q, hits)
     assert windowed.response_state == "answered" and windowed.text.startswith(SERVICES_SENTENCE)
     assert (cause.filing_id, 24, cause.chunk_id) in windowed.citations
-    assert NarrativeAnswerer(warehouse=_ChunkTable(chunks), window=0).answer(SERVICES_Q, hits).text == alone.text
+    assert NarrativeAnswerer(warehouse=ChunkTable(chunks), window=0).answer(SERVICES_Q, hits).text == alone.text
 
 
 def test_a_neighbour_without_a_fiscal_year_is_read_as_none_not_nan():
@@ -213,7 +194,7 @@ def test_a_neighbour_without_a_fiscal_year_is_read_as_none_not_nan():
     before = max((c for c in chunks if c.chunk_type == "prose" and c.position < cause.position),
                  key=lambda c: c.position)
     hits = hits_from_chunks(chunks, lambda c: c.chunk_id == before.chunk_id)
-    table = _ChunkTable(chunks)   # table rows keep their year: a numeric column, NULL read back as NaN
+    table = ChunkTable(chunks)   # table rows keep their year: a numeric column, NULL read back as NaN
     year = table.query_df("SELECT fiscal_year FROM core.chunks WHERE chunk_id = ?", [cause.chunk_id])["fiscal_year"][0]
     assert isinstance(year, float) and year != year
     read = NarrativeAnswerer(warehouse=table, window=1)._with_neighbours(hits)

@@ -33,7 +33,16 @@ from __future__ import annotations
 import functools
 
 import pytest
-from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
+from _analyst_corpus import (
+    AMZN,
+    APPLE,
+    APPLE_2024,
+    BOEING,
+    MSFT,
+    ChunkTable,
+    hits_from_chunks,
+    parsed_samples,
+)
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
 from finrag_pipeline.core.evaluation.answerers import routed_to_narrative
@@ -63,25 +72,6 @@ def _hits(name: str, *needles: str):
         h.rank = i
     return hits
 
-
-class _ChunkTable:
-    """core.chunks in DuckDB, as the window reads it from the warehouse."""
-
-    def __init__(self, chunks):
-        import duckdb
-        import pandas as pd
-
-        self.con = duckdb.connect()
-        frame = pd.DataFrame([{"chunk_id": c.chunk_id, "filing_id": c.filing_id, "page_start": c.page_start,
-                               "page_end": c.page_end, "text": c.text, "section": c.section,
-                               "fiscal_year": c.fiscal_year, "parent_id": c.parent_id, "position": c.position,
-                               "chunk_type": c.chunk_type, "is_leaf": c.is_leaf} for c in chunks])
-        self.con.execute("CREATE SCHEMA core")
-        self.con.register("frame", frame)
-        self.con.execute("CREATE TABLE core.chunks AS SELECT * FROM frame")
-
-    def query_df(self, sql, params=None):
-        return self.con.execute(sql, params or []).df()
 
 
 def _quoted(result) -> int:
@@ -240,7 +230,7 @@ def test_a_table_row_hit_brings_the_prose_of_its_page():
     hits = hits_from_chunks(leaves, lambda c: c.chunk_id == row.chunk_id)
     asked = "What explains the increase in Apple's Products gross margin percentage in 2022?"
     assert NarrativeAnswerer().answer(asked, hits).response_state == "insufficient_context"   # the row alone
-    result = NarrativeAnswerer(warehouse=_ChunkTable(leaves)).answer(asked, hits)
+    result = NarrativeAnswerer(warehouse=ChunkTable(leaves)).answer(asked, hits)
     assert result.response_state == "answered"
     assert result.text.startswith("Products gross margin percentage increased during 2022 compared to 2021 due primarily "
                                   "to a different Products mix")
@@ -255,7 +245,7 @@ def test_the_narrative_route_reads_neighbouring_passages_with_the_warehouse():
     hits = hits_from_chunks(leaves, lambda c: c.chunk_id == before.chunk_id)
     asked = "Why did Apple's Greater China net sales decrease in FY2024?"
     alone = routed_to_narrative(asked, hits, None)
-    windowed = routed_to_narrative(asked, hits, None, warehouse=_ChunkTable(leaves))
+    windowed = routed_to_narrative(asked, hits, None, warehouse=ChunkTable(leaves))
     assert "Greater China net sales decreased during 2024" not in alone.text
     assert windowed.response_state == "answered" and windowed.details["routed_to"] == "narrative"
     assert windowed.text.startswith("Greater China net sales decreased during 2024 compared to 2023 due primarily to "
