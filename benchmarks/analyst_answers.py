@@ -30,6 +30,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from held_out import is_held_out  # noqa: E402
+
 from finrag_pipeline.core.catalog import active_filings, load_filing  # noqa: E402
 from finrag_pipeline.core.evaluation.cited_evidence import CitedEvidence  # noqa: E402
 from finrag_pipeline.core.evaluation.runner import EvalMatrix, run_answer_eval  # noqa: E402
@@ -44,7 +46,6 @@ NAMED_SETS = {"analysts": EXTERNAL / "analyst_questions.jsonl", "dev": EXTERNAL 
               "heldout": EXTERNAL / "analyst_questions_heldout.jsonl",
               "heldout2": EXTERNAL / "analyst_questions_heldout2.jsonl"}
 HELD_OUT = NAMED_SETS["heldout"]
-CURRENT_HELD_OUT = "heldout3"
 
 
 def questions_path(value: str) -> Path:
@@ -67,9 +68,7 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=None,
                     help="write one JSON line per question and answerer (id, category, state, correctness, answer)")
     args = ap.parse_args()
-    # heldout2 was scored once as held out and is development data now; the fresh held-out set's files
-    # carry CURRENT_HELD_OUT in their name (data/external/README.md).
-    if args.rows and CURRENT_HELD_OUT in args.questions.name:
+    if args.rows and is_held_out(args.questions):   # the held-out sets of now: benchmarks/held_out.py
         ap.error("--rows would write the held-out set's items and per-question results (data/external/README.md)")
 
     session = FinragSession.open(args.home)
