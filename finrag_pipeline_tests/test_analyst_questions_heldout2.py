@@ -9,24 +9,20 @@ against core.pages of an ingested home (FINRAG_DEMO_HOME, a copy of the demo hom
 
 import importlib.util
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from _question_fixtures import SAMPLE_DOCS, demo_home_pages, fixture_context
 
-from finrag_pipeline.core.chunking import chunk_filing
-from finrag_pipeline.core.models import FilingMeta, Page
-from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
+from finrag_pipeline.core.qa.importers import import_financebench
 
 DATA = Path(__file__).parent / "data" / "external"
 FILE = DATA / "analyst_questions_heldout2.jsonl"
 PAGES = json.loads((DATA / "evidence_pages_heldout2.json").read_text(encoding="utf-8"))
 RECORDS = [json.loads(line) for line in FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 OTHER_FILES = ("analyst_questions.jsonl", "analyst_questions_dev.jsonl", "analyst_questions_heldout.jsonl")
-SAMPLE_DOCS = {"APPLE_2021_10K", "APPLE_2022_10K", "AMAZON_2022_10K", "BOEING_2021_10K", "MICROSOFT_2022_10K",
-               "aapl-10-k-2024-11-01", "amzn-10-k-2025-02-07", "nvda-10-k-2025-02-26"}
 COMPANY = {"APPLE": "Apple", "aapl": "Apple", "AMAZON": "Amazon", "amzn": "Amazon", "BOEING": "Boeing",
            "MICROSOFT": "Microsoft", "nvda": "NVIDIA"}
 FIELDS = {"financebench_id", "company", "doc_name", "question_type", "question_category", "question", "answer",
@@ -52,19 +48,9 @@ def _load(name: str):
     return module
 
 
-def _context(doc: str) -> FilingContext:
-    entry = PAGES[doc]
-    fid = entry["filing_id"]
-    suffix = ".pdf" if doc.isupper() else ".html"
-    meta = FilingMeta(fid, "0" * 64, f"/x/{doc}{suffix}", f"{doc}{suffix}", suffix[1:], doc.split("_")[0], None,
-                      None, "10-K", 2022, None, n_pages=entry["n_pages"])
-    pages = [Page(fid, int(n), text, None, None, char_count=len(text)) for n, text in sorted(entry["pages"].items())]
-    return FilingContext(meta, pages, chunk_filing(meta, pages, []))
-
-
 @pytest.fixture(scope="module")
 def imported():
-    return import_financebench(FILE, [_context(doc) for doc in sorted(PAGES)])
+    return import_financebench(FILE, [fixture_context(doc, PAGES[doc]) for doc in sorted(PAGES)])
 
 
 def test_at_least_44_questions_over_every_filing_in_the_asked_mix():
@@ -270,23 +256,7 @@ def test_evidence_texts_are_on_their_pages_in_the_parsed_filing(doc):
 @pytest.mark.slow
 def test_evidence_texts_are_on_their_pages_in_the_demo_warehouse():
     """In an ingested home (a copy of the demo home), core.pages holds every snippet on its page."""
-    home = Path(os.environ.get("FINRAG_DEMO_HOME") or Path(__file__).resolve().parents[1] / ".finrag")
-    if not (home / "warehouse.duckdb").exists():
-        pytest.skip("no ingested home (set FINRAG_DEMO_HOME to a copy of the demo home)")
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    except duckdb.Error:                       # a writer holds it: nothing to check against now
-        pytest.skip("the home's warehouse is locked by a writer")
-    try:
-        rows = con.execute("SELECT f.original_name, p.page_number, p.text FROM core.pages p "
-                           "JOIN core.filings f USING (filing_id)").fetchall()
-    finally:
-        con.close()
-    pages: dict[str, dict[int, str]] = {}
-    for name, page, text in rows:
-        pages.setdefault(Path(name).stem, {})[int(page)] = text or ""
-    if not set(pages) >= SAMPLE_DOCS:
-        pytest.skip("the home has not ingested the 8 sample filings")
+    pages = demo_home_pages()
+    if pages is None:
+        pytest.skip("no readable ingested home with the 8 sample filings (set FINRAG_DEMO_HOME to a copy of the demo home)")
     assert _snippets_off_their_pages({doc: pages[doc] for doc in SAMPLE_DOCS}) == []

@@ -10,16 +10,14 @@ core.pages of an ingested home (FINRAG_DEMO_HOME, a copy of the demo home) when 
 
 import importlib.util
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from _question_fixtures import SAMPLE_DOCS, demo_home_pages, fixture_context
 
-from finrag_pipeline.core.chunking import chunk_filing
-from finrag_pipeline.core.models import FilingMeta, Page
-from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
+from finrag_pipeline.core.qa.importers import import_financebench
 
 DATA = Path(__file__).parent / "data" / "external"
 SPLITS = ("dev", "heldout")
@@ -30,23 +28,11 @@ RECORDS = {s: [json.loads(line) for line in FILES[s].read_text(encoding="utf-8")
 ALL = RECORDS["dev"] + RECORDS["heldout"]
 FIRST_SET = [json.loads(line) for line in (DATA / "analyst_questions.jsonl").read_text(encoding="utf-8").splitlines()
              if line.strip()]
-SAMPLE_DOCS = {"APPLE_2021_10K", "APPLE_2022_10K", "AMAZON_2022_10K", "BOEING_2021_10K", "MICROSOFT_2022_10K",
-               "aapl-10-k-2024-11-01", "amzn-10-k-2025-02-07", "nvda-10-k-2025-02-26"}
 CATEGORIES = {"metric", "judgement", "narrative", "lookup"}
 
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
-
-
-def _context(doc: str) -> FilingContext:
-    entry = PAGES[doc]
-    fid = entry["filing_id"]
-    suffix = ".pdf" if doc.isupper() else ".html"
-    meta = FilingMeta(fid, "0" * 64, f"/x/{doc}{suffix}", f"{doc}{suffix}", suffix[1:], doc.split("_")[0], None,
-                      None, "10-K", 2022, None, n_pages=entry["n_pages"])
-    pages = [Page(fid, int(n), text, None, None, char_count=len(text)) for n, text in sorted(entry["pages"].items())]
-    return FilingContext(meta, pages, chunk_filing(meta, pages, []))
 
 
 def _build_script():
@@ -58,7 +44,7 @@ def _build_script():
 
 @pytest.fixture(scope="module")
 def contexts():
-    return [_context(doc) for doc in sorted(PAGES)]
+    return [fixture_context(doc, PAGES[doc]) for doc in sorted(PAGES)]
 
 
 @pytest.fixture(scope="module", params=SPLITS)
@@ -209,42 +195,15 @@ def test_evidence_texts_are_on_their_pages_in_the_parsed_filing(doc):
     assert sample.meta.filing_id == PAGES[doc]["filing_id"] and len(sample.pages) == PAGES[doc]["n_pages"]
 
 
-def _warehouse_pages() -> dict[str, dict[int, str]] | None:
-    """core.pages of an ingested home, read only: FINRAG_DEMO_HOME, else the checkout's own .finrag
-    (conftest points FINRAG_HOME at a throwaway home, so it is not read here)."""
-    from finrag_pipeline.core.paths import REPO_ROOT
-
-    db = Path(os.environ.get("FINRAG_DEMO_HOME") or REPO_ROOT / ".finrag") / "warehouse.duckdb"
-    if not db.exists():
-        return None
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error:                       # a writer holds it: nothing to check against now
-        return None
-    try:
-        rows = con.execute("SELECT f.original_name, p.page_number, p.text FROM core.pages p "
-                           "JOIN core.filings f USING (filing_id)").fetchall()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    out: dict[str, dict[int, str]] = {}
-    for name, page, text in rows:
-        out.setdefault(Path(name).stem, {})[int(page)] = _norm(text or "")
-    return out if set(out) >= SAMPLE_DOCS else None
-
-
 @pytest.mark.slow
 def test_evidence_texts_are_on_their_pages_in_the_demo_warehouse():
     """In an ingested home (a copy of the demo home), core.pages holds every snippet on its page."""
-    pages = _warehouse_pages()
+    pages = demo_home_pages()
     if pages is None:
         pytest.skip("no readable warehouse with the 8 sample filings ingested (set FINRAG_DEMO_HOME)")
     for r in ALL:
         for e in r["evidence"]:
-            assert _norm(e["evidence_text"]) in pages[r["doc_name"]][e["evidence_page_num"] + 1], \
+            assert _norm(e["evidence_text"]) in _norm(pages[r["doc_name"]][e["evidence_page_num"] + 1]), \
                 (r["financebench_id"], e["evidence_page_num"])
 
 

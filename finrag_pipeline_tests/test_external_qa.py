@@ -11,33 +11,19 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _question_fixtures import SAMPLE_DOCS, fixture_context
 
-from finrag_pipeline.core.chunking import chunk_filing
-from finrag_pipeline.core.models import FilingMeta, Page
-from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
+from finrag_pipeline.core.qa.importers import import_financebench
 
 DATA = Path(__file__).parent / "data" / "external"
 SET = DATA / "analyst_questions.jsonl"
 PAGES = json.loads((DATA / "evidence_pages.json").read_text(encoding="utf-8"))
 RECORDS = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-SAMPLE_DOCS = {"APPLE_2021_10K", "APPLE_2022_10K", "AMAZON_2022_10K", "BOEING_2021_10K", "MICROSOFT_2022_10K",
-               "aapl-10-k-2024-11-01", "amzn-10-k-2025-02-07", "nvda-10-k-2025-02-26"}
-
-
-def _context(doc: str, with_chunks: bool) -> FilingContext:
-    entry = PAGES[doc]
-    fid = entry["filing_id"]
-    suffix = ".pdf" if doc.isupper() else ".html"
-    meta = FilingMeta(fid, "0" * 64, f"/x/{doc}{suffix}", f"{doc}{suffix}", suffix[1:], doc.split("_")[0], None,
-                      None, "10-K", 2022, None, n_pages=entry["n_pages"])
-    pages = [Page(fid, int(n), text, None, None, char_count=len(text)) for n, text in sorted(entry["pages"].items())]
-    return FilingContext(meta, pages, chunk_filing(meta, pages, []) if with_chunks else [])
-
 
 @pytest.fixture(scope="module")
 def contexts():
-    return [_context(doc, with_chunks=True) for doc in sorted(PAGES)]
+    return [fixture_context(doc, PAGES[doc], with_chunks=True) for doc in sorted(PAGES)]
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +119,7 @@ def test_import_external_set_is_idempotent_and_replaces_only_its_set(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     docs = ["APPLE_2022_10K", "MICROSOFT_2022_10K"]
     for doc in docs:
-        ctx = _context(doc, with_chunks=True)
+        ctx = fixture_context(doc, PAGES[doc], with_chunks=True)
         fid = ctx.meta.filing_id
         wh.replace_rows("core.filings", [ctx.meta.to_row()], where={"filing_id": fid})
         wh.replace_rows("core.pages", rows_of(ctx.pages), where={"filing_id": fid})
