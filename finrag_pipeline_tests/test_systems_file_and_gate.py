@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
+from _question_fixtures import fixture_context
 from click.testing import CliRunner
-from test_external_qa import PAGES, SET, _context
+from test_external_qa import PAGES, SET
 
 from finrag_pipeline.core.evaluation.runner import EvalMatrix
 from finrag_pipeline.core.evaluation.systems import SystemsConfig
@@ -29,7 +30,7 @@ def _per_page_context(doc: str):
     from finrag_pipeline.core.chunking import chunk_filing
     from finrag_pipeline.core.qa.importers import FilingContext
 
-    base = _context(doc, with_chunks=False)
+    base = fixture_context(doc, PAGES[doc], with_chunks=False)
     chunks = []
     for page in base.pages:   # offsets restart on each page: the page number keeps the ids apart
         def fresh(chunk_id, n=page.page_number):
