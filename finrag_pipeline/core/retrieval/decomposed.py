@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from finrag_pipeline.core.analyst.plan import PlanError, make_plan
+from finrag_pipeline.core.analyst.store import strip_total
 from finrag_pipeline.core.models import Hit, SearchFilters
 from finrag_pipeline.core.query_understanding import QueryParser
 from finrag_pipeline.core.question_kind import is_qualitative
@@ -86,7 +87,7 @@ def query_labels(line_items: list[str], wordings: int = 3) -> list[str]:
     """The printed labels an input's search names: its first ``wordings`` wordings, each with and without a
     leading "total" (companies title the same line differently: "Total net sales", "Net sales", "Total
     revenues"), so the query does not hang on the order the lexicon lists its labels in for the calculator."""
-    stems = list(dict.fromkeys(re.sub(r"^total\s+", "", x) for x in line_items))[:wordings]
+    stems = list(dict.fromkeys(strip_total(x) for x in line_items))[:wordings]
     return list(dict.fromkeys(x for stem in stems for x in (f"total {stem}", stem)))
 
 
