@@ -248,12 +248,13 @@ class NarrativeAnswerer(SentenceScorer):
         2024, the Company ... filed a statement of compliance with the California District Court"), since a
         matter's sentence does not repeat the words "legal proceedings"."""
         taken = {s.hit.chunk_id for s in chosen}
+        quoted = set().union(*(word_stems(c.text) for c in chosen))   # what the answer already says
         out = []
         for s in candidates:
             near = s.cue >= _TOPICAL_MIN_CUE if topical else s.score >= 0.75 * best.score
             if s.hit.chunk_id in taken or not near:
                 continue
-            if word_stems(s.text) <= set().union(*(word_stems(c.text) for c in chosen)) or not _MATTER_RE.search(s.text):
+            if word_stems(s.text) <= quoted or not _MATTER_RE.search(s.text):
                 continue
             taken.add(s.hit.chunk_id)
             out.append(s)
@@ -268,8 +269,9 @@ class NarrativeAnswerer(SentenceScorer):
         if own.topical or not own.groups:
             return None     # "... and what drove it?": the first part's subject, answered already
         quoted = {s.text for s in chosen}
+        said = set().union(*(word_stems(c.text) for c in chosen))   # what the answer already says
         fits = [s for s in sentences if s.answers and s.text not in quoted and subject.names_one(s.text)
-                and not word_stems(s.text) <= set().union(*(word_stems(c.text) for c in chosen))]
+                and not word_stems(s.text) <= said]
         if not fits:
             return None
         return max(fits, key=lambda s: (s.score + (0.5 if s.hit.chunk_id == best.hit.chunk_id else 0.0), -s.hit.rank))
