@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from finrag_pipeline.core.ingest.unlabelled_totals import UNLABELLED, resolve_unlabelled_totals
 from finrag_pipeline.core.models import TableCell, TableRow
 from finrag_pipeline.core.numbers import NIL_DASHES, parse_cell
 
@@ -321,6 +322,11 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int,
     (a statement broken over a page); the headings open at the end are left in ``raw.extra["open_headings"]``."""
     from finrag_pipeline.core.ingest.statements import classify_table  # statements imports nothing from here
 
+    if any(label == UNLABELLED for label, _ in raw.rows):
+        # figures printed without a label: a block's total when they sum the rows above, else left out
+        raw.rows, indents_in, _ = resolve_unlabelled_totals(raw.rows, raw.extra.get("indents"))
+        if raw.extra.get("indents") is not None:
+            raw.extra["indents"] = indents_in
     table_id = f"{filing_id}:p{raw.page_number}:t{table_number}"
     unit_text = clean_text(raw.unit_text) if raw.unit_text else None
     table_unit, share_unit = table_units(unit_text)
