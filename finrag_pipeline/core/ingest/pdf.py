@@ -210,21 +210,21 @@ def _find_blocks(lines: list[Line], page_width: float) -> list[tuple[int, int]]:
     value_x0 = [s.x0 for ln in lines if _is_record(ln) for s in ln.segments[1:] if s.numeric]
     values_start = sorted(value_x0)[len(value_x0) // 5] if value_x0 else page_width
     blocks: list[tuple[int, int]] = []
-    start = last = None
+    start = last = tail = None
     for i, line in enumerate(lines):
         if _is_record(line):
             if start is None:
                 start = i
-            last = i
-        elif start is not None and _is_figure_row(line) and i - last <= 3:
-            last = i   # a table may end with its unlabelled total
+            last = tail = i
+        elif start is not None and i == tail + 1 and _is_figure_row(line) and line.segments[0].x1 > values_start:
+            tail = i   # figures right under the rows, in the value columns: the table may end with its total
         elif start is not None:
             runs_into_values = line.segments[-1].x1 > values_start
             if (_is_prose(line, page_width) and runs_into_values) or i - last > 3:
-                blocks.append((start, last + 1))
+                blocks.append((start, tail + 1))
                 start = None
     if start is not None:
-        blocks.append((start, last + 1))
+        blocks.append((start, tail + 1))
     return [(s, e) for s, e in blocks if sum(_is_record(ln) for ln in lines[s:e]) >= 2]
 
 

@@ -275,6 +275,7 @@ def currency_unit_violations(rows: list[TableRow]) -> list[TableRow]:
 # ---------------------------------------------------------------- group headings -> row_path
 
 _TOTAL_RE = re.compile(r"^total\b", re.I)
+_BARE_YEARS_RE = re.compile(r"(?:^|\s)(?:19|20)\d{2}\s+(?:19|20)\d{2}(?:\s|$)")
 
 
 class _HeadingStack:
@@ -393,8 +394,9 @@ def _flat_group_headings(rows: list[tuple[str, list[str]]], indents: list[float 
     that a "Total" row closes before the next heading."""
     out: set[int] = set()
     for i, ((label, values), indent) in enumerate(zip(rows, indents, strict=False)):
-        if indent is None or any(clean_text(v) for v in values) or not clean_text(label):
-            continue
+        if indent is None or any(clean_text(v) for v in values) or not clean_text(label) \
+                or find_unit_text(label) or _BARE_YEARS_RE.search(label):
+            continue   # a unit caption or a line of column years is a header line, not a group
         records_at_level = 0
         for (lbl, vals), ind in zip(rows[i + 1:], indents[i + 1:], strict=False):
             if ind is None:

@@ -33,6 +33,8 @@ UNNAMED_TOTAL = "Total"    # a total whose block has no heading that covers exac
 _TOTAL_LABEL_RE = re.compile(r"^\s*total\b", re.I)
 _LESS_RE = re.compile(r"^\s*less\b", re.I)
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_DANGLING_RE = re.compile(r"\b(?:in|by|of|for|to|as|at|from|with|on|the|following|include|includes|were|are|is)$",
+                          re.I)
 
 
 @dataclass
@@ -73,6 +75,8 @@ def _heading_name(heading: str) -> str | None:
     if not h or len(h) > 80 or h.endswith((".", ";", ",")) or re.search(r"\d", h) or _TOTAL_LABEL_RE.match(h) \
             or not re.search(r"[A-Za-z]{3}", h):
         return None
+    if _DANGLING_RE.search(h):
+        return None   # "Balance Sheet caption reported in:" introduces rows; it names no quantity
     if h.isupper():
         h = h.lower()
     elif h[:1].isupper() and h[1:2].islower():
@@ -176,9 +180,10 @@ class _Resolver:
                 name = _heading_name(self.labels[heading]) if heading is not None else None
                 self.labels[t] = name or UNNAMED_TOTAL
                 self.rows[t] = (self.labels[t], values)
-                # printed at the level of its heading (or of the rows it sums), as a labelled total would be
+                # printed at the level of its heading (or of the rows and headings it sums), as a labelled total
+                # would be: the group headings it runs past close before it
                 level = self.indents[heading] if heading is not None else min(
-                    (self.indents[i] for i in items if self.indents[i] is not None), default=None)
+                    (self.indents[i] for i in range(first, t) if self.indents[i] is not None), default=None)
                 self.indents[t] = level if level is not None else self.indents[t]
                 self.totals[t] = _Total(heading if heading is not None else first, heading is not None)
                 continue
