@@ -123,7 +123,10 @@ class _Resolver:
         def matches() -> bool:
             if len(items) < 2:
                 return False
-            slack = max(1, math.ceil(math.sqrt(0.75 * len(items))))   # ~3 sd of n rounding errors of half a unit
+            # each printed figure is off by at most half a unit: n items and the total by (n + 1) / 2 at most, and
+            # seldom by more than three standard deviations of their sum (sqrt(n / 12) each)
+            n = len(items)
+            slack = max(1, min((n + 1) // 2, math.ceil(3 * math.sqrt((n + 1) / 12))))
             return all(abs(sums[k] - target[k]) <= steps[k] * slack for k in cols)  # type: ignore[operator]
 
         pos = t - 1
