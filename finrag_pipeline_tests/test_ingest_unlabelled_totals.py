@@ -176,3 +176,29 @@ def test_footlocker_rows_that_sum_nothing_stay_out_of_tables_but_not_out_of_the_
     assert not any(c.value_text == "451" and r.page_number == 62 and r.row_label in ("", UNNAMED_TOTAL)
                    for r in footlocker.table_rows for c in r.cells)
     assert all(r.row_label for r in footlocker.table_rows)
+
+
+def test_figures_a_line_below_their_label_join_it():
+    """Costco FY2020 p26: "United States" on one line, "9 18 17" on the next, then "Canada 4 3 3" at the same indent:
+    the figures are the label's. A group heading (a colon, or rows indented under it) never takes figures."""
+    table = [("Warehouse openings:", ["", ""], 18), ("United States", ["", ""], 34), ("", ["9", "18"], 436),
+             ("Canada", ["4", "3"], 34), ("Total warehouse openings", ["13", "21"], 18)]
+    rows, _, dropped = resolve_unlabelled_totals([(lbl, v) for lbl, v, _ in table], [i for *_, i in table])
+    assert rows[1] == ("United States", ["9", "18"]) and dropped == [2]
+    grouped = [("Segment A", ["", ""], 18), ("", ["7", "8"], 436), ("Product", ["1", "2"], 34)]
+    rows, _, dropped = resolve_unlabelled_totals([(lbl, v) for lbl, v, _ in grouped], [i for *_, i in grouped])
+    assert rows == [("Segment A", ["", ""]), ("Product", ["1", "2"])] and dropped == [1]
+
+
+@pytest.mark.skipif(not (CORPUS / "robustness" / "COSTCO_2020_10K.pdf").exists(), reason="corpus absent")
+def test_costco_label_above_its_figures():
+    from finrag_pipeline.core.ingest.pdf import extract_tables
+    from finrag_pipeline.core.ingest.tables import to_table_rows
+
+    rows = [r for raw in extract_tables(CORPUS / "robustness" / "COSTCO_2020_10K.pdf", [26])
+            for r in to_table_rows(raw, "COST-2020-10K", 0)]
+    by_label = {r.row_label: [c.value_text for c in r.cells] for r in rows}
+    assert by_label["United States"] == ["9", "18", "17"]      # 2020, 2019, 2018 warehouse openings
+    assert by_label["Total warehouse openings, including relocations"] == ["16", "25", "25"]   # 9 + 4 + 3
+    canada = next(r for r in rows if r.row_label == "Canada")
+    assert "United States" not in canada.row_path

@@ -395,8 +395,9 @@ def _flat_group_headings(rows: list[tuple[str, list[str]]], indents: list[float 
     out: set[int] = set()
     for i, ((label, values), indent) in enumerate(zip(rows, indents, strict=False)):
         if indent is None or any(clean_text(v) for v in values) or not clean_text(label) \
-                or find_unit_text(label) or _BARE_YEARS_RE.search(label):
-            continue   # a unit caption or a line of column years is a header line, not a group
+                or (find_unit_text(label) and not re.search(r"[A-Za-z]{3}", UNIT_LINE_RE.sub("", label))) \
+                or _BARE_YEARS_RE.search(label):
+            continue   # a unit caption or a line of column years is a header line, not a group ("Revenues (in millions)" is)
         records_at_level = 0
         for (lbl, vals), ind in zip(rows[i + 1:], indents[i + 1:], strict=False):
             if ind is None:

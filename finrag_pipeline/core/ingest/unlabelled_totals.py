@@ -13,7 +13,10 @@ extractor hands such a row over with an empty label (``""``); this module decide
   deeper than a heading that ends in a colon (otherwise "Current assets:" would name a sum that runs past the
   current rows). Lacking such a heading it is labelled plain ``"Total"``: the total of the rows it sums, no
   guessed name.
-- A bare figure row that sums nothing is left out of the table (its figures stay in the page text).
+- A bare figure row that sums nothing, right under a label without figures that groups nothing (no colon, the rows
+  below not indented under it), is that label's figures (the label printed a line above its figures: Costco's
+  "United States" over "9 18 17").
+- Any other bare figure row is left out of the table (its figures stay in the page text).
 
 Pure functions over (label, values) rows so that the PDF and HTML extractors can share it.
 """
@@ -33,7 +36,8 @@ UNNAMED_TOTAL = "Total"    # a total whose block has no heading that covers exac
 _TOTAL_LABEL_RE = re.compile(r"^\s*total\b", re.I)
 _LESS_RE = re.compile(r"^\s*less\b", re.I)
 _WORD_RE = re.compile(r"[a-z0-9]+")
-_DANGLING_RE = re.compile(r"\b(?:in|by|of|for|to|as|at|from|with|on|the|following|include|includes|were|are|is)$",
+_DANGLING_RE = re.compile(r"(?:\b(?:in|by|of|for|to|as|at|from|with|on|the|following|include|includes|were|are|is|and|or)|"
+                          r"[&—–-])$",
                           re.I)
 
 
@@ -77,10 +81,11 @@ def _heading_name(heading: str) -> str | None:
         return None
     if _DANGLING_RE.search(h):
         return None   # "Balance Sheet caption reported in:" introduces rows; it names no quantity
+    words = h.split()
     if h.isupper():
         h = h.lower()
-    elif h[:1].isupper() and h[1:2].islower():
-        h = h[:1].lower() + h[1:]
+    elif h[:1].isupper() and h[1:2].islower() and not any(w[:1].isupper() for w in words[1:]):
+        h = h[:1].lower() + h[1:]   # sentence case ("Current liabilities"); a name keeps its capitals ("Data Center Group")
     return f"Total {h}"
 
 
@@ -165,6 +170,22 @@ class _Resolver:
             pos -= 1
         return None
 
+    def _label_above(self, t: int) -> int | None:
+        """The row right above ``t`` when it is a label without figures that groups nothing: no colon, not a
+        capitalised section heading, and the next row (if any) not indented under it. Costco's "United States"
+        over "9 18 17", with its siblings "Canada 4 3 3" at the same indent."""
+        above = t - 1
+        if above < 0 or not _is_heading(*self.rows[above]) or above in self.dropped:
+            return None
+        label = self.labels[above].strip()
+        if label.endswith(":") or label.isupper() or not re.search(r"[A-Za-z]{3}", label):
+            return None
+        after = next((i for i in range(t + 1, len(self.rows)) if i not in self.dropped), None)
+        ind, ind_after = self.indents[above], self.indents[after] if after is not None else None
+        if ind is not None and ind_after is not None and self.labels[after].strip() and ind_after > ind + 1:
+            return None   # the rows below are indented under it: it is their group heading
+        return above
+
     def resolve(self) -> list[int]:
         """Label the unlabelled totals in place; return the indexes of unlabelled rows that sum nothing."""
         for t, (label, values) in enumerate(self.rows):
@@ -175,7 +196,11 @@ class _Resolver:
                 continue
             found = self.walk(t)
             if found is None:
-                if unlabelled:
+                if unlabelled and self._label_above(t) is not None:
+                    above = self._label_above(t)
+                    self.rows[above] = (self.labels[above], values)   # its label printed on the line above
+                    self.dropped.add(t)
+                elif unlabelled:
                     self.dropped.add(t)
                 continue
             first, heading, items = found
