@@ -202,3 +202,19 @@ def test_costco_label_above_its_figures():
     assert by_label["Total warehouse openings, including relocations"] == ["16", "25", "25"]   # 9 + 4 + 3
     canada = next(r for r in rows if r.row_label == "Canada")
     assert "United States" not in canada.row_path
+
+
+def test_a_heading_names_only_the_total_that_closes_its_block():
+    """PepsiCo FY2020 p107: "Property, plant and equipment, net" over Land ... Construction in progress, a bare
+    46,340 (gross), "Accumulated depreciation (24,971)" and "Total 21,369" (net), all at one indent. The bare sum is
+    not the heading's total (its block runs on), so it is no "Total property, plant and equipment, net"."""
+    table = [("Property, plant and equipment, net", ["", ""], 17), ("Land", ["1,171", "1,130"], 17),
+             ("Buildings", ["10,214", "9,314"], 17), ("Machinery", ["31,276", "29,390"], 17),
+             ("Construction in progress", ["3,679", "3,169"], 17), ("", ["46,340", "43,003"], 416),
+             ("Accumulated depreciation", ["(24,971)", "(23,698)"], 17), ("Total", ["21,369", "19,305"], 17)]
+    rows, _, dropped = resolve_unlabelled_totals([(lbl, v) for lbl, v, _ in table], [i for *_, i in table])
+    assert rows[5] == (UNNAMED_TOTAL, ["46,340", "43,003"]) and dropped == []
+    # the same block closed by the next heading: the heading names it (PepsiCo p94 "Short-term debt obligations")
+    closed = table[:6] + [("Other assets", ["", ""], 17)]
+    rows, _, _ = resolve_unlabelled_totals([(lbl, v) for lbl, v, _ in closed], [i for *_, i in closed])
+    assert rows[5][0] == "Total property, plant and equipment, net"

@@ -145,7 +145,7 @@ class _Resolver:
             if _is_heading(label, values):
                 if matches():
                     first = pos + 1
-                    h = self._naming_heading(pos, items)
+                    h = self._naming_heading(pos, items, t)
                     return first, h, items
                 pos -= 1
                 continue
@@ -162,13 +162,30 @@ class _Resolver:
             pos = (nested.first if nested else pos) - 1
         return None
 
-    def _naming_heading(self, pos: int, items: list[int]) -> int | None:
-        """The heading at ``pos`` or, past headings that do not cover the items, the next one up (no rows between)."""
+    def _naming_heading(self, pos: int, items: list[int], t: int) -> int | None:
+        """The heading at ``pos`` or, past headings that do not cover the items, the next one up (no rows between);
+        only a heading whose block the total closes."""
         while pos >= 0 and _is_heading(*self.rows[pos]):
-            if _heading_name(self.labels[pos]) and self._heading_covers(pos, items):
+            if _heading_name(self.labels[pos]) and self._heading_covers(pos, items) and self._closes(pos, t):
                 return pos
             pos -= 1
         return None
+
+    def _closes(self, h: int, t: int) -> bool:
+        """Row ``t`` ends the block of heading ``h``: the next row is another heading, a total, the end of the table,
+        or a row out of the heading's reach (at or left of a group label ending in a colon, left of a section
+        heading). Pepsi's "Property, plant and equipment, net" heading runs on past the gross sum to "Accumulated
+        depreciation" and the net "Total": the gross sum is not the heading's total."""
+        nxt = next((i for i in range(t + 1, len(self.rows)) if i not in self.dropped), None)
+        if nxt is None:
+            return True
+        label, values = self.rows[nxt]
+        if _is_heading(label, values) or _TOTAL_LABEL_RE.match(label) or not label.strip():
+            return True
+        hi, ni = self.indents[h], self.indents[nxt]
+        if hi is None or ni is None:
+            return self.labels[h].rstrip().endswith(":")   # no layout: a colon group is closed by its total
+        return ni <= hi + 1 if self.labels[h].rstrip().endswith(":") else ni < hi - 1
 
     def _label_above(self, t: int) -> int | None:
         """The row right above ``t`` when it is a label without figures that groups nothing: no colon, not a
