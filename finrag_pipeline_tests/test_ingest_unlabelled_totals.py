@@ -218,3 +218,13 @@ def test_a_heading_names_only_the_total_that_closes_its_block():
     closed = table[:6] + [("Other assets", ["", ""], 17)]
     rows, _, _ = resolve_unlabelled_totals([(lbl, v) for lbl, v, _ in closed], [i for *_, i in closed])
     assert rows[5][0] == "Total property, plant and equipment, net"
+
+
+def test_printed_subtotals_stand_for_their_rows_even_of_one_row():
+    """AES FY2021 p37 (MCAC generation): "Panama Subtotal 670" of one plant, "Dominican Republic Subtotal 50" of one,
+    then a bare 720 (MW; the % column is not summed): the grand total of the subtotals, no double count."""
+    table = [("Gatun Panama Gas", ["670", "49%"]), ("Panama Subtotal", ["670", ""]),
+             ("Santanasol Dominican Republic Solar", ["50", "85%"]), ("Dominican Republic Subtotal", ["50", ""]),
+             ("", ["720", ""])]
+    rows, _, dropped = resolve_unlabelled_totals(table, [18, 24, 18, 24, 362])
+    assert rows[-1] == (UNNAMED_TOTAL, ["720", ""]) and dropped == []

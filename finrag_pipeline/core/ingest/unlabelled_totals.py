@@ -33,7 +33,7 @@ from finrag_pipeline.core.numbers import NIL_DASHES, cell_decimal
 UNLABELLED = ""            # the label an extractor gives a row of figures printed without one
 UNNAMED_TOTAL = "Total"    # a total whose block has no heading that covers exactly the rows it sums
 
-_TOTAL_LABEL_RE = re.compile(r"^\s*total\b", re.I)
+_TOTAL_LABEL_RE = re.compile(r"^\s*total\b|\bsub-?total\b", re.I)   # "Total ...", "Argentina Subtotal"
 _LESS_RE = re.compile(r"^\s*less\b", re.I)
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _DANGLING_RE = re.compile(r"(?:\b(?:in|by|of|for|to|as|at|from|with|on|the|following|include|includes|were|are|is|and|or)|"
@@ -76,7 +76,7 @@ def _heading_name(heading: str) -> str | None:
     """ "Current liabilities:" -> "Total current liabilities"; "ASSETS" -> "Total assets"; None for text that is
     no group heading (a sentence, a figure, a heading that already says total)."""
     h = re.sub(r"\s+", " ", heading).strip().rstrip(":").strip()
-    if not h or len(h) > 80 or h.endswith((".", ";", ",")) or re.search(r"\d", h) or _TOTAL_LABEL_RE.match(h) \
+    if not h or len(h) > 80 or h.endswith((".", ";", ",")) or re.search(r"\d", h) or _TOTAL_LABEL_RE.search(h) \
             or not re.search(r"[A-Za-z]{3}", h):
         return None
     if _DANGLING_RE.search(h):
@@ -102,7 +102,7 @@ class _Resolver:
         self.dropped: set[int] = set()
 
     def _is_total_row(self, j: int) -> bool:
-        return j in self.totals or bool(_TOTAL_LABEL_RE.match(self.labels[j]))
+        return j in self.totals or bool(_TOTAL_LABEL_RE.search(self.labels[j]))
 
     def _heading_covers(self, h: int, items: list[int]) -> bool:
         """The heading at ``h`` covers the rows ``items`` (indexes of the rows and nested totals summed)."""
@@ -114,7 +114,7 @@ class _Resolver:
             return all(i > hi + 1 for i in indents)    # a group label holds the rows indented under it
         return all(i >= hi - 1 for i in indents)        # a section heading ("ASSETS") holds the rows at its level
 
-    def walk(self, t: int) -> tuple[int, int | None, list[int]] | None:
+    def walk(self, t: int, min_items: int = 2) -> tuple[int, int | None, list[int]] | None:
         """The block row ``t`` totals: (index of its first row, index of the heading that names it or None, the
         items summed); None when no boundary above it gives its figures."""
         target = _values(self.rows[t][1])
@@ -126,7 +126,7 @@ class _Resolver:
         items: list[int] = []
 
         def matches() -> bool:
-            if len(items) < 2:
+            if len(items) < min_items:
                 return False
             # each printed figure is off by at most half a unit: n items and the total by (n + 1) / 2 at most, and
             # seldom by more than three standard deviations of their sum (sqrt(n / 12) each)
@@ -180,7 +180,7 @@ class _Resolver:
         if nxt is None:
             return True
         label, values = self.rows[nxt]
-        if _is_heading(label, values) or _TOTAL_LABEL_RE.match(label) or not label.strip():
+        if _is_heading(label, values) or _TOTAL_LABEL_RE.search(label) or not label.strip():
             return True
         hi, ni = self.indents[h], self.indents[nxt]
         if hi is None or ni is None:
@@ -209,9 +209,11 @@ class _Resolver:
             if not any((v or "").strip() for v in values):
                 continue
             unlabelled = label.strip() == UNLABELLED
-            if not unlabelled and not _TOTAL_LABEL_RE.match(label):
+            if not unlabelled and not _TOTAL_LABEL_RE.search(label):
                 continue
-            found = self.walk(t)
+            # a printed total may total one row (AES's "Dominican Republic Subtotal" of one plant); a bare figure row
+            # must sum two or more (one row repeated is no evidence of a total)
+            found = self.walk(t, min_items=2 if unlabelled else 1)
             if found is None:
                 if unlabelled and self._label_above(t) is not None:
                     above = self._label_above(t)
