@@ -827,7 +827,7 @@ class CalculatorAnswerer:
             before, _ = value("revenue", "USD", year - 1)
             growth = (now - before) / abs(before)
             floor = judgement.threshold if judgement.threshold is not None else Decimal(str(rule.revenue_growth_min))
-            strict = "strictly above" in judgement.notes
+            strict = judgement.strict
             yes = growth > floor if strict else growth >= floor
             reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
                       f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
@@ -855,7 +855,7 @@ class CalculatorAnswerer:
             unit = metric.unit or "USD"
             v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
             # an amount: "10,000 million" in base units; a bare "50,000" in the statements' own unit
-            given = next((int(n.split()[1]) for n in judgement.notes if n.startswith("scale ")), scale)
+            given = judgement.threshold_scale or scale
             threshold = judgement.threshold * given if unit == "USD" else judgement.threshold
             yes = v > threshold if judgement.direction == "up" else v < threshold
             reason = (f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}, "
@@ -888,13 +888,15 @@ class CalculatorAnswerer:
             ratio, _ = value(metric.formula or metric.key, "ratio", year)
             floor = judgement.threshold if judgement.threshold is not None else (
                 rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min)
-            yes = ratio >= Decimal(str(floor))
+            yes = ratio > Decimal(str(floor)) if judgement.strict else ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
-                      f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "
+                      f"({('above' if judgement.strict else 'at or above') if yes else ('not above' if judgement.strict else 'below')}"
+                      f" {floor:.2f}: current obligations "
                       f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
             if judgement.notes:
                 reason += "; " + "; ".join(judgement.notes)
-            return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
+            return Decision("Yes" if yes else "No", reason,
+                            f"healthy liquidity: {metric.key} {'>' if judgement.strict else '>='} {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
 
