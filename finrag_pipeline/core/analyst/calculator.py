@@ -667,8 +667,14 @@ class CalculatorAnswerer:
             periods = f"{'average' if plan.operation == 'average_years' else 'sum'} of FY{min(plan.years)} to FY{max(plan.years)}"
         company = display_company(filing.meta.company)
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
-        text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
-                f"Sources: " + sources_text(inputs, filing.filing_id) + ".")
+        derived = [] if details.get("segment") else self.derivations(plan.formula, filing, plan.years)
+        if derived:
+            details["derived"] = derived
+            plan.notes = [*plan.notes, *(d for d in derived if d not in plan.notes)]
+            details["plan"] = plan.as_dict()
+        text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}"
+                + "".join(f"; {d}" for d in derived) + ". "
+                "Sources: " + sources_text(inputs, filing.filing_id) + ".")
         citations = cited(inputs)
         timings["total"] = _ms(t0)
         formula = "; ".join([plan.formula, *plan.also])
@@ -694,6 +700,25 @@ class CalculatorAnswerer:
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
 
     # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
+
+    def derivations(self, formula: str, filing: FilingFacts, years: Sequence[int]) -> list[str]:
+        """How each line of ``formula`` the filing does not print as one row was derived from its parts (the
+        lexicon's ``fallback``): "gross profit derived as revenue - cost_of_revenue (NFLX-2020-10K prints no
+        gross profit line)". Said in the answer, its plan and its explanation: a derived figure is never shown as
+        if it were printed."""
+        out: list[str] = []
+        try:
+            names = parse_formula(formula).names
+        except FormulaError:
+            return out
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            if concept is None or not concept.fallback or not years:
+                continue
+            if any(filing.lookup(concept, y) is None for y in years if y is not None):
+                out.append(f"{metric_name(concept).lower()} derived as {concept.fallback} ({filing.filing_id} prints "
+                           f"no {metric_name(concept).lower()} line)")
+        return out
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decimal, list[FactValue], int]:
@@ -794,6 +819,8 @@ class CalculatorAnswerer:
                 judgement.notes.append("year-end balances (the filing prints two balance sheets)")
             if len(points) < 2:
                 raise MissingInput(metric.key, year - 1)
+            judgement.notes += [d for d in self.derivations(formula, filing, [y for y, _ in points])
+                                if d not in judgement.notes and not segment]
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
                                     lambda v: self._fmt(v, unit, scale), material=judgement.profile)
             if judgement.notes:

@@ -142,7 +142,17 @@ class Lexicon:
 
     @classmethod
     def load_default(cls, extra_paths: Iterable[str | Path] = ()) -> Lexicon:
-        return cls.load(config_path("lexicon.yaml"), *extra_paths)
+        """lexicon.yaml (then ``extra_paths``), with the companies' own names for a concept that the analyst
+        vocabulary holds (``printed_as``: Netflix's "Technology and development" is research and development)
+        added after the concept's own labels."""
+        from finrag_pipeline.core.analyst.vocabulary import company_labels
+
+        lex = cls.load(config_path("lexicon.yaml"), *extra_paths)
+        for key, labels in company_labels().items():
+            if key not in lex.concepts:
+                raise ValueError(f"analyst_vocabulary.yaml: printed_as names no lexicon concept {key!r}")
+            lex.add(Concept(key, line_items=list(labels)))
+        return lex
 
     def _pattern(self, phrase: str) -> re.Pattern[str]:
         pat = self._patterns.get(phrase)

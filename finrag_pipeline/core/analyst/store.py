@@ -44,6 +44,8 @@ def _unit_scale(unit: str | None) -> tuple[str | None, int]:
 
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
 _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
+# what a company spent, named by one word: "spend on fuel", "spent on advertising", "fuel expense", "rent costs"
+_SPENT_ON_RE = re.compile(r"\bspen(?:d|t|ds|ding)\s+on\s+(?P<a>[a-z]+)\b|\b(?P<b>[a-z]+)\s+(?:expenses?|costs?)\b")
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
 # "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
 # what it pays for; the rest of the label is the line item
@@ -551,7 +553,22 @@ class FilingFacts:
             if m and _label_ends_item(norm[m.end():]) and (best is None or m.start() < best[0]):
                 # two labels of the same length written: the one written first (never the set's hash order)
                 best = (m.start(), lab)
-        return best[1] if best else None
+        if best is None:
+            return self._cost_word_label(norm)
+        return best[1]
+
+    def _cost_word_label(self, norm: str) -> str | None:
+        """A one-word cost line of the income statement ("Fuel", "Rent", "Advertising") written as what was spent:
+        "spend on fuel", "fuel expense", "fuel costs". A short word is read only there (elsewhere in a question it
+        is too often no line item)."""
+        for m in _SPENT_ON_RE.finditer(norm):
+            word = m.group("a") or m.group("b")
+            if word in _VAGUE_LABELS or len(word) < 3:
+                continue
+            if any(lab == word and self.statement_of[tid] == "income_statement" and tid not in self.percent_tables
+                   for (tid, _), lab in self.norm_labels.items()):
+                return word
+        return None
 
     def statement_label(self, phrase: str) -> str | None:
         """The statement row label a phrase is, word for word (normalised), or None. For an operand a
@@ -568,6 +585,8 @@ class FilingFacts:
         bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
         if bare != norm and len(bare.split()) >= 2:
             return self.statement_label(bare)
+        if bare != norm:   # "fuel expense": a one-word cost line of the income statement ("Fuel")
+            return self._cost_word_label(norm)
         # "unsecured senior notes": the statement prints the line with its detail in parentheses ("Unsecured senior
         # notes (net of discount of $10,683 and $12,296, respectively)"); the full printed label is the row
         detailed = [lab for (tid, _), lab in self.norm_labels.items()
