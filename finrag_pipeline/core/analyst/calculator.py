@@ -340,6 +340,16 @@ class CalculatorAnswerer:
         the figures shown beside it (the other years of a choice, the other items of a list)."""
         inputs: dict[tuple[str, int], FactValue] = {}
 
+        def resolve_part(name: str, label: str, whole: Concept, year: int) -> Decimal:
+            part = Concept(key=f"{name}: {label}", line_items=[label], statement=whole.statement, expense=whole.expense)
+            if (part.key, year) not in inputs:
+                fact = filing.lookup(part, year)
+                if fact is None:
+                    raise MissingInput(name, year)
+                inputs[(part.key, year)] = fact
+            value = inputs[(part.key, year)].base_value
+            return abs(value) if whole.expense or whole.outflow else value
+
         def resolve(name: str, year: int) -> Decimal:
             if (name, year) not in inputs:
                 concept = (extra or {}).get(name) or self.lexicon.concepts.get(name)
@@ -350,6 +360,14 @@ class CalculatorAnswerer:
                 if fact is None and concept.fallback and not segment:
                     # a line the filing does not print as one row: its parts ("SG&A" = S&M + G&A)
                     return evaluate(parse_formula(concept.fallback), year, resolve)
+                if concept.parts_labelled and concept.statement and not segment:
+                    # printed only as its kinds ("Cost of services" + "Cost of wireless equipment", Boeing's "Cost of
+                    # products" + "Cost of services"): their sum, never one kind read as the whole
+                    parts = filing.labels_starting(concept.parts_labelled, concept.statement)
+                    named = {normalize_label(x) for c in (extra or {}).values() for x in c.line_items}
+                    # a formula naming a part itself ("cost of products plus cost of services") reads the parts as named
+                    if parts and not named & set(parts) and (fact is None or normalize_label(fact.label) in parts):
+                        return sum((resolve_part(name, label, concept, year) for label in parts), Decimal(0))
                 if fact is None and year < filing.meta.fiscal_year - 1:
                     # an earlier year than the filing's comparatives (a 3-year average of balances, a CAGR):
                     # the same company's earlier 10-K that reports it, cited as such
@@ -496,6 +514,8 @@ class CalculatorAnswerer:
             self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
+        if unsuited:
+            details["unsuitable_asked"] = unsuited
         missing: list[str] = []
         tried: list[str] = []
         for filing in filings:
@@ -667,7 +687,7 @@ class CalculatorAnswerer:
             periods = f"{'average' if plan.operation == 'average_years' else 'sum'} of FY{min(plan.years)} to FY{max(plan.years)}"
         company = display_company(filing.meta.company)
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
-        derived = [] if details.get("segment") else self.derivations(plan.formula, filing, plan.years)
+        derived = [] if details.get("segment") else self.derivations(plan.formula, filing, plan.years, inputs)
         if derived:
             details["derived"] = derived
             plan.notes = [*plan.notes, *(d for d in derived if d not in plan.notes)]
@@ -675,6 +695,13 @@ class CalculatorAnswerer:
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}"
                 + "".join(f"; {d}" for d in derived) + ". "
                 "Sources: " + sources_text(inputs, filing.filing_id) + ".")
+        unsuited = details.get("unsuitable_asked")
+        if unsuited and derived:
+            # "If gross margin is not a useful metric for a company like this, state that": the filing prints no line
+            # of it; said first, the mechanical figure after
+            text = (f"{unsuited[:1].upper()}{unsuited[1:]} is not a useful metric for {company}: its financial "
+                    f"statements print no line of it ({'; '.join(derived)}). (Mechanically: {text})")
+            details["unsuitable_metric"] = unsuited
         citations = cited(inputs)
         timings["total"] = _ms(t0)
         formula = "; ".join([plan.formula, *plan.also])
@@ -701,14 +728,15 @@ class CalculatorAnswerer:
 
     # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
 
-    def derivations(self, formula: str, filing: FilingFacts, years: Sequence[int]) -> list[str]:
+    def derivations(self, formula: str, filing: FilingFacts, years: Sequence[int],
+                    inputs: Sequence[FactValue] | None = None) -> list[str]:
         """How each line of ``formula`` the filing does not print as one row was derived from its parts (the
         lexicon's ``fallback``): "gross profit derived as revenue - cost_of_revenue (NFLX-2020-10K prints no
         gross profit line)". Said in the answer, its plan and its explanation: a derived figure is never shown as
         if it were printed."""
         out: list[str] = []
         try:
-            names = parse_formula(formula).names
+            names = list(parse_formula(formula).names)
         except FormulaError:
             return out
         for name in dict.fromkeys(names):
@@ -718,6 +746,17 @@ class CalculatorAnswerer:
             if any(filing.lookup(concept, y) is None for y in years if y is not None):
                 out.append(f"{metric_name(concept).lower()} derived as {concept.fallback} ({filing.filing_id} prints "
                            f"no {metric_name(concept).lower()} line)")
+                names += parse_formula(concept.fallback).names   # its parts may be derived in turn
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            if (concept is not None and concept.parts_labelled and concept.statement and years
+                    and any((f := filing.lookup(concept, y)) is None or normalize_label(f.label) in
+                            filing.labels_starting(concept.parts_labelled, concept.statement) for y in years if y is not None)):
+                parts = filing.labels_starting(concept.parts_labelled, concept.statement)
+                summed = inputs is None or any(i.line_item.startswith(name + ": ") for i in inputs)
+                if parts and summed:   # (the parts as read by _compute.resolve_part)
+                    out.append(f"{metric_name(concept).lower()} derived as the sum of " + " + ".join(
+                        f'"{p}"' for p in parts) + f" ({filing.filing_id} prints no total line)")
         return out
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
@@ -769,6 +808,19 @@ class CalculatorAnswerer:
                 missing.append(f"{exc} in {filing.filing_id}")
                 continue
             details["judgement"].update({"answer": decision.answer, "rule": decision.rule, "series": series})
+            unsuited = unsuitable_metric(question)
+            derived = [n for n in judgement.notes if " derived as " in n]
+            if unsuited and derived and judgement.kind == "trend":
+                # the question allows the metric to be unsuitable and the filing prints no line of it (Amazon prints
+                # no gross profit): said, with the mechanical series derived from the lines it does print
+                company = display_company(filing.meta.company)
+                timings["total"] = _ms(t0)
+                text = (f"{unsuited[:1].upper()}{unsuited[1:]} is not a useful metric for {company}: its financial "
+                        f"statements print no line of it ({'; '.join(derived)}). (Mechanically: {decision.reason}.) "
+                        "Sources: " + sources_text(inputs, filing.filing_id) + ".")
+                return AnswerResult(text, cited(inputs), "answered", latency_ms=timings["total"], details={
+                    **details, "unsuitable_metric": unsuited, "derived": derived, "filing_id": filing.filing_id,
+                    "inputs": [i.as_dict() for i in inputs], "timings_ms": timings})
             return self._judged(decision, filing, inputs, details, timings, t0)
         if missing:
             details["missing"] = missing
@@ -819,7 +871,7 @@ class CalculatorAnswerer:
                 judgement.notes.append("year-end balances (the filing prints two balance sheets)")
             if len(points) < 2:
                 raise MissingInput(metric.key, year - 1)
-            judgement.notes += [d for d in self.derivations(formula, filing, [y for y, _ in points])
+            judgement.notes += [d for d in self.derivations(formula, filing, [y for y, _ in points], inputs)
                                 if d not in judgement.notes and not segment]
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
                                     lambda v: self._fmt(v, unit, scale), material=judgement.profile)

@@ -34,6 +34,9 @@ class Concept:
     outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
     fallback: str | None = None      # a base line not printed as one row: the formula of its parts (calculator)
     expense: bool = False            # a cost: some filers print it in parentheses; computed with as an amount
+    parts_labelled: list[str] = field(default_factory=list)  # a line some filers print only as several rows whose
+                                     # labels start with these words ("Cost of services" + "Cost of wireless
+                                     # equipment"): their sum, on the concept's statement (calculator)
 
     @property
     def phrases(self) -> list[str]:
@@ -105,6 +108,7 @@ class Lexicon:
             old.outflow = concept.outflow or old.outflow
             old.fallback = concept.fallback or old.fallback
             old.expense = concept.expense or old.expense
+            old.parts_labelled = _unique([*old.parts_labelled, *concept.parts_labelled])
         self._patterns = {}
 
     @classmethod
@@ -114,7 +118,7 @@ class Lexicon:
         for key, spec in concepts.items():
             spec = spec or {}
             unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
-                                   "outflow", "fallback", "expense"}
+                                   "outflow", "fallback", "expense", "parts_labelled"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -128,7 +132,8 @@ class Lexicon:
                                unit=str(spec["unit"]) if spec.get("unit") else None,
                                outflow=bool(spec.get("outflow", False)),
                                fallback=str(spec["fallback"]) if spec.get("fallback") else None,
-                               expense=bool(spec.get("expense", False))))
+                               expense=bool(spec.get("expense", False)),
+                               parts_labelled=[str(a) for a in spec.get("parts_labelled", [])]))
         return cls(out)
 
     @classmethod

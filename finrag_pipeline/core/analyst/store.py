@@ -602,6 +602,25 @@ class FilingFacts:
             return side.group("rest")
         return None
 
+    def labels_starting(self, prefixes: Sequence[str], statement: str) -> list[str]:
+        """The row labels of the filing's first ``statement`` table (page order) that prints two or more rows
+        starting with one of ``prefixes`` ("cost of services", "cost of wireless equipment"), totals excluded;
+        [] when no such table: the parts of a line printed without its total."""
+        by_table: dict[str, list[str]] = {}
+        for (tid, _), lab in self.norm_labels.items():
+            if (self.statement_of[tid] == statement and tid not in self.percent_tables
+                    and lab.startswith(tuple(p + " " for p in prefixes)) and lab not in by_table.get(tid, [])):
+                by_table.setdefault(tid, []).append(lab)
+        tables = [t for t in self.tables_in_order() if len(by_table.get(t, [])) >= 2]
+        return by_table[tables[0]] if tables else []
+
+    def tables_in_order(self) -> list[str]:
+        """Table ids in the order the filing prints them (page, then position)."""
+        seen: dict[str, tuple[int, int]] = {}
+        for i, r in enumerate(self.rows):
+            seen.setdefault(r.table_id, (r.page_number or 0, i))
+        return sorted(seen, key=seen.get)
+
     def label_statement(self, label: str, text: str = "", prefer: Sequence[str] = ()) -> str | None:
         """Which statement to read a row label from: one the question points at (``prefer``: "primarily
         using the balance sheet") that prints it, the balance sheet when the text asks for a
