@@ -563,7 +563,7 @@ class FilingFacts:
         is too often no line item)."""
         for m in _SPENT_ON_RE.finditer(norm):
             word = m.group("a") or m.group("b")
-            if word in _VAGUE_LABELS or len(word) < 3:
+            if word in _VAGUE_LABELS or word in ("other", "total", "net") or len(word) < 3:
                 continue
             if any(lab == word and self.statement_of[tid] == "income_statement" and tid not in self.percent_tables
                    for (tid, _), lab in self.norm_labels.items()):
