@@ -81,7 +81,18 @@ def calc():
         ("Net revenues", "5,000", "4,000"), ("Cost of net revenues", "1,400", "1,100"),
         ("Sales and marketing", "1,300", "1,200"), ("Product development", "700", "600"),
         ("General and administrative", "500", "450"), ("Operating income", "1,100", "650")])
+    # General Mills FY2021: the income statement (p.46) prints no gross margin; the quarterly data (p.91, first
+    # quarter columns as parsed under the fiscal years) prints "Gross margin" of a quarter
+    quarter = statement_rows("GIS-2021-10K", 91, "In Millions, Except Per", "millions", (2021, 2020), [
+        ("Net sales", "4,364.0", "4,002.5"), ("Gross margin", "1,590.4", "1,389.5"),
+        ("Net earnings attributable to General Mills", "638.9", "520.6"), ("Basic", "1.04", "0.86"),
+        ("Diluted", "1.03", "0.85")])
+    for row in quarter[3:]:
+        row.unit = "USD per share"   # with its per-share rows the table reads as an income statement, as parsed
+    gis = statement_rows("GIS-2021-10K", 46, "Consolidated Statements of Earnings", "millions", (2021, 2020, 2019), [
+        ("Net sales", "18,127.0", "17,626.6", "16,865.2"), ("Cost of sales", "11,678.7", "11,496.7", "11,108.4")]) + quarter
     store = FactStore([
+        FilingFacts(_meta("GIS-2021-10K", "General Mills, Inc.", "GIS", 2021, date(2021, 5, 30)), gis, []),
         FilingFacts(_meta("NFLX-2020-10K", "Netflix, Inc.", "NFLX", 2020, date(2020, 12, 31)), nflx, []),
         FilingFacts(_meta("VZ-2019-10K", "Verizon Communications Inc.", "VZ", 2019, date(2019, 12, 31)), vz, []),
         FilingFacts(_meta("FDX-2023-10K", "FedEx Corporation", "FDX", 2023, date(2023, 5, 31)), fdx, []),
@@ -117,6 +128,17 @@ def test_gross_profit_is_derived_where_it_is_not_printed(calc, question, start, 
         assert any("derived as" in n for n in r.details["plan"]["notes"])
     # each line it was derived from is cited
     assert len(r.citations) >= (3 if "Verizon" in question and "cost of revenue" not in question else 2)
+
+
+def test_a_gross_margin_of_another_table_yields_to_the_statement(calc):
+    # the quarterly table's "Gross margin" (1,590.4: 8.8% of the year's sales) is no line of the income statement,
+    # which prints net sales and cost of sales: (18,127.0 - 11,678.7) / 18,127.0 = 35.6%
+    assert calc.store.filing("GIS-2021-10K").statement_of["GIS-2021-10K:p91:t0"] == "income_statement"
+    r = calc.answer("What was General Mills' gross margin in fiscal 2021?", [])
+    assert r.text.startswith("35.6%") and "p.91" not in r.text, r.text
+    r = calc.answer("Does General Mills have an improving gross margin profile as of fiscal 2021? Use fiscal 2019 to "
+                    "fiscal 2021.", [])
+    assert r.text.startswith("Yes") and "34.1%" in r.text and "35.6%" in r.text and "8.8%" not in r.text, r.text
 
 
 def test_a_gross_margin_judgement_uses_the_derived_series(calc):

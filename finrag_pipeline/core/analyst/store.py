@@ -763,7 +763,13 @@ class FilingFacts:
         """The line was read off its statement (a note's "Depreciation and amortization": the deferred-tax table, a
         segment) while the statement prints the parts of its ``fallback`` (Oracle's "Depreciation" and
         "Amortization of intangible assets"): the calculator adds the statement's parts instead."""
-        if not concept.fallback or not concept.statement or row_fact.source.statement_type == concept.statement:
+        if not concept.fallback or not concept.statement:
+            return False
+        # on its statement's kind but outside the filing's first statement of that kind (General Mills 2021 p.91: a
+        # quarterly table's "Gross margin" 1,590.4 beside the income statement's net sales and cost of sales): the
+        # parts the first statement prints win too
+        first = (row_fact.source.table_id, row_fact.source.row_index) in self.first_statement_rows
+        if row_fact.source.statement_type == concept.statement and (first or not self.first_statement_rows):
             return False
         parts = [self.lexicon.concepts[k] for k in re.findall(r"[a-z_]+", concept.fallback) if k in self.lexicon.concepts]
         if not parts:
@@ -772,6 +778,9 @@ class FilingFacts:
             found = next((c for c in self.row_candidates(part, fiscal_year)
                           if self._row_fact(part, c, fiscal_year) is not None), None)
             if found is None or found.statement_type != concept.statement:
+                return False
+            if (row_fact.source.statement_type == concept.statement
+                    and (found.row.table_id, found.row.row_index) not in self.first_statement_rows):
                 return False
         return True
 
