@@ -91,7 +91,17 @@ def calc():
         row.unit = "USD per share"   # with its per-share rows the table reads as an income statement, as parsed
     gis = statement_rows("GIS-2021-10K", 46, "Consolidated Statements of Earnings", "millions", (2021, 2020, 2019), [
         ("Net sales", "18,127.0", "17,626.6", "16,865.2"), ("Cost of sales", "11,678.7", "11,496.7", "11,108.4")]) + quarter
+    # Apple FY2024: MD&A p.25 "Products and Services Performance" (net sales by category) and the statement's total
+    aapl = statement_rows("AAPL-2024-10K", 28, "CONSOLIDATED STATEMENTS OF OPERATIONS", "millions", (2024, 2023), [
+        ("Total net sales", "391,035", "383,285"), ("Operating income", "123,216", "114,301")])
+    performance = statement_rows("AAPL-2024-10K", 25, "Products and Services Performance", "millions", (2024, 2023), [
+        ("iPhone", "201,183", "200,583"), ("Mac", "29,984", "29,357"), ("iPad", "26,694", "28,300"),
+        ("Wearables, Home and Accessories", "37,005", "39,845"), ("Services", "96,169", "85,200"),
+        ("Total net sales", "391,035", "383,285")])
+    for row in performance:
+        row.section, row.row_path = "Item 7", ["Products and Services Performance", row.row_label]
     store = FactStore([
+        FilingFacts(_meta("AAPL-2024-10K", "Apple Inc.", "AAPL", 2024, date(2024, 9, 28)), aapl + performance, []),
         FilingFacts(_meta("GIS-2021-10K", "General Mills, Inc.", "GIS", 2021, date(2021, 5, 30)), gis, []),
         FilingFacts(_meta("NFLX-2020-10K", "Netflix, Inc.", "NFLX", 2020, date(2020, 12, 31)), nflx, []),
         FilingFacts(_meta("VZ-2019-10K", "Verizon Communications Inc.", "VZ", 2019, date(2019, 12, 31)), vz, []),
@@ -252,3 +262,17 @@ def test_fueled_is_still_a_cause():
 def test_interest_expense_printed_negative_is_a_cost(calc, question, start):
     r = calc.answer(question, [])
     assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+# ---- 5. a segment asked is never the total of a table headed by several categories ----------------------------------
+
+@pytest.mark.parametrize("question,start", [
+    # (96,169 - 85,200) / 85,200 = 12.9%; the table's "Total net sales" grew 2.0%
+    ("By what percentage did Apple's Services net sales grow in fiscal 2024? Round to one decimal place.", "12.9%"),
+    ("What were Apple's Services net sales in fiscal 2024?", "$96,169 million"),
+    ("What were Apple's iPhone net sales in fiscal 2023?", "$200,583 million"),
+])
+def test_a_segment_under_a_heading_of_several_categories(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+    assert "Total net sales" not in r.text

@@ -405,7 +405,9 @@ class FilingFacts:
                 continue  # a joint venture's "Total net sales" is not the filer's
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
-                by_path = seg in path or any(_has_words(p, seg) for p in path)
+                # a heading naming the segment alone ("Services", "Intelligent Cloud segment"); one naming several
+                # categories ("Products and Services Performance") heads their total too, which is no segment's
+                by_path = seg in path or any(_title_names_only(p, seg) for p in path)
                 if not (seg == title or by_path or under_heading or _title_names_only(title, seg)):
                     continue  # a segment was asked: never fall back to the consolidated line
                 if label != seg and seg != title and not by_path and self.label_counts[r.table_id].get(seg):
