@@ -44,6 +44,10 @@ def calc():
         ("Income before income taxes", "3,199,349", "2,062,231", "1,226,458"),
         ("Provision for income taxes", "(437,954)", "(195,315)", "(15,216)"),
         ("Net income", "2,761,395", "1,866,916", "1,211,242")])
+    nflx += statement_rows("NFLX-2020-10K", 46, "Consolidated Statements of Cash Flows", "thousands", (2020,), [
+        ("Net cash provided by (used in) operating activities", "2,427,077"),
+        ("Purchases of property and equipment", "(497,923)"), ("Change in other assets", "(7,431)"),
+        ("Debt issuance costs", "(7,559)"), ("Proceeds from issuance of common stock", "235,406")])
     vz = statement_rows("VZ-2019-10K", 72, INCOME, "millions", (2019, 2018, 2017), [
         ("Service revenues and other", "110,305", "108,605", "107,145"),
         ("Wireless equipment revenues", "21,563", "22,258", "18,889"),
@@ -276,3 +280,29 @@ def test_a_segment_under_a_heading_of_several_categories(calc, question, start):
     r = calc.answer(question, [])
     assert r.response_state == "answered" and r.text.startswith(start), r.text
     assert "Total net sales" not in r.text
+
+
+# ---- 6. "A less B and C": the lines a subtraction lists, each read or named ----------------------------------------
+
+@pytest.mark.parametrize("question,start", [
+    # Netflix's own definition (NFLX p.46): 2,427,077 - 497,923 - 7,431 = 1,921,723; the cash-flow rows it subtracts
+    # are amounts paid whatever their printed sign
+    ("Netflix defines free cash flow as net cash provided by (used in) operating activities less purchases of property "
+     "and equipment and change in other assets. Using the cash flow statement, what was Netflix's free cash flow in "
+     "FY2020? Answer in USD millions, one decimal place.", "$1,921.7"),
+    ("What was Netflix's FY2020 free cash flow, defined as operating cash flow minus capex minus debt issuance costs?",
+     "$1,921,595 thousand"),                                          # 2,427,077 - 497,923 - 7,559
+])
+def test_a_subtraction_lists_its_lines(calc, question, start):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(start), r.text
+
+
+@pytest.mark.parametrize("question", [
+    "What was Netflix's FY2020 operating cash flow less capex and unicorn reserves?",
+    "What was Netflix's FY2020 operating cash flow less purchases of property and equipment and unicorn reserves?",
+])
+def test_a_listed_line_no_row_names_is_never_dropped(calc, question):
+    # it was read as capex "qualified" by the rest, the unread line dropped: $1,929,154 thousand
+    r = calc.answer(question, [])
+    assert r.response_state == "abstained" and "unicorn reserves" in r.text, r.text

@@ -630,8 +630,12 @@ class CalculatorAnswerer:
                 asked = (err.operand or "").strip().lower()
                 key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
                 statement = filing.label_statement(label, question, hints)
+                # a cash-flow line the question subtracts ("... less purchases of property and equipment and change in
+                # other assets") is the amount paid, as capex is: its printed sign is the statement's, not the formula's
+                subtracted = re.search(r"\b(?:less|minus|subtract(?:ing)?|net\s+of)\b[^.;?]{0,120}?(?<![\w&])"
+                                       + re.escape(asked) + r"(?![\w&])", question, re.I) is not None
                 concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
-                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)),
+                                  outflow=statement == "cash_flow" and (bool(_PAYMENT_LABEL_RE.match(label)) or subtracted),
                                   # "Cost of services" printed "(9,283)" is a cost of 9,283, as lexicon costs are
                                   expense=statement == "income_statement" and bool(_COST_LABEL_RE.search(label)))
                 lexicon.add(concept)
