@@ -564,6 +564,10 @@ class CalculatorAnswerer:
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
             return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
+        if plan is not None and filings and not details.get("unresolved_qualifier") and plan.years \
+                and self.unsuited_for(plan.formula, filings[0], plan.years[0]):
+            # gross margin asked of a filer that prints no cost of sales (FedEx): not a useful metric for it
+            return self._unsuitable(plan.quantity, plan.formula, filings[0], missing[0], details, timings, t0)
         if (plan is not None and _ZERO_IF_ABSENT_RE.search(question) and plan.operation == "value"
                 and not details.get("unresolved_qualifier")   # only a line the statements lack, never a misread
                 and len(plan.parsed.names) == 1 and plan.unit == "USD"):
@@ -763,6 +767,26 @@ class CalculatorAnswerer:
                         f'"{p}"' for p in parts) + f" ({filing.filing_id} prints no total line)")
         return out
 
+    def unsuited_for(self, formula: str, filing: FilingFacts, year: int) -> str | None:
+        """The line whose absence makes ``formula`` no useful metric for the filing (the lexicon's
+        ``unsuited_without``: gross profit without any cost of sales, printed whole or as its kinds), when the filing's
+        income statement was read (its revenue found: a parse that lost the statement abstains instead); else None."""
+        try:
+            names = list(parse_formula(formula).names)
+        except FormulaError:
+            return None
+        revenue = self.lexicon.concepts.get("revenue")
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            needed = self.lexicon.concepts.get(concept.unsuited_without or "") if concept else None
+            if needed is None or filing.lookup(concept, year) is not None:
+                continue
+            if (filing.lookup(needed, year) is None and revenue is not None and filing.lookup(revenue, year) is not None
+                    and not (needed.parts_labelled and needed.statement
+                             and filing.labels_starting(needed.parts_labelled, needed.statement))):
+                return needed.key
+        return None
+
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decimal, list[FactValue], int]:
         plan = Plan(formula, formula, [year], "value", unit)
@@ -829,6 +853,9 @@ class CalculatorAnswerer:
         if missing:
             details["missing"] = missing
             unsuited = unsuitable_metric(question)
+            if (not unsuited and judgement.metric is not None and filing is not None and judgement.metric.formula
+                    and self.unsuited_for(judgement.metric.formula, filing, years[0] if years else filing.meta.fiscal_year)):
+                unsuited = metric_name(judgement.metric).lower()   # a gross margin trend of a filer without cost of sales
             if unsuited and judgement.metric is not None and filing is not None:
                 # "If operating margin is not a useful metric for a company like this, state that": the filing
                 # prints no line the judged metric needs (Nike reports no operating income)

@@ -37,6 +37,9 @@ class Concept:
     parts_labelled: list[str] = field(default_factory=list)  # a line some filers print only as several rows whose
                                      # labels start with these words ("Cost of services" + "Cost of wireless
                                      # equipment"): their sum, on the concept's statement (calculator)
+    unsuited_without: str | None = None  # a concept key: a filer whose statements print no such line (a bank, a
+                                     # carrier reporting costs by nature) is one for which this figure is "not a
+                                     # useful metric" (said, no figure forced)
 
     @property
     def phrases(self) -> list[str]:
@@ -109,6 +112,7 @@ class Lexicon:
             old.fallback = concept.fallback or old.fallback
             old.expense = concept.expense or old.expense
             old.parts_labelled = _unique([*old.parts_labelled, *concept.parts_labelled])
+            old.unsuited_without = concept.unsuited_without or old.unsuited_without
         self._patterns = {}
 
     @classmethod
@@ -118,7 +122,8 @@ class Lexicon:
         for key, spec in concepts.items():
             spec = spec or {}
             unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
-                                   "outflow", "fallback", "expense", "parts_labelled"}
+                                   "outflow", "fallback", "expense", "parts_labelled",
+                                   "unsuited_without"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -133,7 +138,8 @@ class Lexicon:
                                outflow=bool(spec.get("outflow", False)),
                                fallback=str(spec["fallback"]) if spec.get("fallback") else None,
                                expense=bool(spec.get("expense", False)),
-                               parts_labelled=[str(a) for a in spec.get("parts_labelled", [])]))
+                               parts_labelled=[str(a) for a in spec.get("parts_labelled", [])],
+                               unsuited_without=str(spec["unsuited_without"]) if spec.get("unsuited_without") else None))
         return cls(out)
 
     @classmethod
