@@ -322,3 +322,18 @@ def test_a_listed_line_no_row_names_is_never_dropped(calc, question):
     # it was read as capex "qualified" by the rest, the unread line dropped: $1,929,154 thousand
     r = calc.answer(question, [])
     assert r.response_state == "abstained" and "unicorn reserves" in r.text, r.text
+
+
+@pytest.mark.parametrize("question,expected", [
+    # the "and" of the years of an average joins no second line
+    ("What was Netflix's return on assets for FY2020, defined as net income divided by the average of total assets at "
+     "the FY2019 and FY2020 year ends?", "avg(total_assets)"),
+    ("What is the FY2020 ROA, defined as net income over average total assets between FY2019 and FY2020?",
+     "avg(total_assets)"),
+    # a second line after "and" is a list: capex and another line, each read
+    ("What was FY2020 operating cash flow less capex and dividends?", "abs(capital_expenditure) + abs(dividends)"),
+])
+def test_and_between_years_is_no_list_of_lines(question, expected):
+    from finrag_pipeline.core.analyst.plan import make_plan
+
+    assert expected in make_plan(question, [2020], Lexicon.load_default()).formula

@@ -765,7 +765,8 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     covered = set(normalize_label(m.alias).split())
     left = [w for w in words if w not in covered]
     joins = sum(w in ("and", "plus") for w in norm.split()) - sum(w in ("and", "plus") for w in normalize_label(m.alias).split())
-    if joins > 0:
+    after = re.split(r"\b(?:and|plus)\b", norm)[-1].split()
+    if joins > 0 and any(w not in _HARMLESS and w not in ("ends", "ended") for w in after):
         # "capex and unicorn reserves", "purchases of property and equipment and X": a list of lines (read by the
         # caller), never the one alias qualified by the rest
         return None
