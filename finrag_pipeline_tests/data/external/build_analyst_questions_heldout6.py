@@ -1,7 +1,8 @@
-"""How analyst_questions_heldout6_outside.jsonl was written (README.md here, "Seventh set").
+"""How analyst_questions_heldout6_outside.jsonl and analyst_questions_heldout6_narrative.jsonl were written
+(README.md here, "Seventh set").
 
 THIS FILE HOLDS HELD-OUT QUESTIONS: whoever builds, tunes or debugs an answerer, a retriever, a router, a
-vocabulary or a scorer must not read it (nor analyst_questions_heldout6_outside.jsonl).
+vocabulary or a scorer must not read it (nor the two JSONL files nor evidence_pages_heldout6.json).
 
 Four 10-Ks from /work/shared/corpus/robustness2/ that no earlier question set used (the companies appear elsewhere
 in other years): eBay FY2015 and FY2017 (calendar years; PayPal and Enterprise are discontinued operations from
@@ -15,6 +16,10 @@ and every derived figure computed by hand; this script only checks what was writ
 - every operand's row label and printed figure are on its page in the project's parser text (a row label the parser
   wrapped onto the line before its figures counts) and the figure is on the same physical page of pypdfium2's own
   text (`--verify`; needs the corpus).
+The narrative questions (NARRATIVE, FinanceBench format, split "heldout6") restate the causes, entities and figures
+the filing states (MD&A, notes' legal proceedings); every evidence text is a verbatim snippet (whitespace aside) of
+its page as parse_filing prints it. Writing them checks every snippet on its page and writes the evidence pages'
+text to evidence_pages_heldout6.json, so the fast tests run without the corpus (needs the corpus or the cache).
 
     PYTHONPATH=$PWD python finrag_pipeline_tests/data/external/build_analyst_questions_heldout6.py [--verify]
 """
@@ -29,8 +34,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "analyst_questions_heldout6_outside.jsonl"
+NARRATIVE_OUT = HERE / "analyst_questions_heldout6_narrative.jsonl"
+PAGES_OUT = HERE / "evidence_pages_heldout6.json"
+SPLIT = "heldout6"
+COMPANY = {"EBAY": "eBay", "APPLE": "Apple", "ORACLE": "Oracle"}
 CORPUS = Path("/work/shared/corpus")
-CACHE = Path("/tmp/q6_pages")        # parsed pages ({page_number: text}), pickled once per filing
+CACHE = Path("/tmp/q6_pages")        # parsed filings ({filing_id, n_pages, pages}), pickled once per filing
 
 QUESTIONS: list[dict] = []
 
@@ -260,6 +269,184 @@ q(ORCL15, "lookup",
   [(91, "New software licenses", "8,535", "FY2015")])
 
 
+# ---------------- narrative questions (FinanceBench format): (doc, 1-based page, question, answer, evidence texts,
+# justification); an evidence text on another page is a (1-based page, text) pair
+NARRATIVE: list[tuple] = [
+    ("EBAY_2015_10K", 38,
+     "What drove the decline in eBay's Marketplace net transaction revenues in 2015, and how did they do excluding "
+     "currency effects?",
+     "Marketplace net transaction revenues decreased $248 million, or 4%, in 2015, driven primarily by a negative "
+     "impact from foreign currency movements relative to the U.S. dollar. On an FX-Neutral basis they increased 3% "
+     "while FX-Neutral Marketplace GMV rose 5%, the gap reflecting a lower take rate from a shift in geographical "
+     "and vertical mix and higher buyer and seller incentives.",
+     ["Marketplace net transaction revenues decreased $248 million , or 4% , while Marketplace GMV decreased 2% , in "
+      "2015 compared to 2014 .",
+      "The decrease in Marketplace net transaction revenues and Marketplace GMV was driven primarily by a negative "
+      "impact from foreign currency movements relative to the U.S. dollar.",
+      "FX-Neutral Marketplace net transaction revenue and FX-Neutral Marketplace GMV increased 3% and 5% "
+      "respectively, in 2015 compared to 2014.",
+      "The Marketplace transaction take rate was lower in 2015 compared to 2014 due to a shift in geographical and "
+      "vertical mix, as well as an increase in our buyer and seller incentives, which are accounted for as a "
+      "reduction of revenue."],
+     "MD&A, Marketplace net transaction revenues (p.38): the stated cause of the decline (currency), the FX-Neutral "
+     "growth and the cause of the lower take rate."),
+    ("EBAY_2015_10K", 41,
+     "Why did eBay's general and administrative expenses rise in 2015?",
+     "General and administrative expenses increased $233 million, or 26%, in 2015, due primarily to restructuring "
+     "costs related to the global workforce reduction, costs related to the PayPal Distribution, expenses related "
+     "to the craigslist, Inc. litigation and higher corporate costs from a reduction in synergies that existed "
+     "before the Distribution. They rose to 13% of net revenues from 10% in 2014.",
+     ["General and administrative expenses increased $233 million , or 26% , in 2015 compared to 2014 . The "
+      "increase was due primarily to restructuring costs related to our global workforce reduction, costs related "
+      "to the Distribution (as discussed in Overview above), expenses related to craigslist, Inc. litigation "
+      "proceedings and an increase in corporate costs due to a reduction in synergies that existed prior to the "
+      "Distribution.",
+      "General and administrative expenses as a percentage of net revenues were 13% in 2015 and 10% in 2014 ."],
+     "MD&A, General and administrative (p.41): the four stated causes and the share of net revenues."),
+    ("EBAY_2015_10K", 42,
+     "What explains the fall in eBay's effective tax rate from 134% in 2014 to 19% in 2015?",
+     "The decrease was due primarily to the recognition in 2014 of deferred tax liabilities of approximately $3.0 "
+     "billion of U.S. income and foreign withholding taxes on $9.0 billion of undistributed foreign earnings of "
+     "certain foreign subsidiaries for 2013 and prior years. It was partially offset by the tax effect of gains on "
+     "the sale of certain investments in 2015.",
+     ["Our effective tax rate was 19% in 2015 compared to 134% in 2014 . The decrease in our effective tax rate "
+      "during 2015 compared to 2014 was due primarily to the recognition in 2014 of deferred tax liabilities of "
+      "approximately $3.0 billion of U.S. income and applicable foreign withholding taxes on $9.0 billion of "
+      "undistributed foreign earnings of certain of our foreign subsidiaries for 2013 and prior years. This was "
+      "partially offset by the tax effect of gains on sale of certain investments in 2015."],
+     "MD&A, Provision for income taxes (p.42): the stated cause (2014's one-off deferred tax liabilities) and the "
+     "offset."),
+    ("EBAY_2017_10K", 42,
+     "What drove the increase in eBay's cost of net revenues in 2017?",
+     "Cost of net revenues rose 11% to $2,222 million (23.2% of net revenues, up from 22.4% in 2016), primarily due "
+     "to higher costs of goods sold driven by eBay's first-party inventory program in Korea and its Brands4friends "
+     "online shopping community, and to increased investments in site operations.",
+     ["Cost of net revenues $ 2,222 11% $ 2,007 13% $ 1,771",
+      "As a percentage of net revenues 23.2% 22.4% 20.6%",
+      "The increase in cost of net revenues in 2017 compared to 2016 was primarily due to an increase in costs of "
+      "goods sold driven by our firstparty inventory program in Korea and our Brands4friends online shopping "
+      "community",
+      (43, "and increased investments in site operations.")],
+     "MD&A, Cost of net revenues (pp.42-43): the sentence runs over the page break; both causes are stated."),
+    ("EBAY_2017_10K", 45,
+     "Why did eBay's effective tax rate jump to 144.5% in 2017?",
+     "Primarily because of a $3.1 billion tax charge for the impacts of the Tax Cuts and Jobs Act, enacted on "
+     "December 22, 2017. The rate was also raised by a higher foreign tax rate, as eBay no longer benefits from "
+     "certain tax rulings, and by a $376 million noncash charge from the foreign exchange remeasurement of deferred "
+     "tax assets, partially offset by about $695 million of deferred tax assets recognized in the first quarter of "
+     "2017.",
+     ["Income tax provision (benefit) $ 3,288 $ (3,634) $ 459 Effective tax rate 144.5% (99.5)% 19.1%",
+      "The increase in our effective tax rate in 2017 compared to 2016 was primarily due to a $3.1 billion tax "
+      "charge for the impacts of the Tax Cuts and Jobs Act (the \u201cAct\u201d or \u201cU.S. tax reform\u201d), "
+      "enacted on December 22, 2017.",
+      "Additionally, the 2017 effective tax rate was impacted by the increase in our foreign tax rate as we no "
+      "longer benefit from certain tax rulings and a noncash income tax charge of $376 million due to the foreign "
+      "exchange remeasurement of our deferred tax assets, partially offset by the recognition in the first quarter "
+      "of 2017 of deferred tax assets of approximately $695 million"],
+     "MD&A, Income tax provision (p.45): the main cause (U.S. tax reform) and the other stated effects."),
+    ("EBAY_2017_10K", 41,
+     "What drove the growth in eBay's StubHub net transaction revenues in 2017, and what moved its take rate and "
+     "GMV?",
+     "StubHub net transaction revenues rose 8% to $1,010 million, primarily due to an increase in both the StubHub "
+     "take rate and StubHub GMV. The take rate rose to 22.35% from 21.76% on pricing strategies and lower buyer "
+     "incentives, and GMV grew 5% to $4,520 million, driven by Theater and Concerts, partially offset by Sports.",
+     ["revenues 1,010 937 8% 8% 937 725 29% 29%",
+      "StubHub GMV 4,520 4,310 5% 5% 4,310 3,575 21% 21%",
+      "StubHub take rate 22.35% 21.76% 0.59% 21.76% 20.30% 1.46%",
+      "The increase in StubHub net transaction revenues in 2017 compared to 2016 was primarily due to an increase "
+      "in StubHub take rate and StubHub GMV. The increase in StubHub transaction take rate in 2017 compared to 2016 "
+      "was primarily due to pricing strategies and a decrease in our buyer incentives, which are accounted for as a "
+      "reduction of revenue. The increase in StubHub GMV in 2017 compared to 2016 was primarily driven by Theater "
+      "and Concerts, partially offset by Sports."],
+     "MD&A, StubHub net transaction revenues (p.41): the table and the three stated causes."),
+    ("APPLE_2015_10K", 30,
+     "What drove the increase in Apple's gross margin percentage in fiscal 2015, and what worked against it?",
+     "Gross margin percentage rose to 40.1% from 38.6%, driven primarily by a favorable shift in mix to products "
+     "with higher margins and, to a lesser extent, improved leverage on fixed costs from higher net sales. These "
+     "were partially offset by higher product cost structures and weakness in most foreign currencies relative to "
+     "the U.S. dollar.",
+     ["Gross margin percentage 40.1% 38.6% 37.6%",
+      "The year-over-year increase in the gross margin percentage in 2015 was driven primarily by a favorable shift "
+      "in mix to products with higher margins and, to a lesser extent, by improved leverage on fixed costs from "
+      "higher net sales. These positive factors were partially offset primarily by higher product cost structures "
+      "and, to a lesser extent, by the effect of weakness in most foreign currencies relative to the U.S. dollar."],
+     "MD&A, Gross margin (p.30): the two stated drivers and the two offsets."),
+    ("APPLE_2015_10K", 27,
+     "Why did Apple's iPad net sales decline in fiscal 2015?",
+     "iPad net sales fell 23% to $23,227 million and unit sales fell 19%; Apple believes the decline is due in part "
+     "to a longer repurchase cycle for iPads and some level of cannibalization from its other products. iPad ASPs "
+     "also declined 5%, mainly because of weakness in most foreign currencies against the dollar and a shift in "
+     "mix to lower-priced iPads.",
+     ["Net sales $ 23,227 (23)% $ 30,283 (5)% $ 31,980",
+      "Net sales and unit sales for iPad declined during 2015 compared to 2014. The Company believes the decline in "
+      "iPad sales is due in part to a longer repurchase cycle for iPads and some level of cannibalization from the "
+      "Company\u2019s other products. iPad ASPs declined by 5% during 2015 compared to 2014, primarily as a result "
+      "of the effect of weakness in most foreign currencies relative to the U.S. dollar and a shift in mix to "
+      "lower-priced iPads."],
+     "MD&A, iPad (p.27): the stated causes of the decline and of the lower ASPs."),
+    ("APPLE_2015_10K", 31,
+     "Why does Apple's fiscal 2015 effective tax rate differ from the 35% federal statutory rate, and why was it "
+     "higher than in 2014?",
+     "Apple's effective tax rate was 26.4% in 2015 against 26.1% in 2014; it is below the 35% statutory rate due "
+     "primarily to certain undistributed foreign earnings, a substantial portion generated by subsidiaries "
+     "organized in Ireland, on which no U.S. taxes are provided because they are intended to be indefinitely "
+     "reinvested abroad. The higher rate in 2015 was due primarily to higher foreign taxes.",
+     ["Provision for income taxes $ 19,121 $ 13,973 $ 13,118 Effective tax rate 26.4% 26.1% 26.2%",
+      "The Company\u2019s effective tax rates for 2015, 2014 and 2013 differ from the statutory federal income tax "
+      "rate of 35% due primarily to certain undistributed foreign earnings, a substantial portion of which was "
+      "generated by subsidiaries organized in Ireland, for which no U.S. taxes are provided when such earnings are "
+      "intended to be indefinitely reinvested outside the U.S.",
+      "The higher effective tax rate during 2015 compared to 2014 was due primarily to higher foreign taxes."],
+     "MD&A, Provision for income taxes (p.31): both parts stated."),
+    ("ORACLE_2015_10K", 59,
+     "What explains the decline in Oracle's operating margin in fiscal 2015?",
+     "Currency movements cut fiscal 2015 total revenues by 4 percentage points and total operating income by 6 "
+     "percentage points; excluding them, operating income was flat. Operating margin as a percentage of revenues "
+     "fell to 36% from 39% because total operating expenses, led by sales and marketing and R&D headcount, cloud "
+     "SaaS and PaaS costs and acquisition related expenses, grew faster than total revenues.",
+     ["movements in international currencies relative to the U.S. Dollar, which decreased our total revenues by 4 "
+      "percentage points, total operating expenses by 3 percentage points and total operating income by 6 "
+      "percentage points.",
+      "the largest of which were due to increased sales and marketing and research and development expenses "
+      "resulting primarily from increased headcount, increased cloud SaaS and PaaS expenses to support the "
+      "increase in our cloud SaaS and PaaS revenues, and increased acquisition related and other expenses.",
+      "Excluding the effects of unfavorable foreign currency rate fluctuations of 6 percentage points, our fiscal "
+      "2015 operating margin was flat in comparison to the prior year, while our operating margin as a percentage "
+      "of revenues decreased during fiscal 2015 as our total operating expenses increased at a faster rate than "
+      "our total revenues.",
+      "Total Operating Margin % 36% 39% 39%"],
+     "MD&A, Total revenues and operating expenses (p.59): currency effect, the expense drivers and the margin "
+     "table (Oracle calls operating income 'operating margin')."),
+    ("ORACLE_2015_10K", 72,
+     "Why did Oracle's interest expense increase in fiscal 2015?",
+     "Interest expense rose 25% to $1,143 million, primarily due to higher average borrowings from the issuance of "
+     "$10.0 billion of senior notes in May 2015 and $10.0 billion of senior notes in July 2014. This was partially "
+     "offset by the maturity and repayment of $1.5 billion of senior notes, and the related interest rate swaps, "
+     "in July 2014.",
+     ["Fiscal 2015 Compared to Fiscal 2014: Interest expense increased in fiscal 2015 primarily due to higher "
+      "average borrowings resulting from our issuance of $10.0 billion of senior notes in May 2015 and $10.0 "
+      "billion of senior notes in July 2014. The increase in interest expense in fiscal 2015 was partially offset "
+      "by a reduction in interest expense during fiscal 2015 resulting from the maturity and repayment of $1.5 "
+      "billion of senior notes and the related fixed to variable interest rate swap agreements in July 2014.",
+      "Interest expense $ 1,143 25% 25% $ 914"],
+     "MD&A, Interest expense (p.72): the stated cause, the offset and the table."),
+    ("ORACLE_2015_10K", 139,
+     "How was Oracle's intellectual property lawsuit against SAP resolved, and how did it affect Oracle's fiscal "
+     "2015 results?",
+     "Final judgment was entered in Oracle's favor on November 14, 2014 for $356.7 million plus about $2.5 million "
+     "of post-judgment interest, and the action is concluded. Oracle received about $359.2 million in the second "
+     "quarter of fiscal 2015, of which $306 million was applied against the receivable recorded in fiscal 2013 "
+     "and the excess of $53 million was recorded as a benefit to its results of operations.",
+     ["After further proceedings, including an appeal, on November 14, 2014, final judgment was entered in "
+      "Oracle\u2019s favor in the amount of $356.7 million plus post-judgment interest of approximately $2.5 million.",
+      "During the second quarter of fiscal 2015, Oracle received the total payment of approximately $359.2 "
+      "million, of which $306 million was applied against the receivable recorded in the first quarter of fiscal "
+      "2013 and the excess of $53 million was recorded as a benefit to our results of operations. This action is "
+      "now concluded."],
+     "Note 18 Legal proceedings, SAP intellectual property litigation (p.139)."),
+]
+
+
 # ---------------- checks and output (the fourth set's, imported)
 
 @functools.cache
@@ -277,16 +464,23 @@ def check_records() -> list[str]:
     return h3.check_records()
 
 
-def _parsed_pages(filing: str) -> dict[int, str]:
-    cache = CACHE / f"{Path(filing).stem}.pkl"
+def _parsed(filing: str) -> dict:
+    """{filing_id, n_pages, pages: {page_number: text}} of a corpus filing as parse_filing reads it (cached)."""
+    cache = CACHE / f"{Path(filing).stem}.filing.pkl"
     if cache.exists():
         return pickle.loads(cache.read_bytes())
     from finrag_pipeline.core.ingest.parse import parse_filing
 
-    pages = {p.page_number: p.text for p in parse_filing(CORPUS / filing).pages}
+    parsed = parse_filing(CORPUS / filing)
+    entry = {"filing_id": parsed.meta.filing_id, "n_pages": len(parsed.pages),
+             "pages": {p.page_number: p.text for p in parsed.pages}}
     CACHE.mkdir(parents=True, exist_ok=True)
-    cache.write_bytes(pickle.dumps(pages))
-    return pages
+    cache.write_bytes(pickle.dumps(entry))
+    return entry
+
+
+def _parsed_pages(filing: str) -> dict[int, str]:
+    return _parsed(filing)["pages"]
 
 
 def verify_pages() -> list[str]:
@@ -318,12 +512,46 @@ def records() -> list[dict]:
     return [{k: v for k, v in row.items() if not k.startswith("_")} for row in QUESTIONS]
 
 
+def narrative_records() -> list[dict]:
+    """NARRATIVE in FinanceBench format (analyst_601 on; evidence_page_num 0-indexed = the parser's page - 1)."""
+    out = []
+    for n, (doc, page, question, answer, texts, just) in enumerate(NARRATIVE, start=601):
+        out.append({"financebench_id": f"analyst_{n:03d}", "company": COMPANY[doc.split("_")[0]], "doc_name": doc,
+                    "question_type": "novel-generated", "question_category": "narrative", "question": question,
+                    "answer": answer,
+                    "evidence": [{"evidence_text": t[1] if isinstance(t, tuple) else t, "doc_name": doc,
+                                  "evidence_page_num": (t[0] if isinstance(t, tuple) else page) - 1} for t in texts],
+                    "justification": just, "split": SPLIT})
+    return out
+
+
+def narrative_pages() -> tuple[dict, list[str]]:
+    """(the evidence pages' fixture by doc_name, ids whose evidence text is not on its page of the parser text)."""
+    norm = _heldout3()._norm
+    fixture, missing = {}, []
+    for r in narrative_records():
+        parsed = _parsed(f"robustness2/{r['doc_name']}.pdf")
+        entry = fixture.setdefault(r["doc_name"], {"filing_id": parsed["filing_id"], "n_pages": parsed["n_pages"],
+                                                   "pages": {}})
+        for e in r["evidence"]:
+            number = e["evidence_page_num"] + 1
+            text = parsed["pages"].get(number, "")
+            if norm(e["evidence_text"]) not in norm(text):
+                missing.append(f"{r['financebench_id']}: evidence not on p.{number}")
+            entry["pages"][str(number)] = text
+    return fixture, missing
+
+
 def main() -> None:
     problems = check_records() + (verify_pages() if "--verify" in sys.argv else [])
-    if problems:
-        sys.exit("\n".join(problems))
+    fixture, missing = narrative_pages()
+    if problems or missing:
+        sys.exit("\n".join(problems + missing))
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records()), encoding="utf-8")
-    print(f"wrote {len(QUESTIONS)} questions to {OUT}")
+    NARRATIVE_OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in narrative_records()),
+                             encoding="utf-8")
+    PAGES_OUT.write_text(json.dumps(fixture, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {len(QUESTIONS)} questions to {OUT.name}, {len(NARRATIVE)} to {NARRATIVE_OUT.name}")
 
 
 if __name__ == "__main__":
