@@ -55,3 +55,13 @@ def test_a_text_read_twice_names_the_same_concepts_and_add_forgets_what_was_read
     assert [(m.concept.key, m.alias) for m in lex.match(question)] == [("headline", "top line"),
                                                                        ("revenue", "net sales")]
     assert lex.match("no concept here") == []
+
+
+def test_contains_any_is_contains_of_any_phrase():
+    lex = Lexicon.load_default()
+    text = "Total net sales | Research and development | Shareholders' equity"
+    for phrases, expected in [(["net sales"], True), (["cost of sales", "shareholders equity"], True),
+                              (["long-term debt", "inventories"], False), ([], False), (["sales"], True),
+                              (["net sale"], False)]:
+        assert lex.contains_any(text, phrases) is expected
+        assert any(lex.contains(text, p) for p in phrases) is expected

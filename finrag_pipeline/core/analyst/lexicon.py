@@ -156,6 +156,12 @@ class Lexicon:
     def contains(self, text: str, phrase: str) -> bool:
         return self._pattern(phrase).search(normalize_text(text)) is not None
 
+    def contains_any(self, text: str, phrases: Iterable[str]) -> bool:
+        """``contains`` for several phrases, the text normalised once (the reranker asks every hit for each of a
+        question's line items)."""
+        norm = normalize_text(text)
+        return any(self._pattern(p).search(norm) is not None for p in phrases)
+
     def match(self, text: str) -> list[ConceptMatch]:
         """Concepts named in a text, longest alias first and non-overlapping ("quick ratio" wins
         over "ratio"; "net sales" inside "total net sales" counts once).
