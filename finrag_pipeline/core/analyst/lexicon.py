@@ -86,14 +86,16 @@ def _parsed_yaml(path: Path) -> dict:
 
 
 _YAML_CACHE: dict[tuple[str, int, int], dict] = {}
+_MATCH_MEMO_SIZE = 4096   # texts whose concepts one lexicon keeps (an evaluation asks a few hundred)
 
 
 class Lexicon:
     def __init__(self, concepts: Iterable[Concept] = ()):
         self.concepts: dict[str, Concept] = {}
+        self._patterns: dict[str, re.Pattern[str]] = {}
+        self._matches: dict[str, tuple[ConceptMatch, ...]] = {}
         for c in concepts:
             self.add(c)
-        self._patterns: dict[str, re.Pattern[str]] = {}
 
     def add(self, concept: Concept) -> None:
         """Add or merge (same key: lists appended, duplicates dropped) so user files extend ours."""
@@ -114,6 +116,7 @@ class Lexicon:
             old.parts_labelled = _unique([*old.parts_labelled, *concept.parts_labelled])
             old.unsuited_without = concept.unsuited_without or old.unsuited_without
         self._patterns = {}
+        self._matches = {}
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Lexicon:
@@ -174,9 +177,27 @@ class Lexicon:
     def contains(self, text: str, phrase: str) -> bool:
         return self._pattern(phrase).search(normalize_text(text)) is not None
 
+    def contains_any(self, text: str, phrases: Iterable[str]) -> bool:
+        """``contains`` for several phrases, the text normalised once (the reranker asks every hit for each of a
+        question's line items)."""
+        norm = normalize_text(text)
+        return any(self._pattern(p).search(norm) is not None for p in phrases)
+
     def match(self, text: str) -> list[ConceptMatch]:
         """Concepts named in a text, longest alias first and non-overlapping ("quick ratio" wins
-        over "ratio"; "net sales" inside "total net sales" counts once)."""
+        over "ratio"; "net sales" inside "total net sales" counts once).
+
+        Read once per text and lexicon: every retriever, planner and answerer of an evaluation asks for the
+        same question's concepts (hundreds of alias patterns each time). Concepts change only through
+        :meth:`add`, which forgets what was read."""
+        known = self._matches.get(text)
+        if known is None:
+            if len(self._matches) >= _MATCH_MEMO_SIZE:
+                self._matches.clear()
+            known = self._matches[text] = tuple(self._match(text))
+        return list(known)
+
+    def _match(self, text: str) -> list[ConceptMatch]:
         norm = normalize_text(text)
         found: list[ConceptMatch] = []
         candidates = sorted(((alias, c) for c in self.concepts.values() for alias in c.aliases),
