@@ -179,22 +179,28 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
 NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrative", "narrative"
 
 
+def narrative_answerer(warehouse: Any = None) -> Any:
+    """The registered narrative answerer (with ``warehouse``: each hit read with its neighbouring passages).
+    Reached through the leaf registry, as answerer_registry does: the narrative module imports this one
+    (AnswerResult), so a static import back would be a cycle (test_import_graph.py)."""
+    import importlib
+
+    importlib.import_module(NARRATIVE_MODULE)
+    return ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}))
+
+
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None, *,
-                        warehouse: Any = None) -> AnswerResult | None:
+                        warehouse: Any = None, narrative: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
     core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
-    answerer reads each hit's neighbouring passages, as it does when the runner builds it."""
+    answerer reads each hit's neighbouring passages, as it does when the runner builds it; ``narrative``, an
+    answerer the caller keeps, reads each filing's passages once for all its questions."""
     from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
     if not route.qualitative:
         return None
-    # Reached through the leaf registry, as answerer_registry does: the narrative module imports this
-    # one (AnswerResult), so a static import back would be a cycle (test_import_graph.py).
-    import importlib
-
-    importlib.import_module(NARRATIVE_MODULE)
-    narrative = ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}))
+    narrative = narrative if narrative is not None else narrative_answerer(warehouse)
     result = narrative.answer(question, hits, periods)
     result.details = {**result.details, "routed_to": "narrative"}
     return result
@@ -209,10 +215,13 @@ class ExtractiveAnswerer:
     def __init__(self, min_overlap: int = 1, warehouse: Any = None) -> None:
         self.min_overlap = min_overlap
         self.warehouse = warehouse   # handed to the narrative route (neighbouring passages)
+        self._narrative: Any = None  # the narrative route's answerer, built at the first question
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
-        routed = routed_to_narrative(question, hits, periods, warehouse=self.warehouse)
+        if self._narrative is None:
+            self._narrative = narrative_answerer(self.warehouse)
+        routed = routed_to_narrative(question, hits, periods, narrative=self._narrative)
         if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
             return routed
         if not hits:
