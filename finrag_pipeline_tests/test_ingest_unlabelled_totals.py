@@ -228,3 +228,27 @@ def test_printed_subtotals_stand_for_their_rows_even_of_one_row():
              ("", ["720", ""])]
     rows, _, dropped = resolve_unlabelled_totals(table, [18, 24, 18, 24, 362])
     assert rows[-1] == (UNNAMED_TOTAL, ["720", ""]) and dropped == []
+
+
+def test_html_grid_rows_without_a_label_go_through_the_same_rule():
+    """An inline-XBRL table's grid (cells as (first column, last column, text)): a row of figures in the value columns
+    under "Current liabilities:" is its total; without a layout, a heading-less sum across group headings is left
+    out (it would read as the last heading's total)."""
+    from finrag_pipeline.core.ingest.html import build_raw_table
+    from finrag_pipeline.core.ingest.tables import to_table_rows
+
+    grid = [[(2, 3, "2024"), (4, 5, "2023")],
+            [(0, 1, "Current liabilities:")],
+            [(0, 1, "Accounts payable"), (2, 3, "596"), (4, 5, "402")],
+            [(0, 1, "Accrued liabilities"), (2, 3, "561"), (4, 5, "560")],
+            [(2, 3, "1,157"), (4, 5, "962")],
+            [(0, 1, "Long-term debt:")],
+            [(0, 1, "Notes"), (2, 3, "451"), (4, 5, "8")],
+            [(0, 1, "Leases"), (2, 3, "100"), (4, 5, "2")],
+            [(2, 3, "551"), (4, 5, "10")],
+            [(2, 3, "1,709"), (4, 5, "972")]]   # 1,157 + 551: no heading covers it, no layout to place it
+    raw = build_raw_table(grid, page_number=7)
+    rows = to_table_rows(raw, "X-2024-10K", 0)
+    assert [(r.row_label, [c.value_text for c in r.cells]) for r in rows if r.row_label.startswith("Total")] == [
+        ("Total current liabilities", ["1,157", "962"]), ("Total long-term debt", ["551", "10"])]
+    assert not any(c.value_text == "1,709" for r in rows for c in r.cells)

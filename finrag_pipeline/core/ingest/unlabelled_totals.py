@@ -225,6 +225,11 @@ class _Resolver:
             first, heading, items = found
             if unlabelled:
                 name = _heading_name(self.labels[heading]) if heading is not None else None
+                if name is None and self.indents[t] is None and any(_is_heading(*self.rows[i]) for i in range(first, t)):
+                    # without a layout (HTML) an unnamed total that runs past group headings cannot be placed in the
+                    # row paths: it would read as the last heading's total ("Level 2 securities > Total")
+                    self.dropped.add(t)
+                    continue
                 self.labels[t] = name or UNNAMED_TOTAL
                 self.rows[t] = (self.labels[t], values)
                 # printed at the level of its heading (or of the rows and headings it sums), as a labelled total
