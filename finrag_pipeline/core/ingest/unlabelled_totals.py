@@ -6,13 +6,16 @@ extractor hands such a row over with an empty label (``""``); this module decide
 
 - a **total** when, in every value column, it equals the sum of the rows above it back to a boundary (a group
   heading, the start of the table, or a total row it does not include), within the rounding of printed
-  figures. A total above it counts as one item and stands for the rows it sums (total assets = total current
-  assets + the non-current rows). A row under "Less:" that is printed positive is subtracted.
+  figures. A total above it (printed "Total ..." / "... Subtotal", or recognised here) counts as one item and
+  stands for the rows it sums (total assets = total current assets + the non-current rows). A row labelled
+  "Less ..." that is printed positive is subtracted; percentages are not summed.
 - It is **named from the block's heading** ("Current liabilities:" -> "Total current liabilities", "ASSETS" ->
-  "Total assets") when the heading covers exactly the rows summed: directly above them, and every item indented
+  "Total assets") when the heading covers exactly the rows summed: directly above them, every item indented
   deeper than a heading that ends in a colon (otherwise "Current assets:" would name a sum that runs past the
-  current rows). Lacking such a heading it is labelled plain ``"Total"``: the total of the rows it sums, no
-  guessed name.
+  current rows), and the total closing the heading's block (the next row is another heading, a total, the end,
+  or out of the heading's reach). Lacking such a heading it is labelled plain ``"Total"``: the total of the rows
+  it sums, no guessed name. Without a layout (HTML: no indents) an unnamed total that runs past group headings is
+  left out: the row paths could not place it.
 - A bare figure row that sums nothing, right under a label without figures that groups nothing (no colon, the rows
   below not indented under it), is that label's figures (the label printed a line above its figures: Costco's
   "United States" over "9 18 17").
