@@ -27,8 +27,10 @@ class RequestedUnits:
 
 
 _NUMBER_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4}
-_DECIMALS_RE = re.compile(r"\b(?:round(?:ed)?|to|with|in)\s+(?:to\s+)?(?:the\s+nearest\s+)?(?P<n>\d|zero|one|two|three|four)"
-                          r"\s+(?:decimal|decimals|digits?\s+after)", re.IGNORECASE)
+# "to one decimal place", "with 2 decimals", and a bare count after a comma ("Answer in USD millions, one decimal
+# place."): a number of decimals is only ever an instruction
+_DECIMALS_RE = re.compile(r"\b(?P<n>\d|zero|one|two|three|four)\s+(?:decimal|decimals|digits?\s+after|d\.?p\.?(?!\w))",
+                          re.IGNORECASE)
 # "to the nearest tenth" -> 1 decimal; "nearest million / dollar / day" -> a whole number in that unit
 _NEAREST_RE = re.compile(r"\bnearest\s+(?:whole\s+)?(?P<what>tenth|hundredth|thousandth|percent(?:age point)?|"
                          r"integer|whole number|dollar|day|million|billion|thousand|cent)\b", re.IGNORECASE)
@@ -50,6 +52,20 @@ _MONEY_Q_RE = re.compile(r"\bUSD\b|\$|\bdollars?\b", re.IGNORECASE)
 # "in USD millions", "(in $ millions)", "($ millions)"; numbers.scale_of_text reads the rest ("USD billions",
 # "in millions of dollars", "(Dollars in thousands)")
 _Q_SCALE_RE = re.compile(r"(?:\bin\s+)?(?:\bUSD|\bUS\$|\$)\s*(thousands|millions|billions)\b", re.IGNORECASE)
+# the rounding instruction as written, wherever it stands ("... current ratio to one decimal place?", ", rounded to
+# the nearest whole number", "round your answer to 2 decimal places"): the calculator's question reader drops it
+# (core/analyst/definitions.clean_question) so it is never read as a qualifier of the line item
+ROUNDING_PHRASE_RE = re.compile(
+    r"[,;]?\s*(?:\band\s+)?(?:\b(?:round(?:ed|ing)?|expressed|given|answer(?:ed)?)\b(?:\s+(?:your|the)\s+(?:answer|result|figure))?\s*)?"
+    r"(?:\b(?:to|with|in|at)\s+)?(?:"
+    r"(?:the\s+)?nearest\s+(?:whole\s+)?(?:tenth|hundredth|thousandth|percent(?:age\s+point)?|integer|whole\s+number"
+    r"|number|dollar|day|million|billion|thousand|cent)s?(?:\s+of\s+a\s+percent(?:age\s+point)?)?"
+    r"|a\s+whole\s+(?:number|percent(?:age)?|dollar)|no\s+decimals?"
+    r"|(?:\d|zero|one|two|three|four)\s+(?:decimal\s+places?|decimals?|digits?\s+after\s+the\s+(?:decimal\s+)?point"
+    r"|d\.?p\b))",
+    re.IGNORECASE)
+# "to the nearest million": an amount shown in millions (when no other scale is asked)
+_NEAREST_SCALE_RE = re.compile(r"\bnearest\s+(?P<s>thousand|million|billion)\b", re.IGNORECASE)
 
 
 def requested_units(question: str) -> RequestedUnits:
@@ -58,6 +74,8 @@ def requested_units(question: str) -> RequestedUnits:
     scale = scale_of_text(q)
     if scale is None and (m := _Q_SCALE_RE.search(q)):
         scale = scale_of_text(f"in {m.group(1)}")
+    if scale is None and (m := _NEAREST_SCALE_RE.search(q)):
+        scale = scale_of_text(f"in {m.group('s')}s")
     decimals = None
     if m := _DECIMALS_RE.search(q):
         n = m.group("n").lower()

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from finrag_pipeline.core.analyst.formula import FormulaError, parse_formula
 from finrag_pipeline.core.analyst.labels import normalize_label
 from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
+from finrag_pipeline.core.asked import ROUNDING_PHRASE_RE
 
 
 class DefinitionError(ValueError):
@@ -200,6 +201,7 @@ def clean_question(question: str) -> str:
     keep = [s for s in sentences if not (_INSTRUCTION_RE.match(s) and "?" not in s
                                          and not re.search(r"\bdefine|\bdefined\b|=", s, re.I))]
     text = " ".join(keep) or text
+    text = ROUNDING_PHRASE_RE.sub("", text)   # "... current ratio to one decimal place?": rounding is no qualifier
     text = _UNIT_PAREN_RE.sub(" ", text)
     # a parenthesis without arithmetic goes, with the slash that joins it to a label ("income/(loss)")
     text = re.sub(r"/?\(([^()]*)\)/?", lambda m: m.group(0) if _OPERATOR_HINT.search(m.group(1)) else " ", text)

@@ -1,0 +1,102 @@
+"""The calculator prints exactly the decimals and the scale a question asks for (issue 26, tidy7).
+
+Each row: a phrasing of the rounding / scale instruction, the printed figure the answer must start with, and the
+reference an analyst would write. Figures read in the sample filings: MSFT_2022_10K p.57 (total revenue 198,270;
+operating income 83,383; net income 72,738; diluted EPS 9.65, all in millions), APPLE_2022_10K p.34 (total current
+assets 135,405; total current liabilities 153,982), BOEING_2021_10K p.64 (net cash used by operating activities
+(3,416)), AMZN_2022_10K p.37 (net loss (2,722)).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _analyst_corpus import parsed_samples
+
+from finrag_pipeline.core.analyst.definitions import clean_question
+from finrag_pipeline.core.analyst.store import FactStore
+from finrag_pipeline.core.asked import requested_units
+from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
+from finrag_pipeline.core.evaluation.answer_decision import decide
+
+
+@pytest.fixture(scope="module")
+def calc():
+    return calculator_answerer(FactStore.from_parsed(parsed_samples().values()))
+
+
+MSFT_REV = "What was Microsoft's total revenue in fiscal 2022"
+MSFT_OM = "What was Microsoft's operating margin in fiscal 2022"
+
+# (question, the figure printed first, a reference written by an analyst)
+CASES = [
+    # amounts: 198,270 million
+    (f"{MSFT_REV}? Answer in USD millions, rounded to one decimal place.", "$198,270.0 million —", "$198,270 million"),
+    (f"{MSFT_REV}? Answer in USD millions, one decimal place.", "$198,270.0 million —", "$198,270 million"),
+    (f"{MSFT_REV} in USD billions?", "$198.27 billion —", "$198.3 billion"),
+    (f"{MSFT_REV} in USD billions, rounded to one decimal place?", "$198.3 billion —", "$198.3 billion"),
+    (f"{MSFT_REV} in USD billions, rounded to the nearest whole number?", "$198 billion —", "$198 billion"),
+    (f"{MSFT_REV} in $ thousands?", "$198,270,000 thousand —", "$198,270,000 thousand"),
+    (f"{MSFT_REV}, to the nearest million?", "$198,270 million —", "$198,270 million"),
+    (f"{MSFT_REV}, to the nearest billion?", "$198 billion —", "$198 billion"),
+    (f"{MSFT_REV} in billions, 2 dp?", "$198.27 billion —", "$198.27 billion"),
+    ("What was Microsoft's net income in fiscal 2022 in millions, rounded to two decimal places?",
+     "$72,738.00 million —", "$72,738 million"),
+    # a negative amount in a larger scale than printed: (3,416) and (2,722) million
+    ("What was Boeing's 2021 operating cash flow in USD billions, rounded to one decimal place?",
+     "-$3.4 billion —", "-$3.4 billion"),
+    ("What was Amazon's net income in 2022 in USD billions to two decimals?", "-$2.72 billion —", "-$2.72 billion"),
+    # percentages: 83,383 / 198,270 = 42.0553%
+    (f"{MSFT_OM}, as a percentage to one decimal?", "42.1% —", "42.1%"),
+    (f"{MSFT_OM}? Round your answer to 2 decimal places.", "42.06% —", "42.06%"),
+    (f"{MSFT_OM}, rounded to the nearest whole number?", "42% —", "42%"),
+    (f"{MSFT_OM} to the nearest tenth of a percent?", "42.1% —", "42.1%"),
+    # ratios: 135,405 / 153,982 = 0.8794
+    ("What was Apple's FY2022 current ratio? Answer with two decimals.", "0.88 —", "0.88"),
+    ("What was Apple's FY2022 current ratio to one decimal place?", "0.9 —", "0.9"),
+    # per share: 9.65
+    ("What was Microsoft's diluted EPS in fiscal 2022, rounded to one decimal place?", "$9.7 per share —", "$9.65"),
+    # days: 365 * average receivables / revenue; the rounding phrase is no qualifier of the line ("rounded")
+    ("What was Apple's FY2022 days sales outstanding, rounded to the nearest whole number?", "25 days —", "25 days"),
+    ("What was Apple's FY2022 DSO (accounts receivable / revenue * 365)? Round to two decimal places.",
+     "26.09 days —", "26.09 days"),
+]
+
+
+@pytest.mark.parametrize("question,printed,reference", CASES)
+def test_the_answer_prints_the_decimals_and_scale_asked(calc, question, printed, reference):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and r.text.startswith(printed), r.text
+    # the scorer still reads the printed figure right, and an answer that knows nothing scores 0
+    assert decide(r.text, question, reference).correct is True, r.text
+    assert decide("I don't know; the filing does not say.", question, reference).correct is not True
+    # a wrong figure in the same style is wrong (its leading digit moved by 3)
+    wrong = re.sub(r"\d", lambda m: str((int(m.group()) + 3) % 10), printed, count=1)
+    assert decide(wrong, question, reference).correct is False, wrong
+
+
+@pytest.mark.parametrize("question,decimals,scale", [
+    ("Answer in USD millions, one decimal place.", 1, 1e6),
+    ("Answer in USD millions with one decimal.", 1, 1e6),
+    ("What was it, to the nearest million?", 0, 1e6),
+    ("What was it in $ thousands?", None, 1e3),
+    ("Round your answer to 2 decimal places.", 2, None),
+    ("as a percentage, two decimals", 2, None),
+    ("to the nearest whole number", 0, None),
+    ("in USD billions, rounded to the nearest billion", 0, 1e9),
+    ("What was revenue in FY2022?", None, None),
+])
+def test_requested_units_reads_the_rounding_and_scale(question, decimals, scale):
+    asked = requested_units(question)
+    assert (asked.decimals, asked.scale) == (decimals, scale)
+
+
+@pytest.mark.parametrize("question,cleaned", [
+    ("What was Apple's FY2022 current ratio to one decimal place?", "What was Apple's FY2022 current ratio?"),
+    ("What was Apple's FY2022 DSO, rounded to the nearest whole number?", "What was Apple's FY2022 DSO?"),
+    ("What was Microsoft's FY2022 gross margin as a percentage with two decimals?",
+     "What was Microsoft's FY2022 gross margin as a percentage?"),
+])
+def test_the_rounding_phrase_is_no_part_of_the_line_asked(question, cleaned):
+    assert clean_question(question) == cleaned
