@@ -45,7 +45,7 @@ from finrag_pipeline.core.analyst.judgements import (
 from finrag_pipeline.core.analyst.lexicon import Concept, Lexicon
 from finrag_pipeline.core.analyst.model import FactValue
 from finrag_pipeline.core.analyst.plan import Plan, PlanError, UnreadOperand, decimals_asked, make_plan
-from finrag_pipeline.core.analyst.store import FactStore, FilingFacts, normalize_label
+from finrag_pipeline.core.analyst.store import FactStore, FilingFacts, normalize_label, plain_label
 from finrag_pipeline.core.answering import AnswerResult, Citation
 from finrag_pipeline.core.chunking.text import short_company
 from finrag_pipeline.core.models import Hit
@@ -180,6 +180,25 @@ def _hinted(concept: Concept, statements: Sequence[str]) -> Concept:
 
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
+
+
+_COST_WORDS_RE = re.compile(r"^(?:total\s+)|\s+(?:expenses?|costs?|spend(?:ing)?|charges?)$")
+
+
+def combined_line_note(asked: str, fact: FactValue) -> str | None:
+    """The line read when it is a combined line of which the figure asked is one part: "marketing expense" read
+    from "Sales and marketing" (the filer prints no line of its own for marketing), "depreciation" from
+    "Depreciation and amortization". None when the line is the figure asked ("Total revenue" for revenue)."""
+    label = next((s.row_label for s in [fact.source, *fact.corroborated_by] if getattr(s, "row_label", None)),
+                 fact.label)
+    want = _COST_WORDS_RE.sub("", normalize_label(asked)).strip()
+    # the line's parts as printed: "Sales and marketing", "Depreciation, amortization, and other"
+    parts = [_COST_WORDS_RE.sub("", plain_label(normalize_label(p))).strip()
+             for p in re.split(r",|&|\band\b", label, flags=re.I)]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or want not in parts:
+        return None
+    return f'read from the line "{label}": the filing prints no {want} line of its own'
 
 
 def round_decimal(value: Decimal, decimals: int) -> Decimal:
@@ -700,6 +719,12 @@ class CalculatorAnswerer:
             details["derived"] = derived
             plan.notes = [*plan.notes, *(d for d in derived if d not in plan.notes)]
             details["plan"] = plan.as_dict()
+        # one line asked, read from a combined line ("marketing" from "Sales and marketing"): the answer says so
+        combined = (combined_line_note(plan.quantity, inputs[0]) if plan.concept_key and plan.formula == plan.concept_key
+                    and len(inputs) == 1 else None)
+        if combined:
+            details["line_read"] = combined
+            periods = f"{periods} ({combined})"
         text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}"
                 + "".join(f"; {d}" for d in derived) + ". "
                 "Sources: " + sources_text(inputs, filing.filing_id) + ".")
