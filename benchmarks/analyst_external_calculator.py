@@ -1,7 +1,7 @@
 """Benchmark: calculator correctness on the hand-written analysts' questions (finrag_pipeline_tests/data/
 external/analyst_questions.jsonl: 49 questions over the 8 sample filings), offline, no retrieval.
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/analyst_external_calculator.py [--cache /tmp/parsed.pkl] [--json]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/analyst_external_calculator.py [--cache DIR] [--json]
 
 Each question goes to the `calculator` answerer over a FactStore built from the parsed sample filings (no
 hits: the company and years come from the question, as in `finrag ask`). Scored by the project's rule
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import re
 from collections import Counter
 from pathlib import Path
@@ -33,14 +32,12 @@ from finrag_pipeline.core.scoring.answer_metrics import correctness
 
 
 def parsed_filings(cache: Path | None):
-    if cache and cache.exists():
-        return pickle.loads(cache.read_bytes())
-    from finrag_pipeline.core.ingest.parse import parse_filing
+    """The sample filings parsed, through THE per-filing parse cache (core/ingest/parse_cache.py: keyed by the
+    file's sha256 and the parser's code fingerprint; ``--cache`` names its directory)."""
+    from finrag_pipeline.core.ingest.parse_cache import cache_dir_for, cached_parse
 
-    parsed = [parse_filing(p) for p in sorted(SAMPLE_FILINGS_DIR.iterdir())]
-    if cache:
-        cache.write_bytes(pickle.dumps(parsed))
-    return parsed
+    where = cache_dir_for(cache)
+    return [cached_parse(p, where) for p in sorted(SAMPLE_FILINGS_DIR.iterdir())]
 
 
 _REF_RE = re.compile(r"^\s*-?\$?\s*(?P<v>-?[\d,]+(?:\.\d+)?)\s*(?:x|%|days|million)?\s*$", re.I)
@@ -64,7 +61,7 @@ def first_figure_match(result, reference: str) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cache", type=Path, default=None, help="pickle of the parsed sample filings (made if missing)")
+    ap.add_argument("--cache", type=Path, default=None, help="per-filing parse cache directory (default: FINRAG_PARSE_CACHE or /tmp/finrag_parse_cache)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--warehouse", action="store_true",
                     help="read the facts from the warehouse of FINRAG_HOME (a built demo home) instead of parsing")

@@ -1,6 +1,6 @@
 """The calculator on 10-Ks outside the demo: FinanceBench-style questions over robustness filings.
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/calculator_outside_filings.py [--cache /tmp/outside.pkl] [--json]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/calculator_outside_filings.py [--cache DIR] [--json]
 
 The filings named in ``calculator_outside_questions.jsonl`` (under /work/shared/corpus/, at most three: CPU
 is scarce) are parsed in memory (no home, no embedding) into a FactStore, and each question goes to the
@@ -13,7 +13,10 @@ reference values were read by hand in the parsed filings: a figure here is an UP
 
 Batches (``--batch``): ``first`` (rows without a ``batch`` field: Costco, Intel, Nike FY2020) and ``third``
 (Walmart FY2021, Oracle FY2019, Boston Properties FY2015: a retailer, a software company, a REIT), each written
-before the fixes that looked at its failures. A cache holds the filings of the batch it was made for.
+before the fixes that looked at its failures. Parsed filings are cached one per filing, keyed by the filing's sha256
+and the parser's code fingerprint (core/ingest/parse_cache.py, shared with fact_layer_outside.py and the question
+builders): ``--cache DIR`` (default ``FINRAG_PARSE_CACHE`` or /tmp/finrag_parse_cache; a ``.pkl`` path of the old
+per-batch cache is read as ``<path>.d/``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import sys
 from collections import Counter
 from pathlib import Path
@@ -35,20 +37,16 @@ from held_out import is_held_out  # noqa: E402
 from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
 from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer  # noqa: E402
 from finrag_pipeline.core.evaluation.answer_decision import decide  # noqa: E402
+from finrag_pipeline.core.ingest.parse_cache import cache_dir_for, cached_parse  # noqa: E402
 
 QUESTIONS = Path(__file__).with_name("calculator_outside_questions.jsonl")
 CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
 
 
 def parsed(files: list[str], cache: Path | None):
-    if cache and cache.exists():
-        return pickle.loads(cache.read_bytes())
-    from finrag_pipeline.core.ingest.parse import parse_filing
-
-    out = [parse_filing(CORPUS / f) for f in files]
-    if cache:
-        cache.write_bytes(pickle.dumps(out))
-    return out
+    """The batch's filings, each parsed once per filing bytes and parser code (a parser change parses again)."""
+    where = cache_dir_for(cache)
+    return [cached_parse(CORPUS / f, where) for f in files]
 
 
 def score(result, q: dict) -> tuple[float | None, float | None]:
@@ -63,7 +61,8 @@ def score(result, q: dict) -> tuple[float | None, float | None]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cache", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="per-filing parse cache directory (default: FINRAG_PARSE_CACHE or /tmp/finrag_parse_cache)")
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--batch", default=None,

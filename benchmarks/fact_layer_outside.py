@@ -1,13 +1,14 @@
 """The fact layer on 10-Ks no question set used: does ``FilingFacts.lookup`` (the calculator's lookup) read the
 right row of the right statement for the right fiscal year?
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/fact_layer_outside.py [--cache-dir /tmp/finrag_fact_layer_outside]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/fact_layer_outside.py [--cache-dir DIR]
         [--json] [--verbose]
 
 ``fact_layer_outside.jsonl`` holds, per filing, about 15 core line items read BY HAND on the statement pages (the
 parser's text, cross-checked in pypdfium2's): concept (a lexicon key), fiscal year, the value as printed (in the
 statement's unit), its PDF page and printed label. Each filing is parsed once (``core.ingest.parse.parse_filing``,
-pickled per filing under the cache directory) into a ``FactStore``; each (concept, year) is looked up and counted as
+through THE per-filing parse cache, core/ingest/parse_cache.py: keyed by the file's sha256 and the parser's code
+fingerprint, default directory FINRAG_PARSE_CACHE or /tmp/finrag_parse_cache) into a ``FactStore``; each (concept, year) is looked up and counted as
 
 - right: the value equals the expected one in base units (an expense or outflow compared without its sign: filers
   print costs positive or in parentheses, and the calculator computes with the amount);
@@ -26,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import sys
 from collections import defaultdict
 from decimal import Decimal
@@ -35,11 +35,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from finrag_pipeline.core.analyst.store import FactStore  # noqa: E402
+from finrag_pipeline.core.ingest.parse_cache import DEFAULT_PARSE_CACHE, cached_parse  # noqa: E402
 from finrag_pipeline.core.numbers import unit_scale  # noqa: E402
 
 EXPECTED = Path(__file__).with_name("fact_layer_outside.jsonl")
 CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
-DEFAULT_CACHE = Path("/tmp/finrag_fact_layer_outside")
+DEFAULT_CACHE = DEFAULT_PARSE_CACHE   # shared with the other benchmarks: one parse per filing and parser
 
 
 def load_expected(path: Path = EXPECTED) -> list[dict]:
@@ -47,17 +48,9 @@ def load_expected(path: Path = EXPECTED) -> list[dict]:
 
 
 def parsed_filing(file: str, cache_dir: Path | None):
-    """``parse_filing`` of one corpus file, pickled under ``cache_dir`` (one parse per filing and machine)."""
-    cached = cache_dir / (Path(file).stem + ".pkl") if cache_dir else None
-    if cached and cached.exists():
-        return pickle.loads(cached.read_bytes())
-    from finrag_pipeline.core.ingest.parse import parse_filing
-
-    out = parse_filing(CORPUS / file)
-    if cached:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_bytes(pickle.dumps(out))
-    return out
+    """``parse_filing`` of one corpus file, through THE per-filing parse cache (core/ingest/parse_cache.py: keyed
+    by the file's sha256 and the parser's code fingerprint); ``cache_dir`` None parses without a cache."""
+    return cached_parse(CORPUS / file, cache_dir)
 
 
 def verdict(store: FactStore, filing_id: str, row: dict) -> tuple[str, object]:

@@ -4,7 +4,8 @@ Each general cause of a wrong or missing figure found on eight unseen 10-Ks has 
 read by hand in the filing (PDF page, printed label, figure, fiscal year): the lookup the calculator uses
 (``FilingFacts.lookup``) must return that figure, cited on that page. The pure rules (label variants, merged
 column headers) are tested without the corpus; the filing rows skip cleanly when /work/shared/corpus is absent.
-Parses are cached under /tmp (one per filing) by benchmarks/fact_layer_outside.py's ``parsed_filing``.
+Parses are cached one per filing (keyed by the file's sha256 and the parser's code fingerprint) by THE parse cache,
+core/ingest/parse_cache.py, which benchmarks/fact_layer_outside.py's ``parsed_filing`` calls.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from finrag_pipeline.core.analyst.store import FactStore, FilingFacts, plain_label
+from finrag_pipeline.core.ingest.parse_cache import DEFAULT_PARSE_CACHE
 from finrag_pipeline.core.ingest.tables import normalize_period
 from finrag_pipeline.core.models import FilingMeta, TableCell, TableRow
 from finrag_pipeline.core.paths import REPO_ROOT
 
 CORPUS = Path(os.environ.get("FINRAG_SHARED_CORPUS", "/work/shared/corpus"))
-CACHE = Path("/tmp/finrag_fact_layer_outside")
+CACHE = DEFAULT_PARSE_CACHE
 
 
 # ---------------------------------------------------------------- pure rules (no corpus)

@@ -17,11 +17,13 @@ COMPANY = {"APPLE_2021_10K": "Apple", "APPLE_2022_10K": "Apple", "aapl-10-k-2024
 
 @functools.cache
 def parsed(doc):
-    from finrag_pipeline.core.ingest.parse import parse_filing
+    """A sample filing parsed, through THE parse cache (core/ingest/parse_cache.py: per filing, keyed by its sha256
+    and the parser's code fingerprint)."""
+    from finrag_pipeline.core.ingest.parse_cache import DEFAULT_PARSE_CACHE, cached_parse
     from finrag_pipeline.core.paths import SAMPLE_FILINGS_DIR
 
     path = next(p for p in SAMPLE_FILINGS_DIR.iterdir() if p.stem == doc)
-    return parse_filing(path)
+    return cached_parse(path, DEFAULT_PARSE_CACHE)
 
 
 def page_text(doc, page):

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import pickle
 import sys
 from pathlib import Path
+
+from finrag_pipeline.core.ingest.parse_cache import DEFAULT_PARSE_CACHE
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "analyst_questions_heldout3_outside.jsonl"
 CORPUS = Path("/work/shared/corpus")
-CACHE = Path("/tmp/q3")            # parsed pages, pickled once per filing (parse_filing is slow on 2 cores)
+CACHE = DEFAULT_PARSE_CACHE        # parsed filings, pickled once per filing and parser (parse_filing is slow on 2 cores)
 
 QUESTIONS: list[dict] = []
 
@@ -267,22 +268,17 @@ def _norm(text: str) -> str:
 
 def verify_pages() -> list[str]:
     """Every operand's label and printed figure on one line of its page in the parser text, and the figure on
-    the same physical page of pypdfium2's text. Parsed pages are cached under CACHE (pickles)."""
+    the same physical page of pypdfium2's text. Parsed filings come from THE parse cache (core/ingest/parse_cache.py:
+    per filing, keyed by its sha256 and the parser's code fingerprint)."""
     import pypdfium2 as pdfium
 
-    from finrag_pipeline.core.ingest.parse import parse_filing
+    from finrag_pipeline.core.ingest.parse_cache import cached_parse
 
     problems, parsed, pdfs = [], {}, {}
     for row in QUESTIONS:
         filing = row["filing"]
         if filing not in parsed:
-            cache = CACHE / f"{Path(filing).stem}.pkl"
-            if cache.exists():
-                parsed[filing] = pickle.loads(cache.read_bytes())
-            else:
-                parsed[filing] = {p.page_number: p.text for p in parse_filing(CORPUS / filing).pages}
-                CACHE.mkdir(parents=True, exist_ok=True)
-                cache.write_bytes(pickle.dumps(parsed[filing]))
+            parsed[filing] = {p.page_number: p.text for p in cached_parse(CORPUS / filing, CACHE).pages}
             pdfs[filing] = pdfium.PdfDocument(CORPUS / filing)
         for page, label, figure, _period in row["_sources"]:
             lines = [_norm(line) for line in parsed[filing].get(page, "").splitlines()]
