@@ -55,12 +55,24 @@ CASES = [
     # ratios: 135,405 / 153,982 = 0.8794
     ("What was Apple's FY2022 current ratio? Answer with two decimals.", "0.88 —", "0.88"),
     ("What was Apple's FY2022 current ratio to one decimal place?", "0.9 —", "0.9"),
+    # (23,646 cash + 24,658 marketable securities + 28,184 receivables) / 153,982 = 0.4967
+    ("What was Apple's FY2022 quick ratio? Round to three decimal places.", "0.497 —", "0.497"),
+    # percentage points: 83,383 / 198,270 - 69,916 / 168,088 (MSFT p.57) = 42.06% - 41.59%
+    ("How many percentage points did Microsoft's operating margin change from fiscal 2021 to fiscal 2022? Round to "
+     "two decimals.", "0.46 percentage points —", "0.46 percentage points"),
+    # an average and a choice between years, in a larger scale: (168,088 + 198,270) / 2 = 183,179
+    ("What was Microsoft's average total revenue over fiscal 2021 and 2022 in USD billions, one decimal place?",
+     "$183.2 billion —", "$183.2 billion"),
+    ("Which was higher, Microsoft's revenue in fiscal 2021 or 2022? Answer in USD billions with one decimal.",
+     "FY2022 (higher): $198.3 billion in FY2022 vs $168.1 billion in FY2021 —", "FY2022"),
     # per share: 9.65
     ("What was Microsoft's diluted EPS in fiscal 2022, rounded to one decimal place?", "$9.7 per share —", "$9.65"),
     # days: 365 * average receivables / revenue; the rounding phrase is no qualifier of the line ("rounded")
     ("What was Apple's FY2022 days sales outstanding, rounded to the nearest whole number?", "25 days —", "25 days"),
     ("What was Apple's FY2022 DSO (accounts receivable / revenue * 365)? Round to two decimal places.",
      "26.09 days —", "26.09 days"),
+    # 365 * average inventories (4,946; 6,580) / cost of sales 223,546 (APPLE_2022_10K p.32, p.34)
+    ("What was Apple's days inventory outstanding in FY2022 to one decimal place?", "9.4 days —", "9.4 days"),
 ]
 
 
