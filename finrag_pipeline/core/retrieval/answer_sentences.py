@@ -63,7 +63,7 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*
                       r"weak\w*|slow\w*|slump\w*)\b",
                       re.IGNORECASE)
 # A second sentence that continues the first ("This increase was ...", "The decrease ...", "Partially offset ...").
-_CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
+CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
                            r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
 # a sentence that refers back to the change the previous one states ("The year over year increase was
 # primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's. One that names
@@ -80,7 +80,7 @@ _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
 _MAX_FIGURES = 8       # more figures than this: a table run into the text, not a sentence
-_TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
+TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
 _MIN_SENTENCE_CHARS = 40
 _MAX_SENTENCE_CHARS = 900
 
@@ -236,7 +236,10 @@ def read_subject(question: str, route: QuestionRoute,
 
 
 @dataclass
-class _Sentence:
+class Sentence:
+    """One sentence of a prose hit, scored as an answer (``SentenceScorer.scored_sentences``); the narrative
+    answerer quotes these."""
+
     text: str
     hit: Hit
     index: int            # position in its hit
@@ -249,7 +252,7 @@ class _Sentence:
     named: list[str] = field(default_factory=list)
     lead: float = 0.0
     answers: bool = False   # names enough of the subject and carries a cue of the asked topic
-    antecedent: _Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
+    antecedent: Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
 
 
 def _prose_of(hit: Hit) -> str:
@@ -257,7 +260,7 @@ def _prose_of(hit: Hit) -> str:
     return _HEADER_RE.sub("", text, count=1) if "|" in text[:400] else text
 
 
-def _sentences(hit: Hit) -> list[_Sentence]:
+def _sentences(hit: Hit) -> list[Sentence]:
     text = _prose_of(hit)
     out = []
     spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
@@ -265,7 +268,7 @@ def _sentences(hit: Hit) -> list[_Sentence]:
         s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
-            out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
+            out.append(Sentence(s, hit, i, a / max(len(text), 1)))
     return out
 
 
@@ -332,7 +335,8 @@ def _company_words(hits: Sequence[Hit]) -> set[str]:
     return out
 
 
-def _page_of(sentence: _Sentence) -> int:
+def page_of(sentence: Sentence) -> int:
+    """The page a sentence is on: its hit's first page, moved on by where in a multi-page hit it starts."""
     hit = sentence.hit
     span = hit.page_end - hit.page_start
     return hit.page_start + (min(span, int(sentence.start_frac * (span + 1))) if span > 0 else 0)
@@ -361,7 +365,7 @@ class SentenceScorer:
         self.max_hits = max_hits
         self.min_subject = min_subject
 
-    def _score(self, s: _Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
+    def _score(self, s: Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
         s.subject, s.named = subject.overlap(s.text)
         s.cue, s.cues = self.kinds.cue_strength(s.text, cue_topics)
         cue_at = min((s.text.lower().find(c) for c in s.cues if c in s.text.lower()), default=None)
@@ -391,12 +395,12 @@ class SentenceScorer:
                 direction = -0.3
         structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
         s.lead = subject.lead_share(s.text)
-        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, _TOPICAL_MIN_CUE) / 2.0 + section_bonus
+        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, TOPICAL_MIN_CUE) / 2.0 + section_bonus
                    + period + direction + structure
                    - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
 
     def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
-                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[_Sentence]]:
+                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[Sentence]]:
         """The route and subject of ``question`` and every sentence of the prose hits (the first
         ``max_hits`` by rank, default the answerer's), scored, each marked ``answers`` when it may answer:
         it names enough of the subject (or, for a topic-only question, reads as one of the topic's
@@ -407,11 +411,11 @@ class SentenceScorer:
         subject = read_subject(question, route, self.vocabularies, _company_words(used), periods)
         # a topic without cues (or a metric question handed here) ranks by subject alone
         cue_topics = tuple(t for t in route.topics if self.kinds.cues.get(t))
-        out: list[_Sentence] = []
+        out: list[Sentence] = []
         for hit in used:
             if hit.chunk_type not in ("prose", "section"):
                 continue
-            previous: _Sentence | None = None
+            previous: Sentence | None = None
             for s in _sentences(hit):
                 self._score(s, subject, route, cue_topics)
                 if (previous is not None and previous.index == s.index - 1 and _ANAPHORA_RE.match(s.text)
@@ -425,7 +429,7 @@ class SentenceScorer:
                     s.antecedent.text + " " + s.text if s.antecedent else s.text)
                 # a question naming only its topic is answered by a sentence that reads as one of its
                 # answers (a lawsuit named, a risk stated), whatever words it uses
-                if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
+                if subject.topical and s.cue >= TOPICAL_MIN_CUE:
                     about = True
                 s.answers = about and (not cue_topics or s.cue > 0)
                 out.append(s)
@@ -446,7 +450,7 @@ class SentenceScorer:
         names_one = any(words & asked for words in companies.values())
         best: dict[str, float] = {}
         for s in sentences:
-            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, _TOPICAL_MIN_CUE) / _TOPICAL_MIN_CUE) / 2.0
+            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, TOPICAL_MIN_CUE) / TOPICAL_MIN_CUE) / 2.0
             value *= 1.0 if s.answers else 0.5
             if names_one and companies[s.hit.chunk_id] and not companies[s.hit.chunk_id] & asked:
                 value *= 0.2
