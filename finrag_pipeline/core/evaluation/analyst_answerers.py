@@ -29,5 +29,6 @@ def calculator_answerer(store: FactStore | None = None, *, lexicon: Lexicon | No
     # the narrative route reads the neighbouring passages of the warehouse the facts come from, as the
     # narrative answerer the runner builds does (without it, a cause in the passage after a hit was missed)
     calculator.route_qualitative = functools.partial(routed_to_narrative,
-                                                     warehouse=getattr(calculator.store, "warehouse", None))
+                                                     warehouse=getattr(calculator.store, "warehouse", None),
+                                                     store=calculator.store)
     return calculator

@@ -180,7 +180,7 @@ NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrativ
 
 
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None, *,
-                        warehouse: Any = None) -> AnswerResult | None:
+                        warehouse: Any = None, store: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
     core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
     answerer reads each hit's neighbouring passages, as it does when the runner builds it."""
@@ -194,7 +194,9 @@ def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[st
     import importlib
 
     importlib.import_module(NARRATIVE_MODULE)
-    narrative = ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}))
+    # ``store``: the calculator's fact store, whose figures the narrative answer leads with (read once, not twice)
+    narrative = ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}),
+                                              **({"store": store} if store is not None else {}))
     result = narrative.answer(question, hits, periods)
     result.details = {**result.details, "routed_to": "narrative"}
     return result

@@ -51,6 +51,7 @@ from typing import Any
 
 from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary
 from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
+from finrag_pipeline.core.evaluation.narrative_figures import LineChange, LineFigures
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import QuestionKinds
 from finrag_pipeline.core.retrieval.answer_sentences import (
@@ -109,8 +110,12 @@ class NarrativeAnswerer(SentenceScorer):
 
     def __init__(self, kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None, *,
                  max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2, max_quoted: int = 3,
-                 warehouse: Any = None, window: int = 1) -> None:
+                 warehouse: Any = None, window: int = 1, figures: bool = True, store: Any = None) -> None:
         super().__init__(kinds, vocabulary, max_hits=max_hits, min_subject=min_subject)
+        # the figures of the line a cause question names, read by the calculator from the filing's tables (a fact
+        # store, or the warehouse's): the answer leads with its change (core/evaluation/narrative_figures.py)
+        self.figures = LineFigures(store, warehouse=warehouse) if figures and (store is not None or
+                                                                             warehouse is not None) else None
         self.max_sentences = max_sentences
         # the answer stays short: the effect stated after the cause, another matter, or a second part of the
         # question may add one sentence to the ``max_sentences`` of the ordinary answer
@@ -203,9 +208,28 @@ class NarrativeAnswerer(SentenceScorer):
                 citations.append(cit)
         sources = "; ".join(f"{f} p. {p}" for f, p, _ in citations)
         text = " ".join(s.text for s in chosen) + f" [{sources}]"
+        lead = self._line_change(question, best, read, subject, route, details)
+        if lead is not None:
+            # the magnitude first, cited to its table's page, then the cause as the filing states it
+            table = [c for c in lead.citations if c not in citations]
+            pages = "; ".join(dict.fromkeys(f"{f} p. {p}" for f, p, _ in lead.citations))
+            text = f"{lead.sentence()} [{pages}]. {text}"
+            citations += table
         details["sentences"] = [{"text": s.text, "chunk_id": s.hit.chunk_id, "page": page_of(s), "score": round(s.score, 3),
                                  "subject": round(s.subject, 3), "cues": s.cues, "named": s.named} for s in chosen]
         return self._result(text, citations, "answered", details, t0)
+
+    def _line_change(self, question: str, best: Sentence, read: Sequence[Hit], subject: Any, route: Any,
+                     details: dict[str, Any]) -> LineChange | None:
+        """The change of the line a cause question names, in the quoted sentence's filing, or None (recorded in
+        ``details["figures"]`` either way)."""
+        if self.figures is None or "cause" not in route.topics:
+            return None
+        year = max(subject.years) if subject.years else None
+        change, reason = self.figures.change(question, best.hit.filing_id, year, read)
+        details["figures"] = {"lead": change.sentence(), "pages": [c[1] for c in change.citations]} if change \
+            else {"none": reason}
+        return change
 
     @staticmethod
     def _fuller_statement(best: Sentence, candidates: Sequence[Sentence]) -> Sentence:
