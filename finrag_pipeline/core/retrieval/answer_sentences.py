@@ -33,6 +33,7 @@ from finrag_pipeline.core.analyst.vocabulary import (
 )
 from finrag_pipeline.core.asked import asked_years
 from finrag_pipeline.core.chunking.sentences import split_sentences
+from finrag_pipeline.core.ingest.sections import item_key
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
 from finrag_pipeline.core.scoring.answer_metrics import years_in
@@ -73,8 +74,8 @@ _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:o
                           r"expansions?|contractions?|rises?)\b(?!\s+(?:in|of|for)\b)", re.IGNORECASE)
 # what the text layer runs into a sentence: the page header, a heading before the sentence's first word
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
-_HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
-                         r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
+_HEADING_RE = re.compile(r"^(?:(?i:item)\s+\d+[A-Ca-c]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
+                         r"(?=(?:The|There|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
 _PRIOR_YEAR_RE = re.compile(r"\b(?:prior|previous)\s+(?:fiscal\s+)?year\b|\byear[\s-]+(?:over|on)[\s-]+year\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
@@ -253,11 +254,32 @@ class Sentence:
     lead: float = 0.0
     answers: bool = False   # names enough of the subject and carries a cue of the asked topic
     antecedent: Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
+    section: str | None = None   # the 10-K Item it is in: its hit's, or a later one the passage heads it with
 
 
 def _prose_of(hit: Hit) -> str:
     text = hit.text or ""
     return _HEADER_RE.sub("", text, count=1) if "|" in text[:400] else text
+
+
+# An Item heading inside a passage, at a line's start or after a sentence's end ("... through the year 2043. ITEM 3.
+# LEGAL PROCEEDINGS There are no material ..."): a short Item shares its page with the one before it, and pages carry
+# one section (core/ingest/sections.py); a cross-reference ("see Item 1A. Risk Factors") is no heading.
+_ITEM_IN_TEXT_RE = re.compile(r"(?:^|\n|(?<=[.:;])[ \t]+)(?i:item)\s+(\d{1,2}[A-Ca-c]?)\s*[.:]\s+(?=[A-Z])")
+_HEADING_REACH = 80   # a heading this close to a sentence's start opens it
+
+
+def _section_at(hit: Hit, text: str, start: int, end: int) -> str | None:
+    """The 10-K Item a sentence of ``hit`` is in: the hit's section, or a later Item whose heading the passage
+    prints before the sentence (or at its opening)."""
+    section = hit.section
+    if section is None:
+        return None     # the front matter: its table of contents lists every Item
+    for m in _ITEM_IN_TEXT_RE.finditer(text, 0, min(end, start + _HEADING_REACH)):
+        item = f"Item {m.group(1).upper()}"
+        if item_key(item) > item_key(section):
+            section = item
+    return section
 
 
 def _sentences(hit: Hit) -> list[Sentence]:
@@ -268,7 +290,7 @@ def _sentences(hit: Hit) -> list[Sentence]:
         s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
-            out.append(Sentence(s, hit, i, a / max(len(text), 1)))
+            out.append(Sentence(s, hit, i, a / max(len(text), 1), section=_section_at(hit, text, a, b)))
     return out
 
 
@@ -371,8 +393,8 @@ class SentenceScorer:
         cue_at = min((s.text.lower().find(c) for c in s.cues if c in s.text.lower()), default=None)
         head = s.head = subject.head_share(s.text, cue_at or None)
         section_bonus = 0.0
-        if s.hit.section in route.sections:
-            section_bonus = 0.6 - 0.15 * route.sections.index(s.hit.section)
+        if s.section in route.sections:
+            section_bonus = 0.6 - 0.15 * route.sections.index(s.section)
         years = years_in(s.text)
         period = 0.0
         if subject.years:
