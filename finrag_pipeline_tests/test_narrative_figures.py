@@ -128,7 +128,7 @@ def test_percent_change_and_points_hand_computed():
 @pytest.mark.parametrize("question,why", [
     # Greater China grew 70% in 2021: a question asking for a decline reads another line or year
     ("Why did Apple's Greater China net sales decrease in fiscal 2021?", "against the direction asked"),
-    ("What drove the increase in Apple's Vision Pro net sales in FY2021?", "did not answer both years"),
+    ("What drove the increase in Apple's Vision Pro net sales in FY2021?", "did not answer FY2021"),
     ("Which of Apple's segments grew fastest in fiscal 2021, and what drove it?", "no single line"),
 ])
 def test_no_lead_when_the_line_is_not_found_unambiguously(question, why):

@@ -15,7 +15,11 @@ from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer
 from finrag_pipeline.core.analyst.lexicon import Lexicon
 from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.answering import register_answerer
-from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, routed_to_narrative
+from finrag_pipeline.core.evaluation.answerers import (
+    ExtractiveAnswerer,
+    narrative_answerer,
+    routed_to_narrative,
+)
 
 
 @register_answerer("calculator")
@@ -28,7 +32,7 @@ def calculator_answerer(store: FactStore | None = None, *, lexicon: Lexicon | No
                                     fallback=fallback if fallback is not None else ExtractiveAnswerer(warehouse=warehouse))
     # the narrative route reads the neighbouring passages of the warehouse the facts come from, as the
     # narrative answerer the runner builds does (without it, a cause in the passage after a hit was missed)
-    calculator.route_qualitative = functools.partial(routed_to_narrative,
-                                                     warehouse=getattr(calculator.store, "warehouse", None),
-                                                     store=calculator.store)
+    # it leads a cause with the line's figures from the calculator's own fact store (built once, kept)
+    calculator.route_qualitative = functools.partial(routed_to_narrative, narrative=narrative_answerer(
+        getattr(calculator.store, "warehouse", None), calculator.store))
     return calculator

@@ -179,8 +179,20 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
 NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrative", "narrative"
 
 
+def narrative_answerer(warehouse: Any = None, store: Any = None) -> Any:
+    """The registered narrative answerer, with ``warehouse`` (neighbouring passages) and ``store`` (the fact store
+    whose figures it leads with: the calculator's, read once). Reached through the leaf registry, as
+    answerer_registry does: the narrative module imports this one (AnswerResult), so a static import back would be
+    a cycle (test_import_graph.py)."""
+    import importlib
+
+    importlib.import_module(NARRATIVE_MODULE)
+    return ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}),
+                                         **({"store": store} if store is not None else {}))
+
+
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None, *,
-                        warehouse: Any = None, store: Any = None) -> AnswerResult | None:
+                        warehouse: Any = None, store: Any = None, narrative: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
     core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
     answerer reads each hit's neighbouring passages, as it does when the runner builds it."""
@@ -189,14 +201,8 @@ def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[st
     route = classify_question(question)
     if not route.qualitative:
         return None
-    # Reached through the leaf registry, as answerer_registry does: the narrative module imports this
-    # one (AnswerResult), so a static import back would be a cycle (test_import_graph.py).
-    import importlib
-
-    importlib.import_module(NARRATIVE_MODULE)
-    # ``store``: the calculator's fact store, whose figures the narrative answer leads with (read once, not twice)
-    narrative = ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}),
-                                              **({"store": store} if store is not None else {}))
+    # ``narrative``: one built by the caller and kept (its figures' facts are read once per filing, not per question)
+    narrative = narrative if narrative is not None else narrative_answerer(warehouse, store)
     result = narrative.answer(question, hits, periods)
     result.details = {**result.details, "routed_to": "narrative"}
     return result
@@ -211,10 +217,13 @@ class ExtractiveAnswerer:
     def __init__(self, min_overlap: int = 1, warehouse: Any = None) -> None:
         self.min_overlap = min_overlap
         self.warehouse = warehouse   # handed to the narrative route (neighbouring passages)
+        self._narrative: Any = None  # the narrative route's answerer, built on first use and kept
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
-        routed = routed_to_narrative(question, hits, periods, warehouse=self.warehouse)
+        if self._narrative is None:     # cheap: its fact store reads a filing on first use
+            self._narrative = narrative_answerer(self.warehouse)
+        routed = routed_to_narrative(question, hits, periods, warehouse=self.warehouse, narrative=self._narrative)
         if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
             return routed
         if not hits:

@@ -19,6 +19,7 @@ Otherwise the narrative answer stays as it was (quoted sentences only).
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -148,6 +149,18 @@ class LineFigures:
         self.store = store
         self._calculators: dict[str, CalculatorAnswerer] = {}
 
+    @classmethod
+    def of_warehouse(cls, warehouse: Any) -> LineFigures:
+        """One reader per warehouse object, shared by the answerers built on it (the runner builds three that route
+        cause questions here: each would read every filing's facts again), dropped with the warehouse."""
+        try:
+            return _SHARED[warehouse]
+        except KeyError:
+            _SHARED[warehouse] = shared = cls(warehouse=warehouse)
+            return shared
+        except TypeError:   # a warehouse that cannot be weakly referenced: its own reader
+            return cls(warehouse=warehouse)
+
     def _calculator(self, filing_id: str) -> CalculatorAnswerer | None:
         if filing_id not in self._calculators:
             try:
@@ -181,9 +194,11 @@ class LineFigures:
         # "How much was ...": a "What was Apple's Products ..." reads to the calculator as "which products"
         value_question = f"How much was {words}?"
         own = [h for h in hits if h.filing_id == filing_id]
-        results = [calc.answer(value_question, own, [f"FY{y}"]) for y in (year, year - 1)]
-        if any(r.response_state != "answered" for r in results):
-            return None, "the calculator did not answer both years: " + results[0].text[:120]
+        results = []
+        for y in (year, year - 1):
+            results.append(calc.answer(value_question, own, [f"FY{y}"]))
+            if results[-1].response_state != "answered":
+                return None, f"the calculator did not answer FY{y}: " + results[-1].text[:120]
         now, before = (r.details for r in results)
         plans = [d.get("plan") or {} for d in (now, before)]
         if any(p.get("operation") != "value" for p in plans) or plans[0].get("formula") != plans[1].get("formula") \
@@ -220,6 +235,9 @@ class LineFigures:
         amount = _shown(abs(v_now - v_before), unit, scale) if pct is not None else None
         return LineChange(line[:1].upper() + line[1:], year, current, prior, unit, pct, points, citations,
                           amount), "found"
+
+
+_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _shown(value: Decimal, unit: str, scale: int) -> str:
