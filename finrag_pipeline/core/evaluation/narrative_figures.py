@@ -226,6 +226,8 @@ class LineFigures:
         if direction and moved and (moved > 0) != (direction > 0):
             return None, "the figures moved against the direction asked"
         scale = now["scale"]
+        if unit == "USD" and scale == 1_000 and max(abs(v_now), abs(v_before)) >= 10**9:
+            scale = 1_000_000   # a table in thousands (Netflix): "$24,996 million", as analysts state it
         current = _shown(v_now, unit, scale)
         prior = _shown(v_before, unit, scale)
         line = _YEAR_RE.sub("", words)
@@ -245,5 +247,5 @@ def _shown(value: Decimal, unit: str, scale: int) -> str:
     if unit in ("percent", "percentage points"):
         return format_result(round_decimal(value * 100, 1), unit, 1)
     shown = value / scale
-    decimals = 0 if shown == shown.to_integral_value() else 1
+    decimals = 0 if shown == shown.to_integral_value() or abs(shown) >= 1_000 else 1
     return format_result(round_decimal(shown, decimals), unit, decimals, scale)
