@@ -70,7 +70,7 @@ def verdict(store: FactStore, filing_id: str, row: dict) -> tuple[str, object]:
     _, scale = unit_scale(row["unit"])
     expected = Decimal(str(row["value"])) * Decimal(str(scale))
     got = fact.base_value
-    if concept.outflow or concept.expense or row["concept"] == "interest_expense":
+    if concept.outflow or concept.expense:
         expected, got = abs(expected), abs(got)
     return ("right" if abs(got - expected) < Decimal("0.5") * Decimal(str(scale)) else "wrong"), fact
 

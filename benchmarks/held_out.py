@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CURRENT_HELD_OUT = ("heldout4", "heldout5")
+CURRENT_HELD_OUT = ("heldout4", "heldout5", "heldout6")
 
 
 def is_held_out(path: Path | str) -> bool:

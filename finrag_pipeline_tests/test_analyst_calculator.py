@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 from _analyst_corpus import AMZN, APPLE, APPLE_2024, BOEING, MSFT, hits_from_chunks, parsed_samples
+from _statement_rows import statement_rows
 
 from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.chunking.chunker import chunk_filing, table_row_chunk_id
@@ -826,16 +827,7 @@ def test_which_segment_moved_is_computed_over_the_reporting_segments(calc, quest
 # Properties FY2015). The rows below are copied as printed (page, label, figures) into small statements, so each
 # class is checked without parsing the PDFs. ----------------------------------------------------------------
 
-def _statement(fid: str, page: int, title: str, unit: str, years: tuple[int, ...], rows: list[tuple]):
-    from finrag_pipeline.core.models import TableCell, TableRow
-
-    out = []
-    for i, (label, *values) in enumerate(rows):
-        cells = [TableCell(str(y), f"FY{y}", text, float(text.replace(",", "").replace("(", "-").rstrip(")")))
-                 for y, text in zip(years, values, strict=True)]
-        out.append(TableRow(fid, f"{fid}:p{page}:t0", i, page, "Item 8", title, "USD " + unit, f"(in {unit})",
-                            label, [""] + [str(y) for y in years], cells))
-    return out
+_statement = statement_rows   # the shared builder (_statement_rows.py)
 
 
 @pytest.fixture(scope="module")

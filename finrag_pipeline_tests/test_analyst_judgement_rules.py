@@ -22,6 +22,7 @@ from finrag_pipeline.core.analyst.judgements import (
     decide_trend,
     load_judgement_config,
     read_judgement,
+    stated_strictly,
 )
 from finrag_pipeline.core.analyst.lexicon import Lexicon
 
@@ -125,7 +126,7 @@ def test_a_choice_between_two_years_is_no_yes_no(question, kind):
 def test_a_lead_clause_and_a_stated_threshold(question, kind, threshold, strict):
     j = read_judgement(question, LEX)
     assert j is not None and j.kind == kind and j.threshold == threshold
-    assert ("strictly above" in j.notes) == strict
+    assert j.strict is strict   # a typed field of the judgement, never a word in its notes
 
 
 @pytest.mark.parametrize("question", [
@@ -137,16 +138,30 @@ def test_a_lead_clause_before_a_figure_question_is_no_judgement(question):
     assert read_judgement(question, LEX) is None
 
 
-@pytest.mark.parametrize("question,metric,threshold", [
-    # a liquidity floor the question states is the rule's, for the ratio it names
+@pytest.mark.parametrize("question,metric,threshold,strict", [
+    # a liquidity floor the question states is the rule's, for the ratio it names; "above" passes it strictly
     ("Treating a current ratio of at least 1.2 as healthy, does Walmart have a healthy liquidity profile at the end of "
-     "FY2021?", "current_ratio", Decimal("1.2")),
+     "FY2021?", "current_ratio", Decimal("1.2"), False),
     ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Treat 1.0 or more as "
-     "healthy.", "quick_ratio", Decimal("1.0")),
+     "healthy.", "quick_ratio", Decimal("1.0"), False),
     ("Considering a quick ratio of 0.8 or higher as adequate, is Costco's liquidity healthy in FY2020?", "quick_ratio",
-     Decimal("0.8")),
-    ("Does Apple have a healthy liquidity profile at the end of FY2022?", "current_ratio", None),  # the configured floor
+     Decimal("0.8"), False),
+    ("Does Apple have a healthy liquidity profile based on its quick ratio at the end of FY2022? Take a value above 1.0 "
+     "as healthy.", "quick_ratio", Decimal("1.0"), True),
+    ("Is Costco liquid at the end of FY2020? A current ratio over 1.1 counts as healthy.", "current_ratio",
+     Decimal("1.1"), True),
+    ("Does Apple have a healthy liquidity profile at the end of FY2022?", "current_ratio", None, False),  # the configured floor
 ])
-def test_a_stated_liquidity_floor(question, metric, threshold):
+def test_a_stated_liquidity_floor(question, metric, threshold, strict):
     j = read_judgement(question, LEX)
     assert j is not None and j.kind == "liquidity" and j.metric.key == metric and j.threshold == threshold
+    assert j.strict is strict
+
+
+@pytest.mark.parametrize("words,strict", [
+    ("growth above", True), ("growth over", True), ("growth of more than", True), ("growth exceeding", True),
+    ("ratio > 1.0", True), ("growth of at least", False), ("growth of", False), ("1.0 or more", False),
+    ("ratio >= 1.0", False), ("a ratio over 1.2 or higher", False),
+])
+def test_stated_strictly(words, strict):
+    assert stated_strictly(words) is strict

@@ -766,6 +766,14 @@ def test_a_sentence_without_arithmetic_defines_nothing(question):
      "(net_income - 500000000)", "USD"),
     ("Setting aside the $1.2 billion tax benefit, what was Intel's FY2020 effective tax rate?", [2020],
      "(income_tax + 1200000000) / income_before_taxes", "percent"),
+    # which lines are costs is the lexicon's `expense` / `outflow` flag, never words of the concept's key: pre-tax
+    # income is a profit (its key says "taxes"), interest expense and operating expenses are costs
+    ("What was Intel's FY2020 income before income taxes, excluding a $1 billion impairment charge?", [2020],
+     "(income_before_taxes + 1000000000)", "USD"),
+    ("Ignoring a $50 million debt extinguishment charge, what was FedEx's FY2023 interest expense?", [2023],
+     "(interest_expense - 50000000)", "USD"),
+    ("Excluding a $300 million restructuring charge, what were Nike's FY2020 total operating expenses?", [2020],
+     "(total_operating_expenses - 300000000)", "USD"),
 ])
 def test_a_stated_one_time_amount_is_taken_out(question, years, formula, unit):
     plan = make_plan(question, years, LEX)

@@ -23,8 +23,11 @@ def test_registered_calculator_is_the_composed_one():
     calc = build_answerer("calculator", store=FactStore())
     assert isinstance(calc, CalculatorAnswerer) and calc.name == "calculator"
     assert isinstance(calc.fallback, ExtractiveAnswerer) and calc.route_qualitative.func is routed_to_narrative
-    # the narrative route is handed the facts' warehouse (none here: an in-memory store)
-    assert calc.route_qualitative.keywords == {"warehouse": None}
+    # the narrative route is one narrative answerer kept for the calculator's life (each filing's passages read
+    # once), given the facts' warehouse (none here: an in-memory store)
+    route = calc.route_qualitative.keywords["narrative"]
+    assert set(calc.route_qualitative.keywords) == {"narrative"} and route.name == "narrative"
+    assert route.warehouse is None
 
 
 def test_composed_calculator_routes_and_falls_back_as_before():

@@ -40,3 +40,28 @@ def test_the_default_lexicon_is_the_same_with_and_without_the_cache():
     fresh = Lexicon.load_default()
     assert len(cached.concepts) > 10
     assert {k: vars(c) for k, c in cached.concepts.items()} == {k: vars(c) for k, c in fresh.concepts.items()}
+
+
+def test_a_text_read_twice_names_the_same_concepts_and_add_forgets_what_was_read(tmp_path):
+    path = tmp_path / "lexicon.yaml"
+    path.write_text(YAML)
+    lex = Lexicon.load(path)
+    question = "What was the top line in FY2022 net sales terms?"
+    first = lex.match(question)
+    assert [(m.concept.key, m.alias) for m in first] == [("revenue", "net sales")]
+    first.clear()                               # a caller's list is its own: the memo keeps the matches
+    assert [(m.concept.key, m.alias) for m in lex.match(question)] == [("revenue", "net sales")]
+    lex.add(lexicon_module.Concept("headline", ["top line"], [], []))
+    assert [(m.concept.key, m.alias) for m in lex.match(question)] == [("headline", "top line"),
+                                                                       ("revenue", "net sales")]
+    assert lex.match("no concept here") == []
+
+
+def test_contains_any_is_contains_of_any_phrase():
+    lex = Lexicon.load_default()
+    text = "Total net sales | Research and development | Shareholders' equity"
+    for phrases, expected in [(["net sales"], True), (["cost of sales", "shareholders equity"], True),
+                              (["long-term debt", "inventories"], False), ([], False), (["sales"], True),
+                              (["net sale"], False)]:
+        assert lex.contains_any(text, phrases) is expected
+        assert any(lex.contains(text, p) for p in phrases) is expected

@@ -45,7 +45,7 @@ from _analyst_corpus import (
 )
 
 from finrag_pipeline.core.chunking.chunker import chunk_filing
-from finrag_pipeline.core.evaluation.answerers import routed_to_narrative
+from finrag_pipeline.core.evaluation.answerers import ExtractiveAnswerer, routed_to_narrative
 from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
 from finrag_pipeline.core.question_kind import classify_question
 from finrag_pipeline.core.retrieval.answer_sentences import acronym_pattern, read_subject
@@ -250,6 +250,33 @@ def test_the_narrative_route_reads_neighbouring_passages_with_the_warehouse():
     assert windowed.response_state == "answered" and windowed.details["routed_to"] == "narrative"
     assert windowed.text.startswith("Greater China net sales decreased during 2024 compared to 2023 due primarily to "
                                     "lower net sales of iPhone and iPad.")
+
+
+def test_the_route_kept_by_an_answerer_reads_each_filing_once_and_answers_as_a_fresh_one():
+    """The window reads a filing's passages once per narrative answerer (one warehouse query per question was a
+    third of an evaluation's answer time): the extractive answerer keeps its route's answerer."""
+    leaves = _leaves(APPLE_2024)
+    cause = _prose(APPLE_2024, "Greater China net sales decreased")
+    before = max((c for c in leaves if c.chunk_type == "prose" and c.position < cause.position), key=lambda c: c.position)
+    hits = hits_from_chunks(leaves, lambda c: c.chunk_id == before.chunk_id)
+    asked = ["Why did Apple's Greater China net sales decrease in FY2024?",
+             "What drove the decrease in Apple's Greater China net sales in fiscal 2024?"]
+
+    class CountingTable(ChunkTable):
+        queries = 0
+
+        def query_df(self, sql, params=None):
+            # the passages' reads (the figures' fact store asks for the filing too, once: test_narrative_figures.py)
+            CountingTable.queries += "core.chunks" in sql
+            return super().query_df(sql, params)
+
+    table = CountingTable(leaves)
+    kept = ExtractiveAnswerer(warehouse=table)
+    answers = [kept.answer(q, hits) for q in asked]
+    assert CountingTable.queries == 1
+    fresh = [routed_to_narrative(q, hits, None, warehouse=ChunkTable(leaves)) for q in asked]
+    assert [a.text for a in answers] == [a.text for a in fresh]
+    assert all(a.text.startswith("Greater China net sales decreased during 2024") for a in answers)
 
 
 @pytest.mark.parametrize("lazy", ["The change was due to various factors.", "Several legal matters are pending.",

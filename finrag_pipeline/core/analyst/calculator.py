@@ -340,6 +340,16 @@ class CalculatorAnswerer:
         the figures shown beside it (the other years of a choice, the other items of a list)."""
         inputs: dict[tuple[str, int], FactValue] = {}
 
+        def resolve_part(name: str, label: str, whole: Concept, year: int) -> Decimal:
+            part = Concept(key=f"{name}: {label}", line_items=[label], statement=whole.statement, expense=whole.expense)
+            if (part.key, year) not in inputs:
+                fact = filing.lookup(part, year)
+                if fact is None:
+                    raise MissingInput(name, year)
+                inputs[(part.key, year)] = fact
+            value = inputs[(part.key, year)].base_value
+            return abs(value) if whole.expense or whole.outflow else value
+
         def resolve(name: str, year: int) -> Decimal:
             if (name, year) not in inputs:
                 concept = (extra or {}).get(name) or self.lexicon.concepts.get(name)
@@ -350,6 +360,14 @@ class CalculatorAnswerer:
                 if fact is None and concept.fallback and not segment:
                     # a line the filing does not print as one row: its parts ("SG&A" = S&M + G&A)
                     return evaluate(parse_formula(concept.fallback), year, resolve)
+                if concept.parts_labelled and concept.statement and not segment:
+                    # printed only as its kinds ("Cost of services" + "Cost of wireless equipment", Boeing's "Cost of
+                    # products" + "Cost of services"): their sum, never one kind read as the whole
+                    parts = filing.labels_starting(concept.parts_labelled, concept.statement)
+                    named = {normalize_label(x) for c in (extra or {}).values() for x in c.line_items}
+                    # a formula naming a part itself ("cost of products plus cost of services") reads the parts as named
+                    if parts and not named & set(parts) and (fact is None or normalize_label(fact.label) in parts):
+                        return sum((resolve_part(name, label, concept, year) for label in parts), Decimal(0))
                 if fact is None and year < filing.meta.fiscal_year - 1:
                     # an earlier year than the filing's comparatives (a 3-year average of balances, a CAGR):
                     # the same company's earlier 10-K that reports it, cited as such
@@ -496,6 +514,8 @@ class CalculatorAnswerer:
             self._candidate_filings(companies, plan.years if plan else all_years[:1], hits)
         timings["load_facts"] = _ms(t_load)  # ~0 once the filings' facts are in memory
         details: dict[str, Any] = {"plan": plan.as_dict() if plan else None, "companies": companies}
+        if unsuited:
+            details["unsuitable_asked"] = unsuited
         missing: list[str] = []
         tried: list[str] = []
         for filing in filings:
@@ -544,6 +564,10 @@ class CalculatorAnswerer:
         details["filings_tried"] = tried
         if unsuited and plan is not None and filings:
             return self._unsuitable(unsuited, plan.formula, filings[0], missing[0], details, timings, t0)
+        if plan is not None and filings and not details.get("unresolved_qualifier") and plan.years \
+                and self.unsuited_for(plan.formula, filings[0], plan.years[0]):
+            # gross margin asked of a filer that prints no cost of sales (FedEx): not a useful metric for it
+            return self._unsuitable(plan.quantity, plan.formula, filings[0], missing[0], details, timings, t0)
         if (plan is not None and _ZERO_IF_ABSENT_RE.search(question) and plan.operation == "value"
                 and not details.get("unresolved_qualifier")   # only a line the statements lack, never a misread
                 and len(plan.parsed.names) == 1 and plan.unit == "USD"):
@@ -610,8 +634,12 @@ class CalculatorAnswerer:
                 asked = (err.operand or "").strip().lower()
                 key = "row_" + re.sub(r"\W+", "_", normalize_label(asked)).strip("_")
                 statement = filing.label_statement(label, question, hints)
+                # a cash-flow line the question subtracts ("... less purchases of property and equipment and change in
+                # other assets") is the amount paid, as capex is: its printed sign is the statement's, not the formula's
+                subtracted = re.search(r"\b(?:less|minus|subtract(?:ing)?|net\s+of)\b[^.;?]{0,120}?(?<![\w&])"
+                                       + re.escape(asked) + r"(?![\w&])", question, re.I) is not None
                 concept = Concept(key=key, line_items=[label], aliases=[asked], statement=statement,
-                                  outflow=statement == "cash_flow" and bool(_PAYMENT_LABEL_RE.match(label)),
+                                  outflow=statement == "cash_flow" and (bool(_PAYMENT_LABEL_RE.match(label)) or subtracted),
                                   # "Cost of services" printed "(9,283)" is a cost of 9,283, as lexicon costs are
                                   expense=statement == "income_statement" and bool(_COST_LABEL_RE.search(label)))
                 lexicon.add(concept)
@@ -667,8 +695,21 @@ class CalculatorAnswerer:
             periods = f"{'average' if plan.operation == 'average_years' else 'sum'} of FY{min(plan.years)} to FY{max(plan.years)}"
         company = display_company(filing.meta.company)
         seg = f" (segment: {details['segment']})" if details.get("segment") else ""
-        text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}. "
-                f"Sources: " + sources_text(inputs, filing.filing_id) + ".")
+        derived = [] if details.get("segment") else self.derivations(plan.formula, filing, plan.years, inputs)
+        if derived:
+            details["derived"] = derived
+            plan.notes = [*plan.notes, *(d for d in derived if d not in plan.notes)]
+            details["plan"] = plan.as_dict()
+        text = (f"{figure} — {plan.quantity} of {company}{seg}, {periods}. Formula: {expression}"
+                + "".join(f"; {d}" for d in derived) + ". "
+                "Sources: " + sources_text(inputs, filing.filing_id) + ".")
+        unsuited = details.get("unsuitable_asked")
+        if unsuited and derived:
+            # "If gross margin is not a useful metric for a company like this, state that": the filing prints no line
+            # of it; said first, the mechanical figure after
+            text = (f"{unsuited[:1].upper()}{unsuited[1:]} is not a useful metric for {company}: its financial "
+                    f"statements print no line of it ({'; '.join(derived)}). (Mechanically: {text})")
+            details["unsuitable_metric"] = unsuited
         citations = cited(inputs)
         timings["total"] = _ms(t0)
         formula = "; ".join([plan.formula, *plan.also])
@@ -694,6 +735,57 @@ class CalculatorAnswerer:
         return f"{plan.formula}" + (f"; {op}" if op else "") + f" [{values}]"
 
     # ---- judgement questions (core/analyst/judgements.py) -------------------------------------------------
+
+    def derivations(self, formula: str, filing: FilingFacts, years: Sequence[int],
+                    inputs: Sequence[FactValue] | None = None) -> list[str]:
+        """How each line of ``formula`` the filing does not print as one row was derived from its parts (the
+        lexicon's ``fallback``): "gross profit derived as revenue - cost_of_revenue (NFLX-2020-10K prints no
+        gross profit line)". Said in the answer, its plan and its explanation: a derived figure is never shown as
+        if it were printed."""
+        out: list[str] = []
+        try:
+            names = list(parse_formula(formula).names)
+        except FormulaError:
+            return out
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            if concept is None or not concept.fallback or not years:
+                continue
+            if any(filing.lookup(concept, y) is None for y in years if y is not None):
+                out.append(f"{metric_name(concept).lower()} derived as {concept.fallback} ({filing.filing_id} prints "
+                           f"no {metric_name(concept).lower()} line)")
+                names += parse_formula(concept.fallback).names   # its parts may be derived in turn
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            if (concept is not None and concept.parts_labelled and concept.statement and years
+                    and any((f := filing.lookup(concept, y)) is None or normalize_label(f.label) in
+                            filing.labels_starting(concept.parts_labelled, concept.statement) for y in years if y is not None)):
+                parts = filing.labels_starting(concept.parts_labelled, concept.statement)
+                summed = inputs is None or any(i.line_item.startswith(name + ": ") for i in inputs)
+                if parts and summed:   # (the parts as read by _compute.resolve_part)
+                    out.append(f"{metric_name(concept).lower()} derived as the sum of " + " + ".join(
+                        f'"{p}"' for p in parts) + f" ({filing.filing_id} prints no total line)")
+        return out
+
+    def unsuited_for(self, formula: str, filing: FilingFacts, year: int) -> str | None:
+        """The line whose absence makes ``formula`` no useful metric for the filing (the lexicon's
+        ``unsuited_without``: gross profit without any cost of sales, printed whole or as its kinds), when the filing's
+        income statement was read (its revenue found: a parse that lost the statement abstains instead); else None."""
+        try:
+            names = list(parse_formula(formula).names)
+        except FormulaError:
+            return None
+        revenue = self.lexicon.concepts.get("revenue")
+        for name in dict.fromkeys(names):
+            concept = self.lexicon.concepts.get(name)
+            needed = self.lexicon.concepts.get(concept.unsuited_without or "") if concept else None
+            if needed is None or filing.lookup(concept, year) is not None:
+                continue
+            if (filing.lookup(needed, year) is None and revenue is not None and filing.lookup(revenue, year) is not None
+                    and not (needed.parts_labelled and needed.statement
+                             and filing.labels_starting(needed.parts_labelled, needed.statement))):
+                return needed.key
+        return None
 
     def _value(self, formula: str, unit: str, year: int, filing: FilingFacts,
                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decimal, list[FactValue], int]:
@@ -744,10 +836,26 @@ class CalculatorAnswerer:
                 missing.append(f"{exc} in {filing.filing_id}")
                 continue
             details["judgement"].update({"answer": decision.answer, "rule": decision.rule, "series": series})
+            unsuited = unsuitable_metric(question)
+            derived = [n for n in judgement.notes if " derived as " in n]
+            if unsuited and derived and judgement.kind == "trend":
+                # the question allows the metric to be unsuitable and the filing prints no line of it (Amazon prints
+                # no gross profit): said, with the mechanical series derived from the lines it does print
+                company = display_company(filing.meta.company)
+                timings["total"] = _ms(t0)
+                text = (f"{unsuited[:1].upper()}{unsuited[1:]} is not a useful metric for {company}: its financial "
+                        f"statements print no line of it ({'; '.join(derived)}). (Mechanically: {decision.reason}.) "
+                        "Sources: " + sources_text(inputs, filing.filing_id) + ".")
+                return AnswerResult(text, cited(inputs), "answered", latency_ms=timings["total"], details={
+                    **details, "unsuitable_metric": unsuited, "derived": derived, "filing_id": filing.filing_id,
+                    "inputs": [i.as_dict() for i in inputs], "timings_ms": timings})
             return self._judged(decision, filing, inputs, details, timings, t0)
         if missing:
             details["missing"] = missing
             unsuited = unsuitable_metric(question)
+            if (not unsuited and judgement.metric is not None and filing is not None and judgement.metric.formula
+                    and self.unsuited_for(judgement.metric.formula, filing, years[0] if years else filing.meta.fiscal_year)):
+                unsuited = metric_name(judgement.metric).lower()   # a gross margin trend of a filer without cost of sales
             if unsuited and judgement.metric is not None and filing is not None:
                 # "If operating margin is not a useful metric for a company like this, state that": the filing
                 # prints no line the judged metric needs (Nike reports no operating income)
@@ -794,6 +902,8 @@ class CalculatorAnswerer:
                 judgement.notes.append("year-end balances (the filing prints two balance sheets)")
             if len(points) < 2:
                 raise MissingInput(metric.key, year - 1)
+            judgement.notes += [d for d in self.derivations(formula, filing, [y for y, _ in points], inputs)
+                                if d not in judgement.notes and not segment]
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
                                     lambda v: self._fmt(v, unit, scale), material=judgement.profile)
             if judgement.notes:
@@ -827,7 +937,7 @@ class CalculatorAnswerer:
             before, _ = value("revenue", "USD", year - 1)
             growth = (now - before) / abs(before)
             floor = judgement.threshold if judgement.threshold is not None else Decimal(str(rule.revenue_growth_min))
-            strict = "strictly above" in judgement.notes
+            strict = judgement.strict
             yes = growth > floor if strict else growth >= floor
             reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
                       f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
@@ -855,7 +965,7 @@ class CalculatorAnswerer:
             unit = metric.unit or "USD"
             v, scale = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year)
             # an amount: "10,000 million" in base units; a bare "50,000" in the statements' own unit
-            given = next((int(n.split()[1]) for n in judgement.notes if n.startswith("scale ")), scale)
+            given = judgement.threshold_scale or scale
             threshold = judgement.threshold * given if unit == "USD" else judgement.threshold
             yes = v > threshold if judgement.direction == "up" else v < threshold
             reason = (f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}, "
@@ -888,13 +998,15 @@ class CalculatorAnswerer:
             ratio, _ = value(metric.formula or metric.key, "ratio", year)
             floor = judgement.threshold if judgement.threshold is not None else (
                 rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min)
-            yes = ratio >= Decimal(str(floor))
+            yes = ratio > Decimal(str(floor)) if judgement.strict else ratio >= Decimal(str(floor))
             reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
-                      f"({'at or above' if yes else 'below'} {floor:.2f}: current obligations "
+                      f"({('above' if judgement.strict else 'at or above') if yes else ('not above' if judgement.strict else 'below')}"
+                      f" {floor:.2f}: current obligations "
                       f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
             if judgement.notes:
                 reason += "; " + "; ".join(judgement.notes)
-            return Decision("Yes" if yes else "No", reason, f"healthy liquidity: {metric.key} >= {floor}"), [
+            return Decision("Yes" if yes else "No", reason,
+                            f"healthy liquidity: {metric.key} {'>' if judgement.strict else '>='} {floor}"), [
                 {"metric": metric.key, "fiscal_year": year, "value": str(ratio)}]
         raise PlanError(f"no rule for the judgement {judgement.kind!r}")
 

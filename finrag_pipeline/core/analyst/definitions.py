@@ -642,6 +642,11 @@ def operand(phrase: str, ctx: ParseContext) -> str:
         # "cash and cash equivalents and marketable securities": a list of lines, their sum
         parts = _list_of_lines(core, ctx) if exc.operand else None
         if parts is None:
+            unread = _unread_list_item(core, ctx) if exc.operand else None
+            if unread is not None:
+                # "purchases of property and equipment and change in other assets": the lines it lists, the first
+                # read; the one no line item names is the operand (read as a row label by the caller, or named)
+                raise DefinitionError(f"cannot read {unread!r} as a line item", operand=unread) from exc
             raise
         expr = "(" + " + ".join(parts) + ")"
     if prior:
@@ -669,6 +674,21 @@ def _list_of_lines(text: str, ctx: ParseContext, depth: int = 0) -> list[str] | 
             rest = _list_of_lines(tail, ctx, depth + 1)
         if rest:
             return [first, *rest]
+    return None
+
+
+def _unread_list_item(text: str, ctx: ParseContext) -> str | None:
+    """In a list of lines ("A and B") whose first line reads as a line item, the last part no line item names;
+    None when the phrase is no such list (it is named whole then)."""
+    for sep in list(re.finditer(r"\s*,\s*(?:and\s+)?|\s+and\s+", text))[::-1]:
+        head, tail = text[:sep.start()].strip(), text[sep.end():].strip()
+        if not head or not tail:
+            continue
+        try:
+            _line_item(head, ParseContext(ctx.lexicon, ctx.year, ctx.terms))
+        except DefinitionError:
+            continue
+        return tail
     return None
 
 
@@ -744,6 +764,12 @@ def resolve_operand(phrase: str, lexicon: Lexicon) -> Concept | None:
     m = matches[0]
     covered = set(normalize_label(m.alias).split())
     left = [w for w in words if w not in covered]
+    joins = sum(w in ("and", "plus") for w in norm.split()) - sum(w in ("and", "plus") for w in normalize_label(m.alias).split())
+    after = re.split(r"\b(?:and|plus)\b", norm)[-1].split()
+    if joins > 0 and any(w not in _HARMLESS and w not in ("ends", "ended") for w in after):
+        # "capex and unicorn reserves", "purchases of property and equipment and X": a list of lines (read by the
+        # caller), never the one alias qualified by the rest
+        return None
     if m.concept.outflow and left and left[-1] == "paid" and words[-1] == "paid":
         left = left[:-1]  # "common stock dividends paid": an outflow is an amount paid ("cash paid for PP&E" is no outflow)
     if any(w in _MEANING or not w.isalpha() for w in left) or len(left) > 2:

@@ -129,8 +129,24 @@ class Judgement:
     either: bool = False                # "higher or lower", "rise or fall": answered with the word, not Yes/No
     profile: bool = True                # trend: a profile over years with a materiality margin; False for a plain
                                         # "did revenue increase in FY2022" (vs the prior year, any change counts)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # said in the answer's reason, never read as a rule
     segment: str | None = None          # the segment the figure is read for ("Amazon's International"), as asked
+    strict: bool = False                # a stated threshold passed only strictly ("above 15%", "more than 1.0");
+                                        # False: reached at it ("at least 15%", "1.0 or more", the configured rules)
+    threshold_scale: int | None = None  # threshold: the scale the question states ("$15 billion": 10**9); None: the
+                                        # statements' own unit
+
+
+# a stated threshold passed only strictly: "above", "over", "more than", "greater than", "exceeding", ">" (not ">=");
+# "at least", "or more", "of" reach it at the number
+_STRICT_RE = re.compile(r"\b(?:above|over|exceed\w*|more\s+than|greater\s+than|higher\s+than)\b|>(?!=)", re.I)
+_AT_LEAST_RE = re.compile(r"\bat\s+least\b|\bor\s+(?:more|higher|above|greater)\b|>=", re.I)
+
+
+def stated_strictly(comparison: str) -> bool:
+    """Whether the words that state a threshold ("revenue growth above 15%", "a ratio of at least 1.2") pass it
+    only strictly."""
+    return bool(_STRICT_RE.search(comparison)) and not _AT_LEAST_RE.search(comparison)
 
 
 _EITHER_RE = re.compile(r"\b(?:higher|greater|larger|more|lower|less|smaller|rise|rose|increase|grow|fall|fell"
@@ -173,8 +189,7 @@ def _threshold(than, number, metric: Concept, either: bool = False) -> Judgement
     n = n / 100 if (number.group("pct") or metric.unit == "percent") else n
     scale = _SCALE.get((number.group("scale") or "").lower())
     low = (than.group(1) or than.group(2)).lower() in ("lower", "less", "smaller", "fewer", "below", "under")
-    return Judgement("threshold", metric, "down" if low else "up", threshold=n,
-                     notes=[f"scale {scale}"] if scale else [], either=either)
+    return Judgement("threshold", metric, "down" if low else "up", threshold=n, threshold_scale=scale, either=either)
 
 
 def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
@@ -192,9 +207,8 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         # "Treating annual revenue growth above 15% as high growth, ...": the question's own threshold wins
         stated = _GROWTH_THRESHOLD_RE.search(question)
         if stated:
-            strict = not re.match(r"(?:at\s+least|of|or\s+more)", stated.group("cmp"), re.I)
             return Judgement("high_growth", threshold=Decimal(stated.group("n")) / 100,
-                             notes=["the question's threshold"] + (["strictly above"] if strict else []))
+                             strict=stated_strictly(stated.group("cmp")), notes=["the question's threshold"])
         return Judgement("high_growth")
     covered = _coverage(question, lexicon) if yes_no else None
     if covered is not None:
@@ -281,7 +295,8 @@ def _liquidity(question: str, matches, lexicon: Lexicon) -> Judgement:
     # "Treating a current ratio of at least 1.2 as healthy", "treat 1.0 or more as healthy": the question's floor
     stated = _RATIO_FLOOR_RE.search(question)
     return Judgement("liquidity", quick or lexicon.concepts.get("current_ratio"),
-                     threshold=Decimal(stated.group("n") or stated.group("m") or stated.group("v")) if stated else None)
+                     threshold=Decimal(stated.group("n") or stated.group("m") or stated.group("v")) if stated else None,
+                     strict=bool(stated) and stated_strictly(stated.group(0)))
 
 
 # from the clause that says it ("...for the FY2020; if conventional inventory management is not meaningful ..."): the

@@ -34,6 +34,12 @@ class Concept:
     outflow: bool = False            # cash paid out, printed negative in the cash-flow statement
     fallback: str | None = None      # a base line not printed as one row: the formula of its parts (calculator)
     expense: bool = False            # a cost: some filers print it in parentheses; computed with as an amount
+    parts_labelled: list[str] = field(default_factory=list)  # a line some filers print only as several rows whose
+                                     # labels start with these words ("Cost of services" + "Cost of wireless
+                                     # equipment"): their sum, on the concept's statement (calculator)
+    unsuited_without: str | None = None  # a concept key: a filer whose statements print no such line (a bank, a
+                                     # carrier reporting costs by nature) is one for which this figure is "not a
+                                     # useful metric" (said, no figure forced)
 
     @property
     def phrases(self) -> list[str]:
@@ -80,14 +86,16 @@ def _parsed_yaml(path: Path) -> dict:
 
 
 _YAML_CACHE: dict[tuple[str, int, int], dict] = {}
+_MATCH_MEMO_SIZE = 4096   # texts whose concepts one lexicon keeps (an evaluation asks a few hundred)
 
 
 class Lexicon:
     def __init__(self, concepts: Iterable[Concept] = ()):
         self.concepts: dict[str, Concept] = {}
+        self._patterns: dict[str, re.Pattern[str]] = {}
+        self._matches: dict[str, tuple[ConceptMatch, ...]] = {}
         for c in concepts:
             self.add(c)
-        self._patterns: dict[str, re.Pattern[str]] = {}
 
     def add(self, concept: Concept) -> None:
         """Add or merge (same key: lists appended, duplicates dropped) so user files extend ours."""
@@ -105,7 +113,10 @@ class Lexicon:
             old.outflow = concept.outflow or old.outflow
             old.fallback = concept.fallback or old.fallback
             old.expense = concept.expense or old.expense
+            old.parts_labelled = _unique([*old.parts_labelled, *concept.parts_labelled])
+            old.unsuited_without = concept.unsuited_without or old.unsuited_without
         self._patterns = {}
+        self._matches = {}
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Lexicon:
@@ -114,7 +125,8 @@ class Lexicon:
         for key, spec in concepts.items():
             spec = spec or {}
             unknown = set(spec) - {"aliases", "line_items", "components", "statement", "xbrl", "formula", "unit",
-                                   "outflow", "fallback", "expense"}
+                                   "outflow", "fallback", "expense", "parts_labelled",
+                                   "unsuited_without"}
             if unknown:
                 raise ValueError(f"lexicon concept {key!r}: unknown fields {sorted(unknown)}")
             statement = spec.get("statement")
@@ -128,7 +140,9 @@ class Lexicon:
                                unit=str(spec["unit"]) if spec.get("unit") else None,
                                outflow=bool(spec.get("outflow", False)),
                                fallback=str(spec["fallback"]) if spec.get("fallback") else None,
-                               expense=bool(spec.get("expense", False))))
+                               expense=bool(spec.get("expense", False)),
+                               parts_labelled=[str(a) for a in spec.get("parts_labelled", [])],
+                               unsuited_without=str(spec["unsuited_without"]) if spec.get("unsuited_without") else None))
         return cls(out)
 
     @classmethod
@@ -142,7 +156,17 @@ class Lexicon:
 
     @classmethod
     def load_default(cls, extra_paths: Iterable[str | Path] = ()) -> Lexicon:
-        return cls.load(config_path("lexicon.yaml"), *extra_paths)
+        """lexicon.yaml (then ``extra_paths``), with the companies' own names for a concept that the analyst
+        vocabulary holds (``printed_as``: Netflix's "Technology and development" is research and development)
+        added after the concept's own labels."""
+        from finrag_pipeline.core.analyst.vocabulary import company_labels
+
+        lex = cls.load(config_path("lexicon.yaml"), *extra_paths)
+        for key, labels in company_labels().items():
+            if key not in lex.concepts:
+                raise ValueError(f"analyst_vocabulary.yaml: printed_as names no lexicon concept {key!r}")
+            lex.add(Concept(key, line_items=list(labels)))
+        return lex
 
     def _pattern(self, phrase: str) -> re.Pattern[str]:
         pat = self._patterns.get(phrase)
@@ -153,9 +177,27 @@ class Lexicon:
     def contains(self, text: str, phrase: str) -> bool:
         return self._pattern(phrase).search(normalize_text(text)) is not None
 
+    def contains_any(self, text: str, phrases: Iterable[str]) -> bool:
+        """``contains`` for several phrases, the text normalised once (the reranker asks every hit for each of a
+        question's line items)."""
+        norm = normalize_text(text)
+        return any(self._pattern(p).search(norm) is not None for p in phrases)
+
     def match(self, text: str) -> list[ConceptMatch]:
         """Concepts named in a text, longest alias first and non-overlapping ("quick ratio" wins
-        over "ratio"; "net sales" inside "total net sales" counts once)."""
+        over "ratio"; "net sales" inside "total net sales" counts once).
+
+        Read once per text and lexicon: every retriever, planner and answerer of an evaluation asks for the
+        same question's concepts (hundreds of alias patterns each time). Concepts change only through
+        :meth:`add`, which forgets what was read."""
+        known = self._matches.get(text)
+        if known is None:
+            if len(self._matches) >= _MATCH_MEMO_SIZE:
+                self._matches.clear()
+            known = self._matches[text] = tuple(self._match(text))
+        return list(known)
+
+    def _match(self, text: str) -> list[ConceptMatch]:
         norm = normalize_text(text)
         found: list[ConceptMatch] = []
         candidates = sorted(((alias, c) for c in self.concepts.values() for alias in c.aliases),

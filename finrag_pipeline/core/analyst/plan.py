@@ -206,7 +206,7 @@ _EXCLUDING_RE = re.compile(
     r"(?:(?:one[\s-]+time|one[\s-]+off|non[\s-]+recurring|nonrecurring|discrete|special|unusual)\s+)?"
     r"(?P<amount>(?:us)?\$\s*\d[\d,]*(?:\.\d+)?\s*(?:billion|million|thousand|bn|mm|m|b)?)\s+"
     r"(?P<what>(?:[\w&'\u2019-]+\s+){0,8}?(?P<kind>charges?|expenses?|costs?|loss(?:es)?|impairments?|write[\s-]?(?:downs?|offs?)"
-    r"|gains?|benefits?|income))\b\s*,?", re.I)
+    r"|gains?|benefits?|income)(?:\s+(?:charges?|costs?|expenses?|loss(?:es)?))?)\b\s*,?", re.I)
 
 
 def _excluding(plan: Plan, excluded: re.Match, lexicon: Lexicon) -> Plan:
@@ -223,7 +223,7 @@ def _excluding(plan: Plan, excluded: re.Match, lexicon: Lexicon) -> Plan:
         raise PlanError(f"cannot take {excluded.group(0).strip(' ,')!r} out of {plan.formula!r}")
     amount = Decimal(str(figure.value)).normalize()
     amount_text = f"{amount:f}".rstrip("0").rstrip(".") if "." in f"{amount:f}" else f"{amount:f}"
-    cost = concept.expense or concept.outflow or bool(re.search(r"tax|expense|cost", concept.key))
+    cost = concept.expense or concept.outflow   # the lexicon says which lines are costs (never the key's words)
     charge = not re.match(r"gain|benefit|income", excluded.group("kind"), re.I)
     sign = "-" if charge == cost else "+"
     plan.formula = f"({m.group('num')} {sign} {amount_text}){m.group('rest') or ''}"

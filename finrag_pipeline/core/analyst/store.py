@@ -44,6 +44,8 @@ def _unit_scale(unit: str | None) -> tuple[str | None, int]:
 
 STATEMENT_ORDER = ("income_statement", "balance_sheet", "cash_flow")
 _VAGUE_LABELS = frozenset({"diluted", "products", "services", "americas", "international", "deferred"})
+# what a company spent, named by one word: "spend on fuel", "spent on advertising", "fuel expense", "rent costs"
+_SPENT_ON_RE = re.compile(r"\bspen(?:d|t|ds|ding)\s+on\s+(?P<a>[a-z]+)\b|\b(?P<b>[a-z]+)\s+(?:expenses?|costs?)\b")
 _BALANCE_WORDS = re.compile(r"\bas of\b|\bat the end of\b|\bbalance\b|\byear[- ]end\b|\bat (?:fiscal )?year", re.I)
 # "Payments for repurchases of common stock", "Payments of dividends to stockholders": a cash-flow outflow line named by
 # what it pays for; the rest of the label is the line item
@@ -403,7 +405,9 @@ class FilingFacts:
                 continue  # a joint venture's "Total net sales" is not the filer's
             path = [normalize_label(p) for p in (getattr(r, "row_path", None) or [])[:-1]]
             if seg:
-                by_path = seg in path or any(_has_words(p, seg) for p in path)
+                # a heading naming the segment alone ("Services", "Intelligent Cloud segment"); one naming several
+                # categories ("Products and Services Performance") heads their total too, which is no segment's
+                by_path = seg in path or any(_title_names_only(p, seg) for p in path)
                 if not (seg == title or by_path or under_heading or _title_names_only(title, seg)):
                     continue  # a segment was asked: never fall back to the consolidated line
                 if label != seg and seg != title and not by_path and self.label_counts[r.table_id].get(seg):
@@ -551,7 +555,22 @@ class FilingFacts:
             if m and _label_ends_item(norm[m.end():]) and (best is None or m.start() < best[0]):
                 # two labels of the same length written: the one written first (never the set's hash order)
                 best = (m.start(), lab)
-        return best[1] if best else None
+        if best is None:
+            return self._cost_word_label(norm)
+        return best[1]
+
+    def _cost_word_label(self, norm: str) -> str | None:
+        """A one-word cost line of the income statement ("Fuel", "Rent", "Advertising") written as what was spent:
+        "spend on fuel", "fuel expense", "fuel costs". A short word is read only there (elsewhere in a question it
+        is too often no line item)."""
+        for m in _SPENT_ON_RE.finditer(norm):
+            word = m.group("a") or m.group("b")
+            if word in _VAGUE_LABELS or word in ("other", "total", "net") or len(word) < 3:
+                continue
+            if any(lab == word and self.statement_of[tid] == "income_statement" and tid not in self.percent_tables
+                   for (tid, _), lab in self.norm_labels.items()):
+                return word
+        return None
 
     def statement_label(self, phrase: str) -> str | None:
         """The statement row label a phrase is, word for word (normalised), or None. For an operand a
@@ -568,6 +587,8 @@ class FilingFacts:
         bare = re.sub(r"\s+(?:expenses?|costs?|spend(?:ing)?)$", "", norm)
         if bare != norm and len(bare.split()) >= 2:
             return self.statement_label(bare)
+        if bare != norm:   # "fuel expense": a one-word cost line of the income statement ("Fuel")
+            return self._cost_word_label(norm)
         # "unsecured senior notes": the statement prints the line with its detail in parentheses ("Unsecured senior
         # notes (net of discount of $10,683 and $12,296, respectively)"); the full printed label is the row
         detailed = [lab for (tid, _), lab in self.norm_labels.items()
@@ -582,6 +603,25 @@ class FilingFacts:
                         for (tid, i), lab in self.norm_labels.items()):
             return side.group("rest")
         return None
+
+    def labels_starting(self, prefixes: Sequence[str], statement: str) -> list[str]:
+        """The row labels of the filing's first ``statement`` table (page order) that prints two or more rows
+        starting with one of ``prefixes`` ("cost of services", "cost of wireless equipment"), totals excluded;
+        [] when no such table: the parts of a line printed without its total."""
+        by_table: dict[str, list[str]] = {}
+        for (tid, _), lab in self.norm_labels.items():
+            if (self.statement_of[tid] == statement and tid not in self.percent_tables
+                    and lab.startswith(tuple(p + " " for p in prefixes)) and lab not in by_table.get(tid, [])):
+                by_table.setdefault(tid, []).append(lab)
+        tables = [t for t in self.tables_in_order() if len(by_table.get(t, [])) >= 2]
+        return by_table[tables[0]] if tables else []
+
+    def tables_in_order(self) -> list[str]:
+        """Table ids in the order the filing prints them (page, then position)."""
+        seen: dict[str, tuple[int, int]] = {}
+        for i, r in enumerate(self.rows):
+            seen.setdefault(r.table_id, (r.page_number or 0, i))
+        return sorted(seen, key=seen.get)
 
     def label_statement(self, label: str, text: str = "", prefer: Sequence[str] = ()) -> str | None:
         """Which statement to read a row label from: one the question points at (``prefer``: "primarily
@@ -725,7 +765,13 @@ class FilingFacts:
         """The line was read off its statement (a note's "Depreciation and amortization": the deferred-tax table, a
         segment) while the statement prints the parts of its ``fallback`` (Oracle's "Depreciation" and
         "Amortization of intangible assets"): the calculator adds the statement's parts instead."""
-        if not concept.fallback or not concept.statement or row_fact.source.statement_type == concept.statement:
+        if not concept.fallback or not concept.statement:
+            return False
+        # on its statement's kind but outside the filing's first statement of that kind (General Mills 2021 p.91: a
+        # quarterly table's "Gross margin" 1,590.4 beside the income statement's net sales and cost of sales): the
+        # parts the first statement prints win too
+        first = (row_fact.source.table_id, row_fact.source.row_index) in self.first_statement_rows
+        if row_fact.source.statement_type == concept.statement and (first or not self.first_statement_rows):
             return False
         parts = [self.lexicon.concepts[k] for k in re.findall(r"[a-z_]+", concept.fallback) if k in self.lexicon.concepts]
         if not parts:
@@ -734,6 +780,9 @@ class FilingFacts:
             found = next((c for c in self.row_candidates(part, fiscal_year)
                           if self._row_fact(part, c, fiscal_year) is not None), None)
             if found is None or found.statement_type != concept.statement:
+                return False
+            if (row_fact.source.statement_type == concept.statement
+                    and (found.row.table_id, found.row.row_index) not in self.first_statement_rows):
                 return False
         return True
 

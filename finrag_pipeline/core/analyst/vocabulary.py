@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from finrag_pipeline.core.config import config_path, read_yaml
 
@@ -26,6 +26,18 @@ class VocabularyTerm(BaseModel):
     terms: list[str] = Field(min_length=1)
     expansions: list[str] = Field(min_length=1)
     statement: StatementName | None = None
+    # a company's own name for the figure ("Technology and development" is Netflix's R&D): labels some filers print
+    # in place of the standard one, read as lines of the lexicon concept ``concept`` (Lexicon.load_default adds
+    # them after the concept's own labels, so the fact layer, the calculator and the lexicon's query expansion
+    # read them); not appended to every search (``expansions`` is)
+    printed_as: list[str] = Field(default_factory=list)
+    concept: str | None = None
+
+    @model_validator(mode="after")
+    def _printed_as_names_a_concept(self) -> VocabularyTerm:
+        if self.printed_as and not self.concept:
+            raise ValueError("printed_as needs concept: the lexicon concept those labels are lines of")
+        return self
 
 
 class VocabularyFile(BaseModel):
@@ -90,6 +102,16 @@ def default_vocabulary(path: str | None = None) -> AnalystVocabulary:
 @lru_cache(maxsize=4)
 def _vocabulary_at(path: str) -> AnalystVocabulary:
     return AnalystVocabulary.load(path)
+
+
+def company_labels(path: str | None = None) -> dict[str, list[str]]:
+    """Public: lexicon concept key -> the labels companies print for it under their own name
+    (``printed_as``), e.g. ``research_and_development -> ["technology and development", "product development", ...]``."""
+    out: dict[str, list[str]] = {}
+    for spec in default_vocabulary(path).file.terms.values():
+        if spec.concept and spec.printed_as:
+            out.setdefault(spec.concept, []).extend(x for x in spec.printed_as if x not in out.get(spec.concept, []))
+    return out
 
 
 def query_expansions(query: str, path: str | None = None) -> list[str]:

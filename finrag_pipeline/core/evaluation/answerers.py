@@ -195,7 +195,8 @@ def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[st
                         warehouse: Any = None, store: Any = None, narrative: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
     core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
-    answerer reads each hit's neighbouring passages, as it does when the runner builds it."""
+    answerer reads each hit's neighbouring passages, as it does when the runner builds it; ``narrative``, an
+    answerer the caller keeps, reads each filing's passages once for all its questions."""
     from finrag_pipeline.core.question_kind import classify_question
 
     route = classify_question(question)
@@ -217,13 +218,13 @@ class ExtractiveAnswerer:
     def __init__(self, min_overlap: int = 1, warehouse: Any = None) -> None:
         self.min_overlap = min_overlap
         self.warehouse = warehouse   # handed to the narrative route (neighbouring passages)
-        self._narrative: Any = None  # the narrative route's answerer, built on first use and kept
+        self._narrative: Any = None  # the narrative route's answerer, built at the first question
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()
-        if self._narrative is None:     # cheap: its fact store reads a filing on first use
+        if self._narrative is None:
             self._narrative = narrative_answerer(self.warehouse)
-        routed = routed_to_narrative(question, hits, periods, warehouse=self.warehouse, narrative=self._narrative)
+        routed = routed_to_narrative(question, hits, periods, narrative=self._narrative)
         if routed is not None:  # "what drove / why / which risks": quoted sentences, never a figure
             return routed
         if not hits:

@@ -124,6 +124,7 @@ class NarrativeAnswerer(SentenceScorer):
         # a cause often sits in the passage after the one that names the subject
         self.warehouse = warehouse
         self.window = window
+        self._chunks_of: dict[str, dict[str, dict[str, Any]]] = {}
 
     def _with_neighbours(self, hits: Sequence[Hit]) -> list[Hit]:
         """The first ``max_hits`` hits by rank, then the prose passages next to each prose hit (reading
@@ -133,26 +134,41 @@ class NarrativeAnswerer(SentenceScorer):
         used = sorted(hits, key=lambda h: h.rank)[: self.max_hits]
         if self.warehouse is None or self.window <= 0 or not used:
             return used
-        marks = ", ".join("?" for _ in used)
-        rows = self.warehouse.query_df(f"""
-            SELECT h.chunk_id AS hit_id, c.chunk_id, c.filing_id, c.page_start, c.page_end, c.text, c.section,
-                   c.fiscal_year, c.parent_id, c.position
-            FROM core.chunks h JOIN core.chunks c
-              ON c.filing_id = h.filing_id AND c.chunk_type = 'prose' AND c.is_leaf AND c.chunk_id <> h.chunk_id
-             AND CASE WHEN h.chunk_type = 'prose' THEN c.position BETWEEN h.position - ? AND h.position + ?
-                      ELSE c.page_start <= h.page_end AND c.page_end >= h.page_start END
-            WHERE h.chunk_id IN ({marks})""", [self.window, self.window, *[h.chunk_id for h in used]])
-        rank_of = {h.chunk_id: h.rank for h in used}
         seen = {h.chunk_id for h in used}
         out = list(used)
-        for r in sorted(rows.to_dict("records"), key=lambda r: (rank_of[r["hit_id"]], r["position"])):
-            if r["chunk_id"] in seen:
+        for hit in used:
+            chunks = self._filing_chunks(hit.filing_id)
+            own = chunks.get(hit.chunk_id)
+            if own is None:   # not a chunk of the warehouse (an outside system's context): no neighbours
                 continue
-            seen.add(r["chunk_id"])
-            # hit_from_fields reads a NULL fiscal year (NaN through pandas) as None
-            hit = hit_from_fields(r["chunk_id"], 0.0, {**r, "chunk_type": "prose"}, "window")
-            out.append(copy_hit(hit, rank=rank_of[r["hit_id"]]))
+            if own["chunk_type"] == "prose":
+                near = [c for c in chunks.values() if c["is_prose_leaf"]
+                        and own["position"] - self.window <= c["position"] <= own["position"] + self.window]
+            else:
+                near = [c for c in chunks.values() if c["is_prose_leaf"]
+                        and c["page_start"] <= own["page_end"] and c["page_end"] >= own["page_start"]]
+            for c in sorted(near, key=lambda c: c["position"]):
+                if c["chunk_id"] in seen:
+                    continue
+                seen.add(c["chunk_id"])
+                # hit_from_fields reads a NULL fiscal year (NaN through pandas) as None
+                out.append(copy_hit(hit_from_fields(c["chunk_id"], 0.0, {**c, "chunk_type": "prose"}, "window"),
+                                    rank=hit.rank))
         return out
+
+    def _filing_chunks(self, filing_id: str) -> dict[str, dict[str, Any]]:
+        """A filing's chunks as the window reads them, one warehouse query per filing and answerer (an answer
+        per query was a third of an evaluation's answer time). Kept for the answerer's life, as the
+        calculator keeps its fact layer: the session builds answerers per corpus state."""
+        known = self._chunks_of.get(filing_id)
+        if known is None:
+            rows = self.warehouse.query_df("""
+                SELECT chunk_id, filing_id, page_start, page_end, section, fiscal_year, parent_id, position,
+                       chunk_type, COALESCE(chunk_type = 'prose' AND is_leaf, FALSE) AS is_prose_leaf,
+                       CASE WHEN chunk_type = 'prose' AND is_leaf THEN text END AS text
+                FROM core.chunks WHERE filing_id = ?""", [filing_id])
+            known = self._chunks_of[filing_id] = {r["chunk_id"]: r for r in rows.to_dict("records")}
+        return known
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
         t0 = time.perf_counter()

@@ -147,7 +147,7 @@ class LineFigures:
         if store is None and warehouse is not None:
             store = FactStore(warehouse=warehouse)
         self.store = store
-        self._calculators: dict[str, CalculatorAnswerer] = {}
+        self._calculators: dict[str, CalculatorAnswerer | None] = {}
 
     @classmethod
     def of_warehouse(cls, warehouse: Any) -> LineFigures:
@@ -168,6 +168,7 @@ class LineFigures:
             except duckdb.Error:
                 filing = None   # a warehouse without the fact layer's tables (chunks only): no figures, no lead
             if filing is None:
+                self._calculators[filing_id] = None     # asked once per filing, not once per question
                 return None
             # one filing: both years are read from the filing the quoted cause comes from (the same table's columns)
             self._calculators[filing_id] = CalculatorAnswerer(FactStore([filing], lexicon=self.store.lexicon),

@@ -133,7 +133,7 @@ class FeatureReranker(Reranker):
     def features(self, query: str, hit: Hit, line_items: Sequence[str], quantitative: bool) -> dict[str, float]:
         line_item = 0.0
         if self.lexicon is not None and line_items:
-            line_item = 1.0 if any(self.lexicon.contains(hit.text, li) for li in line_items) else 0.0
+            line_item = 1.0 if self.lexicon.contains_any(hit.text, line_items) else 0.0
         return {
             "figure": figure_match(query, hit.text),
             "period": period_match(query, hit),
