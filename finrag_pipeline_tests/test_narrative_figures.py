@@ -199,3 +199,15 @@ def test_a_dump_of_the_pages_table_figures_recalls_nothing():
     assert value == 0.0 and "figure dump" in reason
     # the same figures said once, in a sentence, are stated
     assert am.key_fact_recall("Services net sales rose 27% to $68,425 million.", ["27%", "$68,425 million"])[0] == 1.0
+
+
+def test_the_calculator_route_leads_with_the_same_change():
+    """The registered calculator hands cause questions to the narrative answerer with its own fact store; the
+    answer is the narrative answerer's, lead included (never the bare "$68,425M" the issue saw)."""
+    from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
+
+    hits, _ = _services_hits()
+    routed = calculator_answerer(_store()).answer(SERVICES_Q, hits)
+    assert routed.details["routed_to"] == "narrative"
+    assert routed.text == NarrativeAnswerer(store=_store()).answer(SERVICES_Q, hits).text
+    assert routed.text.startswith("Apple's Services net sales rose $14,657 million or 27%")
