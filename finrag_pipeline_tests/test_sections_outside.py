@@ -94,3 +94,32 @@ def test_a_cross_reference_is_no_heading_and_the_front_matter_has_none():
     toc = "TABLE OF CONTENTS\nItem 1. Business 1\nItem 3. Legal Proceedings 17\nThe company has many legal proceedings."
     _, _, front = SentenceScorer().scored_sentences("What legal proceedings?", [_hit(toc, None)])
     assert {s.section for s in front} == {None}
+
+
+@pytest.mark.parametrize("question,subject,topical", [
+    # a risk question about competition: competition is what it is about (Netflix 2020 p.7: "If we are unable to
+    # successfully or profitably compete with current and new competitors, our business will be adversely affected")
+    ("What risks does Netflix identify regarding competition?", {"compet"}, False),
+    ("What customer concentration risk does NVIDIA face?", {"custom", "concen"}, False),
+    ("What legal proceedings is Apple involved in?", {"legal", "procee"}, True),     # the topic alone
+    ("What are the main risks Netflix faces?", {"risk"}, True),
+])
+def test_a_second_topic_of_a_risk_question_is_its_subject(question, subject, topical):
+    from finrag_pipeline.core.question_kind import classify_question
+    from finrag_pipeline.core.retrieval.answer_sentences import read_subject
+
+    read = read_subject(question, classify_question(question), None, {"netflix", "nvidia", "apple"})
+    assert {g[0] for g in read.groups} == subject and read.topical == topical
+
+
+def test_the_competition_risk_is_quoted_not_another_risk():
+    risks = ("Netflix, Inc. (NFLX) 10-K FY2020 | Item 1A Risk Factors | Risks Related to Privacy Privacy concerns could limit our ability to collect and leverage member personal "
+             "information and other data and could adversely impact our business and reputation. If we are unable to "
+             "successfully or profitably compete with current and new competitors, our business will be adversely "
+             "affected, and we may not be able to increase or maintain market share, revenues or profitability.")
+    hit = Hit(chunk_id="c1", score=1.0, rank=1, filing_id="NFLX-2020-10K", page_start=7, page_end=7, chunk_type="prose",
+              text=risks, stage="test", section="Item 1A", fiscal_year=2020)
+    from finrag_pipeline.core.evaluation.narrative import NarrativeAnswerer
+
+    result = NarrativeAnswerer().answer("What risks does Netflix identify regarding competition?", [hit])
+    assert result.text.startswith("If we are unable to successfully or profitably compete")

@@ -100,11 +100,15 @@ def word_stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD_RE.findall(text)}
 
 
-# words of a topic itself (question_kinds.yaml) rather than of its subject
-_TOPIC_STEMS = frozenset(_stem(w) for w in ("risk", "risks", "litigation", "legal", "lawsuit", "proceedings",
-                                            "customer", "customers", "concentration", "segment", "segments",
-                                            "geographic", "geographies", "region", "regions", "countries",
-                                            "uncertainty", "uncertainties", "strategy", "competition"))
+# words of a topic itself (question_kinds.yaml) rather than of its subject, by the topic they name
+_TOPIC_WORDS = {"risk": ("risk", "risks", "uncertainty", "uncertainties"),
+                "legal": ("litigation", "legal", "lawsuit", "proceedings"),
+                "customers": ("customer", "customers", "concentration"), "segments": ("segment", "segments"),
+                "geography": ("geographic", "geographies", "region", "regions", "countries"),
+                "business": ("strategy", "competition")}
+_TOPIC_OF = {_stem(w): topic for topic, words in _TOPIC_WORDS.items() for w in words}
+_TOPIC_STEMS = frozenset(_TOPIC_OF)
+_KIND_TOPICS = ("risk", "legal")   # topics that name the kind of answer, whatever it is about
 
 
 @dataclass
@@ -216,7 +220,11 @@ def read_subject(question: str, route: QuestionRoute,
         if stem in {g[0] for g in subject.groups + topic_groups}:
             continue
         group = (stem, frozenset({stem}), ())
-        if stem in _TOPIC_STEMS:
+        # a risk or legal question says what kind of answer it asks ("risks"); another topic's words say what it
+        # is about ("risks regarding competition", "customer concentration risk"): subject words then (a cause
+        # question's "segment" stays a topic word: "Which segment ..., and why ...?")
+        if stem in _TOPIC_STEMS and not (route.topics and route.topics[0] in _KIND_TOPICS
+                                         and _TOPIC_OF[stem] != route.topics[0]):
             topic_groups.append(group)
             continue
         if word[:1].isupper() and i > 0:
