@@ -91,15 +91,15 @@ def _store() -> FactStore:
 # (question, filing, lead sentence, table pages the figures may be cited from; values checked in the filing)
 CHANGES = [
     ("What drove the increase in Apple's Services net sales in FY2021?", "AAPL",
-     "Apple's Services net sales rose $14,657 million or 27% to $68,425 million in FY2021 from $53,768 million in FY2020",
+     "Apple's Services net sales rose $14.7 billion or 27% to $68,425 million in FY2021 from $53,768 million in FY2020",
      {24, 32, 40}),
     ("Why did Apple's Greater China net sales rise in fiscal 2021?", "AAPL",
-     "Apple's Greater China net sales rose $28,058 million or 70% to $68,366 million in FY2021 from $40,308 million in FY2020",
+     "Apple's Greater China net sales rose $28.1 billion or 70% to $68,366 million in FY2021 from $40,308 million in FY2020",
      {25, 42}),
     ("What explains the rise in Apple's Products gross margin percentage in 2021?", "AAPL",
      "Apple's Products gross margin percentage rose to 35.3% in FY2021 from 31.5% in FY2020 (+3.8 points)", {24, 26, 32}),
     ("What drove the increase in Microsoft's R&D spending in fiscal 2022?", "MSFT",
-     "Microsoft's R&D spending rose $3,796 million or 18% to $24,512 million in FY2022 from $20,716 million in FY2021",
+     "Microsoft's R&D spending rose $3.8 billion or 18% to $24,512 million in FY2022 from $20,716 million in FY2021",
      {46, 57}),
 ]
 
@@ -156,7 +156,7 @@ def test_the_narrative_answer_leads_with_the_change_and_cites_both_pages():
     hits, _ = _services_hits()
     result = NarrativeAnswerer(store=_store()).answer(SERVICES_Q, hits)
     assert result.response_state == "answered"
-    assert result.text.startswith("Apple's Services net sales rose $14,657 million or 27% to $68,425 million in FY2021 "
+    assert result.text.startswith("Apple's Services net sales rose $14.7 billion or 27% to $68,425 million in FY2021 "
                                   "from $53,768 million in FY2020 [")
     assert "due primarily to higher net sales from advertising, the App Store and cloud services" in result.text
     pages = [c[1] for c in result.citations]
@@ -210,4 +210,4 @@ def test_the_calculator_route_leads_with_the_same_change():
     routed = calculator_answerer(_store()).answer(SERVICES_Q, hits)
     assert routed.details["routed_to"] == "narrative"
     assert routed.text == NarrativeAnswerer(store=_store()).answer(SERVICES_Q, hits).text
-    assert routed.text.startswith("Apple's Services net sales rose $14,657 million or 27%")
+    assert routed.text.startswith("Apple's Services net sales rose $14.7 billion or 27%")

@@ -235,7 +235,11 @@ class LineFigures:
         line = re.sub(r"\s+(?:in|for|during|of)\s*$", "", " ".join(line.split())).strip(" ,")
         citations = tuple(dict.fromkeys((i["source"]["filing_id"], i["source"].get("page"), i["source"].get("chunk_id"))
                                         for d in (now, before) for i in d["inputs"] if i["source"].get("page")))
-        amount = _shown(abs(v_now - v_before), unit, scale) if pct is not None else None
+        # the change as an MD&A states it: "increased $3.8 billion or 18%" (a billion and more to a tenth of a
+        # billion), the figures as the table prints them
+        moved_by = abs(v_now - v_before)
+        amount = None if pct is None else _shown(moved_by, unit, 10**9) if unit == "USD" and moved_by >= 10**9 \
+            else _shown(moved_by, unit, scale)
         return LineChange(line[:1].upper() + line[1:], year, current, prior, unit, pct, points, citations,
                           amount), "found"
 
@@ -248,5 +252,5 @@ def _shown(value: Decimal, unit: str, scale: int) -> str:
     if unit in ("percent", "percentage points"):
         return format_result(round_decimal(value * 100, 1), unit, 1)
     shown = value / scale
-    decimals = 0 if shown == shown.to_integral_value() or abs(shown) >= 1_000 else 1
+    decimals = 1 if scale == 10**9 else 0 if shown == shown.to_integral_value() or abs(shown) >= 1_000 else 1
     return format_result(round_decimal(shown, decimals), unit, decimals, scale)
