@@ -114,7 +114,7 @@ class NarrativeAnswerer(SentenceScorer):
         super().__init__(kinds, vocabulary, max_hits=max_hits, min_subject=min_subject)
         # the figures of the line a cause question names, read by the calculator from the filing's tables (a fact
         # store, or the warehouse's): the answer leads with its change (core/evaluation/narrative_figures.py)
-        self.figures = None if not figures else LineFigures(store) if store is not None else \
+        self.figures = None if not figures else LineFigures.of_store(store) if store is not None else \
             LineFigures.of_warehouse(warehouse) if warehouse is not None else None
         self.max_sentences = max_sentences
         # the answer stays short: the effect stated after the cause, another matter, or a second part of the

@@ -150,6 +150,15 @@ class LineFigures:
         self._calculators: dict[str, CalculatorAnswerer | None] = {}
 
     @classmethod
+    def of_store(cls, store: FactStore) -> LineFigures:
+        """The reader over ``store``: the warehouse's shared one when ``store`` is its store, else a new one."""
+        try:
+            shared = _SHARED.get(store.warehouse) if store.warehouse is not None else None
+        except TypeError:   # a warehouse that cannot be weakly referenced has no shared reader
+            shared = None
+        return shared if shared is not None and shared.store is store else cls(store)
+
+    @classmethod
     def of_warehouse(cls, warehouse: Any) -> LineFigures:
         """One reader per warehouse object, shared by the answerers built on it (the runner builds three that route
         cause questions here: each would read every filing's facts again), dropped with the warehouse."""
