@@ -95,6 +95,25 @@ def test_judgement_questions_read_their_rule(question, kind, metric):
     assert (j.metric.key if j.metric else None) == metric
 
 
+@pytest.mark.parametrize("question,metric,threshold,scale,direction", [
+    # the quantity compared is the one named in the comparison's own clause, not the last operand of a definition
+    # before it, nor a parenthesised formula's
+    ("Taking its quick ratio as cash and cash equivalents divided by total current liabilities, does Foot Locker have "
+     "a quick ratio above 1.0 at the end of fiscal 2021?", "quick_ratio", Decimal("1.0"), None, "up"),
+    ("Was Apple's operating margin (operating income / revenue) above 30% in FY2022?", "operating_margin",
+     Decimal("0.30"), None, "up"),
+    ("Was Apple's current ratio, as of FY2022, above 1.0?", "current_ratio", Decimal("1.0"), None, "up"),
+    ("Defining free cash flow as cash from operations minus capital expenditures, was Apple's free cash flow above "
+     "$100 billion in FY2022?", "free_cash_flow", Decimal("100"), 10**9, "up"),
+    ("Treating the current ratio as current assets over current liabilities, was Boeing's current ratio below 1.5 in "
+     "2021?", "current_ratio", Decimal("1.5"), None, "down"),
+])
+def test_a_threshold_compares_the_quantity_of_its_own_clause(question, metric, threshold, scale, direction):
+    j = read_judgement(question, LEX)
+    assert (j.kind, j.metric.key, j.threshold, j.threshold_scale, j.direction) == (
+        "threshold", metric, threshold, scale, direction)
+
+
 @pytest.mark.parametrize("question,kind", [
     # two years offered: one of them is the answer (a choice, answered by the calculator's comparison)
     ("Did Oracle's net income grow more in FY2018 or FY2019?", None),

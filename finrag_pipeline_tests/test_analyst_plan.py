@@ -281,6 +281,11 @@ WRITTEN += [
      [2019], "abs(dividends) / net_income", "percent", None, []),
     ("What is Walmart's FY2021 interest coverage ratio? Interest coverage ratio is defined as operating income / net "
      "interest expense. Round to two decimal places.", [2021], "operating_income / net_interest_expense", "ratio", 2, []),
+    # a lead clause's definition ends where the question begins (", does it have ...")
+    ("Taking its quick ratio as cash and cash equivalents divided by total current liabilities, does Foot Locker have a "
+     "quick ratio above 1.0 at the end of fiscal 2021?", [2021], "cash / total_current_liabilities", "ratio", None, []),
+    ("Treating the current ratio as current assets over current liabilities, was Boeing's current ratio below 1.5 in "
+     "2021?", [2021], "total_current_assets / total_current_liabilities", "ratio", None, []),
 ]
 
 

@@ -478,7 +478,7 @@ class CalculatorAnswerer:
         judgement = read_judgement(question, self.lexicon)
         defined_metric = (judgement is not None and judgement.metric is not None and plan is not None
                           and plan.definition_given and _plans_metric(plan, judgement.metric)
-                          and judgement.kind in ("liquidity", "trend", "sign")
+                          and judgement.kind in ("liquidity", "trend", "sign", "threshold")
                           and re.sub(r"\s+", "", plan.formula) != re.sub(r"\s+", "", judgement.metric.formula or ""))
         if defined_metric:
             # the question defines the metric its judgement rests on ("Define the quick ratio as (cash + short-term

@@ -108,6 +108,8 @@ def unit_asked(question: str) -> str | None:
 # a full stop ends the definition, an abbreviation's does not ("net income attributable to Foot Locker, Inc. divided by")
 _END = r"(?=\s*(?:[?;]|(?<!\bInc)(?<!\bCorp)(?<!\bCo)(?<!\bLtd)(?<!\bplc)(?<!\bS\.A)(?<!\bN\.V)\.(?:\s|$)|$|,\s*(?:in|rounded|round|expressed|reported|using|based|from|per|to|and\s+round"
 _END += r"|give|answer|show|please|as\s+a\s+(?:percent|percentage|%|ratio|multiple)"
+# "Taking its quick ratio as cash divided by current liabilities, does it have ...": the question that follows
+_END += r"|(?:does|do|did|is|was|were|are|has|have|had|what|how|which|can|could|would|will|should)(?=\s)"
 # "..., and a value above 1.0 as healthy": the threshold that follows is no part of the formula
 _END += r"|and\s+(?:a|an|any)\s+(?:value|ratio|reading|figure|result)\s+(?:of\s+)?(?:above|over|below|under|at|more|less|greater|>|<))\b))"
 # "Days inventory outstanding (DIO) = ...": an abbreviation in parentheses after the name defined

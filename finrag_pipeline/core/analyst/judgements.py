@@ -225,9 +225,10 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
         return _liquidity(question, matches, lexicon)
     if than and yes_no and number:
         # "Is Apple's current ratio less than 1?", "Was the operating margin above 30%?"
+        compared = _compared_quantity(question, than, lexicon)
         before = [m.concept for m in matches if m.end <= than.end() - 4]
-        if before:
-            return _threshold(than, number, before[-1])
+        if compared is not None or before:
+            return _threshold(than, number, compared or before[-1])
     if than and yes_no:
         before = [m.concept for m in matches if m.end <= than.end() - 4]
         after = [m.concept for m in matches if m.start >= than.end()]
@@ -263,6 +264,18 @@ def _read_judgement(question: str, lexicon: Lexicon) -> Judgement | None:
     if _LIQUIDITY_RE.search(question):
         return _liquidity(question, matches, lexicon)
     return None
+
+
+def _compared_quantity(question: str, than, lexicon: Lexicon) -> Concept | None:
+    """The quantity a comparison with a number is about: the last one named in the comparison's own clause, a
+    definition in parentheses aside ("Taking its quick ratio as cash divided by total current liabilities, does it
+    have a quick ratio above 1.0?": the quick ratio, not the definition's last operand; "Was the operating margin
+    (operating income / revenue) above 30%?": the margin). None when the clause names none ("Was the current
+    ratio, as of FY2022, above 1.0?": the caller takes the last one named before the comparison)."""
+    head = re.sub(r"\([^()]*\)", lambda m: " " * len(m.group(0)), question[:than.start()])
+    start = max(head.rfind(c) for c in ",;:.?") + 1
+    named = lexicon.match(head[start:])
+    return named[-1].concept if named else None
 
 
 # "Did free cash flow cover both its dividends and its treasury stock purchases?", "Was operating cash flow enough to

@@ -23,6 +23,7 @@ from finrag_pipeline.core.ingest.tables import (
     is_title_candidate,
     looks_like_period_header,
 )
+from finrag_pipeline.core.ingest.unlabelled_totals import UNLABELLED
 
 _BREAK_BEFORE_RE = re.compile(r"(?:page-)?break-before\s*:\s*(always|page|left|right)", re.I)
 _BREAK_AFTER_RE = re.compile(r"(?:page-)?break-after\s*:\s*(always|page|left|right)", re.I)
@@ -270,6 +271,10 @@ def build_raw_table(grid: list[list[tuple[int, int, str]]], page_number: int) ->
     body: list[tuple[str, list[str]]] = [(g, [""] * len(columns)) for g in lead_groups]
     first = data_idx[0]
     for r in rows[first:]:
+        figures = _unlabelled_figures(r, columns) if r[0][0] >= columns[0][0] else None
+        if figures is not None:
+            body.append((UNLABELLED, figures))   # named or left out by to_table_rows (unlabelled_totals)
+            continue
         if is_numeric_text(r[0][2]) or r[0][0] >= columns[0][0]:
             continue  # a repeated header band or a cell off the label column
         label = r[0][2]
@@ -314,6 +319,19 @@ def _value_columns(header_rows: list[list[tuple[int, int, str]]], data_rows: lis
         else:
             merged.append((s, e))
     return merged
+
+
+def _unlabelled_figures(row: list[tuple[int, int, str]], columns: list[tuple[int, int]]) -> list[str] | None:
+    """A row of figures without a label, all in the value columns (a total under a rule), not a band of years."""
+    if not all(is_numeric_text(t) for _, _, t in row) or all(_YEAR_CELL_RE.fullmatch(t) for _, _, t in row):
+        return None
+    values = [""] * len(columns)
+    for cell in row:
+        k = _column_for(cell, columns)
+        if k is None or values[k]:
+            return None
+        values[k] = cell[2]
+    return values
 
 
 def _column_for(cell: tuple[int, int, str], columns: list[tuple[int, int]]) -> int | None:

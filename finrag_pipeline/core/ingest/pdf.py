@@ -33,6 +33,7 @@ from finrag_pipeline.core.ingest.tables import (
     looks_like_period_header,
 )
 from finrag_pipeline.core.ingest.text_quality import check_text_layer
+from finrag_pipeline.core.ingest.unlabelled_totals import UNLABELLED
 
 _NUM = r"(?:\(?\$?\s?\d[\d,]*(?:\.\d+)?\s?\)?\s?%?|[—–-])"
 _TABLE_LINE_RE = re.compile(r"[A-Za-z].*?(?:\s+" + _NUM + r"){2,}\s*$")
@@ -192,6 +193,13 @@ def _is_record(line: Line) -> bool:
     return bool(values) and not all(_YEAR_ONLY_RE.fullmatch(v) for v in values)
 
 
+def _is_figure_row(line: Line) -> bool:
+    """Figures without a label (a subtotal under a rule: core/ingest/unlabelled_totals.py decides what it is),
+    not a row of bare years (a header)."""
+    segs = line.segments
+    return bool(segs) and all(s.numeric for s in segs) and not all(_YEAR_ONLY_RE.fullmatch(s.text) for s in segs)
+
+
 def _is_prose(line: Line, page_width: float) -> bool:
     return any(len(s.text) > 90 or (s.x1 - s.x0) > 0.55 * page_width for s in line.segments)
 
@@ -202,19 +210,21 @@ def _find_blocks(lines: list[Line], page_width: float) -> list[tuple[int, int]]:
     value_x0 = [s.x0 for ln in lines if _is_record(ln) for s in ln.segments[1:] if s.numeric]
     values_start = sorted(value_x0)[len(value_x0) // 5] if value_x0 else page_width
     blocks: list[tuple[int, int]] = []
-    start = last = None
+    start = last = tail = None
     for i, line in enumerate(lines):
         if _is_record(line):
             if start is None:
                 start = i
-            last = i
+            last = tail = i
+        elif start is not None and i == tail + 1 and _is_figure_row(line) and line.segments[0].x1 > values_start:
+            tail = i   # figures right under the rows, in the value columns: the table may end with its total
         elif start is not None:
             runs_into_values = line.segments[-1].x1 > values_start
             if (_is_prose(line, page_width) and runs_into_values) or i - last > 3:
-                blocks.append((start, last + 1))
+                blocks.append((start, tail + 1))
                 start = None
     if start is not None:
-        blocks.append((start, last + 1))
+        blocks.append((start, tail + 1))
     return [(s, e) for s, e in blocks if sum(_is_record(ln) for ln in lines[s:e]) >= 2]
 
 
@@ -412,6 +422,12 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
         indents: list[float] = []
         pending_label = ""
         for line in [*groups, *lines[start:end]]:
+            figures = _figure_values(line, columns) if _is_figure_row(line) else None
+            if figures is not None:
+                pending_label = ""
+                rows.append((UNLABELLED, figures))   # named or left out by to_table_rows (unlabelled_totals)
+                indents.append(line.segments[0].x0)
+                continue
             if not _is_record(line):
                 # A text-only line inside a table: a group label ("Net sales:") or a wrapped label.
                 pending_label = line.text if len(line.segments) == 1 else ""
@@ -442,6 +458,18 @@ def tables_from_words(words: Sequence[dict], page_number: int, page_width: float
         out.append(RawTable(page_number=page_number, headers=headers, rows=rows, title=title,
                             unit_text=unit or find_unit_text(header_text), extra={"indents": indents}))
     return out
+
+
+def _figure_values(line: Line, columns: list[tuple[float, float]]) -> list[str] | None:
+    """A figure row's values by column; None when a figure sits outside the value columns (a page number, a
+    footnote mark) or two figures fall in one column."""
+    values = [""] * len(columns)
+    for s in line.segments:
+        k = _nearest_column(s, columns) if s.x1 >= columns[0][0] - 2 else None
+        if k is None or values[k]:
+            return None
+        values[k] = s.text
+    return values
 
 
 def pdfium_words(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, gap_factor: float = 0.2) -> list[dict]:

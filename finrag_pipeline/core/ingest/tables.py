@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from finrag_pipeline.core.ingest.unlabelled_totals import UNLABELLED, resolve_unlabelled_totals
 from finrag_pipeline.core.models import TableCell, TableRow
 from finrag_pipeline.core.numbers import NIL_DASHES, parse_cell
 
@@ -274,6 +275,7 @@ def currency_unit_violations(rows: list[TableRow]) -> list[TableRow]:
 # ---------------------------------------------------------------- group headings -> row_path
 
 _TOTAL_RE = re.compile(r"^total\b", re.I)
+_BARE_YEARS_RE = re.compile(r"(?:^|\s)(?:19|20)\d{2}\s+(?:19|20)\d{2}(?:\s|$)")
 
 
 class _HeadingStack:
@@ -321,6 +323,11 @@ def to_table_rows(raw: RawTable, filing_id: str, table_number: int,
     (a statement broken over a page); the headings open at the end are left in ``raw.extra["open_headings"]``."""
     from finrag_pipeline.core.ingest.statements import classify_table  # statements imports nothing from here
 
+    if any(label == UNLABELLED for label, _ in raw.rows):
+        # figures printed without a label: a block's total when they sum the rows above, else left out
+        raw.rows, indents_in, _ = resolve_unlabelled_totals(raw.rows, raw.extra.get("indents"))
+        if raw.extra.get("indents") is not None:
+            raw.extra["indents"] = indents_in
     table_id = f"{filing_id}:p{raw.page_number}:t{table_number}"
     unit_text = clean_text(raw.unit_text) if raw.unit_text else None
     table_unit, share_unit = table_units(unit_text)
@@ -387,8 +394,10 @@ def _flat_group_headings(rows: list[tuple[str, list[str]]], indents: list[float 
     that a "Total" row closes before the next heading."""
     out: set[int] = set()
     for i, ((label, values), indent) in enumerate(zip(rows, indents, strict=False)):
-        if indent is None or any(clean_text(v) for v in values) or not clean_text(label):
-            continue
+        if indent is None or any(clean_text(v) for v in values) or not clean_text(label) \
+                or (find_unit_text(label) and not re.search(r"[A-Za-z]{3}", UNIT_LINE_RE.sub("", label))) \
+                or _BARE_YEARS_RE.search(label):
+            continue   # a unit caption or a line of column years is a header line, not a group ("Revenues (in millions)" is)
         records_at_level = 0
         for (lbl, vals), ind in zip(rows[i + 1:], indents[i + 1:], strict=False):
             if ind is None:
