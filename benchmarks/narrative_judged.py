@@ -17,8 +17,9 @@ passages; ``--window 0``: the hits alone). Scored by
   Refusal, cached on disk; an abstention is not sent (it is a Refusal: the reference gives an answer);
   a judge that gives no verdict is counted apart (coverage), never as 0 or 1.
 
-``--lazy [echo random_sentence]`` also scores two lazy answers per question the same way (the question echoed; a random sentence
-of the retrieved passages, seeded): both must stay near 0. Per-question rows go to ``--out``.
+``--lazy [echo random_sentence table_dump]`` also scores lazy answers per question the same way (the question echoed; a
+random sentence of the retrieved passages, seeded; that sentence followed by every table row printed on the hits' pages and
+on the pages the narrative answer's figures come from): all must stay near 0. Per-question rows go to ``--out``.
 Whoever wrote a set also wrote its references: on a self-written set every figure is an upper bound.
 """
 
@@ -57,6 +58,21 @@ def random_sentence(hits, rng: random.Random) -> str:
     return rng.choice(pool) if pool else "No sentence."
 
 
+def table_dump(hits, answer, wh, rng: random.Random) -> str:
+    """A lazy answer that pastes every table row (label and figures) printed on the pages of the hits and on the
+    pages the narrative answer's figures come from, after a random sentence: figures must not score without the
+    answer that says which one changed and why."""
+    pages = {(h.filing_id, p) for h in hits for p in range(h.page_start, h.page_end + 1)}
+    pages |= {(f, p) for f, p, _ in answer.citations}
+    if not pages:
+        return random_sentence(hits, rng)
+    where = " OR ".join("(filing_id = ? AND page_start <= ? AND page_end >= ?)" for _ in pages)
+    rows = wh.query_df(f"SELECT text FROM core.chunks WHERE chunk_type = 'table_row' AND is_leaf AND ({where}) "
+                       "ORDER BY filing_id, page_start, position", [v for f, p in sorted(pages) for v in (f, p, p)])
+    # "Gross margin > Products | 2022: 114,728 | 2021: 105,126 | USD millions" (the context header left out)
+    return random_sentence(hits, rng) + " " + " ".join(t.split(" | ", 2)[-1] for t in rows["text"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--financebench", nargs="*", type=Path, default=[])
@@ -65,7 +81,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--window", type=int, default=1)
     ap.add_argument("--judge", default=None, help="models.yaml name of the rubric judge (none: key-fact recall only)")
-    ap.add_argument("--lazy", nargs="*", choices=["echo", "random_sentence"], default=None,
+    ap.add_argument("--lazy", nargs="*", choices=["echo", "random_sentence", "table_dump"], default=None,
                     help="also score these lazy answers (no value: both)")
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--out", type=Path, default=None)
@@ -86,6 +102,7 @@ def main() -> None:
     answerer = NarrativeAnswerer(warehouse=wh, window=args.window)
     retriever = session.retriever(args.retriever)
     rng = random.Random(args.seed)
+    dump_rng = random.Random(args.seed + 1)   # its own draws: the random sentence stays the same with or without it
     rows = []
     t0 = time.perf_counter()
     for n, (item, set_name) in enumerate(items, start=1):
@@ -93,11 +110,13 @@ def main() -> None:
         facts = key_facts(item)
         answers = {"narrative": answerer.answer(item.question, hits, item.periods)}
         texts = {"narrative": answers["narrative"].text if answers["narrative"].response_state == "answered" else None}
-        lazy = ["echo", "random_sentence"] if args.lazy == [] else args.lazy or []
+        lazy = ["echo", "random_sentence", "table_dump"] if args.lazy == [] else args.lazy or []
         if "echo" in lazy:
             texts["lazy_echo"] = item.question
         if "random_sentence" in lazy:
             texts["lazy_random_sentence"] = random_sentence(hits, rng)
+        if "table_dump" in lazy:
+            texts["lazy_table_dump"] = table_dump(hits, answers["narrative"], wh, dump_rng)
         for who, text in texts.items():
             recall, why = key_fact_recall(text or "", facts, item.question) if facts else (None, "no key facts")
             row = {"set": set_name, "qa_id": item.qa_id, "answerer": who, "question": item.question,

@@ -179,18 +179,20 @@ def _sentence_candidates(hit: Hit, qwords: set[str], years: list[int]) -> list[_
 NARRATIVE_MODULE, NARRATIVE_ANSWERER = "finrag_pipeline.core.evaluation.narrative", "narrative"
 
 
-def narrative_answerer(warehouse: Any = None) -> Any:
-    """The registered narrative answerer (with ``warehouse``: each hit read with its neighbouring passages).
-    Reached through the leaf registry, as answerer_registry does: the narrative module imports this one
-    (AnswerResult), so a static import back would be a cycle (test_import_graph.py)."""
+def narrative_answerer(warehouse: Any = None, store: Any = None) -> Any:
+    """The registered narrative answerer, with ``warehouse`` (neighbouring passages) and ``store`` (the fact store
+    whose figures it leads with: the calculator's, read once). Reached through the leaf registry, as
+    answerer_registry does: the narrative module imports this one (AnswerResult), so a static import back would be
+    a cycle (test_import_graph.py)."""
     import importlib
 
     importlib.import_module(NARRATIVE_MODULE)
-    return ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}))
+    return ANSWERERS[NARRATIVE_ANSWERER](**({"warehouse": warehouse} if warehouse is not None else {}),
+                                         **({"store": store} if store is not None else {}))
 
 
 def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[str] | None, *,
-                        warehouse: Any = None, narrative: Any = None) -> AnswerResult | None:
+                        warehouse: Any = None, store: Any = None, narrative: Any = None) -> AnswerResult | None:
     """The narrative answerer's answer when the question is qualitative (the one rule of
     core/question_kind.py), else None: the offline answerers route by it. With ``warehouse`` the narrative
     answerer reads each hit's neighbouring passages, as it does when the runner builds it; ``narrative``, an
@@ -200,7 +202,8 @@ def routed_to_narrative(question: str, hits: Sequence[Hit], periods: Sequence[st
     route = classify_question(question)
     if not route.qualitative:
         return None
-    narrative = narrative if narrative is not None else narrative_answerer(warehouse)
+    # ``narrative``: one built by the caller and kept (its figures' facts are read once per filing, not per question)
+    narrative = narrative if narrative is not None else narrative_answerer(warehouse, store)
     result = narrative.answer(question, hits, periods)
     result.details = {**result.details, "routed_to": "narrative"}
     return result

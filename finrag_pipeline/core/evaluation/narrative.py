@@ -51,14 +51,15 @@ from typing import Any
 
 from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary
 from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
+from finrag_pipeline.core.evaluation.narrative_figures import LineChange, LineFigures
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import QuestionKinds
 from finrag_pipeline.core.retrieval.answer_sentences import (
-    _CONTINUES_RE,
-    _TOPICAL_MIN_CUE,
+    CONTINUES_RE,
+    TOPICAL_MIN_CUE,
+    Sentence,
     SentenceScorer,
-    _page_of,
-    _Sentence,
+    page_of,
     word_stems,
 )
 from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_fields
@@ -85,7 +86,7 @@ _CAPITALISED_RE = re.compile(r"\b[A-Z][a-zA-Z&]+\b")
 _SENTENCE_OPENERS = frozenset(["The", "This", "These", "That", "Our", "We", "In", "On", "During", "For", "As", "Total", "Net", "Changes", "Excluding"])
 
 
-def _head_names(sentence: _Sentence) -> list[str]:
+def _head_names(sentence: Sentence) -> list[str]:
     """The capitalised names a sentence opens with, before its first cue ("Japan", "Greater China",
     "International"), sentence openers ("The", "During") aside."""
     low = sentence.text.lower()
@@ -94,7 +95,7 @@ def _head_names(sentence: _Sentence) -> list[str]:
     return [w for w in _CAPITALISED_RE.findall(head) if w not in _SENTENCE_OPENERS]
 
 
-def _cause_stems(sentence: _Sentence) -> set[str]:
+def _cause_stems(sentence: Sentence) -> set[str]:
     """The stems of what a sentence gives as the cause: its words after the first cue."""
     low = sentence.text.lower()
     at = min((low.find(c) for c in sentence.cues if c in low), default=-1)
@@ -109,8 +110,12 @@ class NarrativeAnswerer(SentenceScorer):
 
     def __init__(self, kinds: QuestionKinds | None = None, vocabulary: AnalystVocabulary | None = None, *,
                  max_hits: int = 10, min_subject: float = 0.5, max_sentences: int = 2, max_quoted: int = 3,
-                 warehouse: Any = None, window: int = 1) -> None:
+                 warehouse: Any = None, window: int = 1, figures: bool = True, store: Any = None) -> None:
         super().__init__(kinds, vocabulary, max_hits=max_hits, min_subject=min_subject)
+        # the figures of the line a cause question names, read by the calculator from the filing's tables (a fact
+        # store, or the warehouse's): the answer leads with its change (core/evaluation/narrative_figures.py)
+        self.figures = None if not figures else LineFigures.of_store(store) if store is not None else \
+            LineFigures.of_warehouse(warehouse) if warehouse is not None else None
         self.max_sentences = max_sentences
         # the answer stays short: the effect stated after the cause, another matter, or a second part of the
         # question may add one sentence to the ``max_sentences`` of the ordinary answer
@@ -197,7 +202,7 @@ class NarrativeAnswerer(SentenceScorer):
             # a second sentence continues the first, or is as much about the subject and adds a cue
             # (the next sentence of the same passage only when it is as much about the subject: "Japan net
             # sales ..." is not continued by "Rest of Asia Pacific net sales ...")
-            if (same_hit_next and (_CONTINUES_RE.search(s.text) or (s.cue > 0 and s.head >= best.head))) or \
+            if (same_hit_next and (CONTINUES_RE.search(s.text) or (s.cue > 0 and s.head >= best.head))) or \
                     (s.score >= 0.85 * best.score and s.head >= best.head and set(s.cues) - set(best.cues)):
                 chosen.append(s)
         added = self._effect_after(best, sentences, chosen, subject)
@@ -214,17 +219,36 @@ class NarrativeAnswerer(SentenceScorer):
                 details["second_part"] = second[1]
         citations: list[Citation] = []
         for s in chosen:
-            cit = (s.hit.filing_id, _page_of(s), s.hit.chunk_id)
+            cit = (s.hit.filing_id, page_of(s), s.hit.chunk_id)
             if cit not in citations:
                 citations.append(cit)
         sources = "; ".join(f"{f} p. {p}" for f, p, _ in citations)
         text = " ".join(s.text for s in chosen) + f" [{sources}]"
-        details["sentences"] = [{"text": s.text, "chunk_id": s.hit.chunk_id, "page": _page_of(s), "score": round(s.score, 3),
+        lead = self._line_change(question, best, read, subject, route, details)
+        if lead is not None:
+            # the magnitude first, cited to its table's page, then the cause as the filing states it
+            table = [c for c in lead.citations if c not in citations]
+            pages = "; ".join(dict.fromkeys(f"{f} p. {p}" for f, p, _ in lead.citations))
+            text = f"{lead.sentence()} [{pages}]. {text}"
+            citations += table
+        details["sentences"] = [{"text": s.text, "chunk_id": s.hit.chunk_id, "page": page_of(s), "score": round(s.score, 3),
                                  "subject": round(s.subject, 3), "cues": s.cues, "named": s.named} for s in chosen]
         return self._result(text, citations, "answered", details, t0)
 
+    def _line_change(self, question: str, best: Sentence, read: Sequence[Hit], subject: Any, route: Any,
+                     details: dict[str, Any]) -> LineChange | None:
+        """The change of the line a cause question names, in the quoted sentence's filing, or None (recorded in
+        ``details["figures"]`` either way)."""
+        if self.figures is None or "cause" not in route.topics:
+            return None
+        year = max(subject.years) if subject.years else None
+        change, reason = self.figures.change(question, best.hit.filing_id, year, read)
+        details["figures"] = {"lead": change.sentence(), "pages": [c[1] for c in change.citations]} if change \
+            else {"none": reason}
+        return change
+
     @staticmethod
-    def _fuller_statement(best: _Sentence, candidates: Sequence[_Sentence]) -> _Sentence:
+    def _fuller_statement(best: Sentence, candidates: Sequence[Sentence]) -> Sentence:
         """``best``, or a near-equal cause quoted with the sentence it refers back to when that pair states
         best's cause and more ("Gross margins increased to 75.0% ... from 72.7% .... The year over year increase
         was primarily driven by a higher mix of Data Center revenue." over "Gross margin increased ... driven by
@@ -238,8 +262,8 @@ class NarrativeAnswerer(SentenceScorer):
                 return s
         return best
 
-    def _effect_after(self, best: _Sentence, sentences: Sequence[_Sentence], chosen: Sequence[_Sentence],
-                      subject: Any) -> list[_Sentence] | None:
+    def _effect_after(self, best: Sentence, sentences: Sequence[Sentence], chosen: Sequence[Sentence],
+                      subject: Any) -> list[Sentence] | None:
         """The sentence after the quoted ones in best's passage (at most two on) that names as much of the
         subject and states an effect on it: the cause is often spread over it ("... due primarily to lower
         net sales of iPhone and iPad. The weakness in the renminbi ... had an unfavorable year-over-year impact
@@ -255,8 +279,8 @@ class NarrativeAnswerer(SentenceScorer):
                 return [s]
         return None
 
-    def _other_matters(self, best: _Sentence, candidates: Sequence[_Sentence], chosen: Sequence[_Sentence],
-                       topical: bool) -> list[_Sentence]:
+    def _other_matters(self, best: Sentence, candidates: Sequence[Sentence], chosen: Sequence[Sentence],
+                       topical: bool) -> list[Sentence]:
         """For a legal question that asks for several matters ("the main legal proceedings"): the best
         answering sentence of each other passage (each passage of Item 3 or the contingencies note holds one
         matter) that names one matter (a date, a party, a court), when it answers nearly as well; for a
@@ -267,7 +291,7 @@ class NarrativeAnswerer(SentenceScorer):
         quoted = set().union(*(word_stems(c.text) for c in chosen))   # what the answer already says
         out = []
         for s in candidates:
-            near = s.cue >= _TOPICAL_MIN_CUE if topical else s.score >= 0.75 * best.score
+            near = s.cue >= TOPICAL_MIN_CUE if topical else s.score >= 0.75 * best.score
             if s.hit.chunk_id in taken or not near:
                 continue
             if word_stems(s.text) <= quoted or not _MATTER_RE.search(s.text):
@@ -276,8 +300,8 @@ class NarrativeAnswerer(SentenceScorer):
             out.append(s)
         return out
 
-    def _second_part(self, part: str, read: Sequence[Hit], periods: Sequence[str] | None, best: _Sentence,
-                     chosen: Sequence[_Sentence], subject: Any) -> _Sentence | None:
+    def _second_part(self, part: str, read: Sequence[Hit], periods: Sequence[str] | None, best: Sentence,
+                     chosen: Sequence[Sentence], subject: Any) -> Sentence | None:
         """The best sentence answering the second part of a two-part question ("..., and how did currency
         affect them?", "..., and why did the operating loss shrink?"), about what the first part names
         (a sentence on another region's currency answers nothing), not already quoted; best's passage first."""

@@ -104,17 +104,41 @@ def page_headings(text: str) -> list[tuple[str, str | None]]:
     return out
 
 
+# The audited statements printed after Part IV (Item 8 of NVIDIA 2025, Netflix 2020 and Verizon 2019 says they follow
+# Item 15): a page in Part IV that opens with the statements' index, the auditor's report or a primary statement
+# starts them, and the exhibit index, a schedule or the signatures end them.
+_STATEMENTS_START_RE = re.compile(
+    r"^(?:index\s+to\s+(?:the\s+)?(?:consolidated\s+)?financial\s+statements|report\s+of\s+independent\s+registered\s+"
+    r"public\s+accounting\s+firm|consolidated\s+(?:statements?\s+of\s+(?:operations|income|earnings)|balance\s+sheets?))\b",
+    re.IGNORECASE)
+_STATEMENTS_END_RE = re.compile(r"^(?:exhibit\s+index|index\s+to\s+exhibits|signatures?|schedule\s+ii\b)", re.IGNORECASE)
+_PART_IV = ("Item 15", "Item 16")
+_LEAD_LINES = 4   # the lines a page opens with (its running header, company name and title)
+
+
+def _opening_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip().lower() != "table of contents"][:_LEAD_LINES]
+
+
 def assign_sections(page_texts: Sequence[str]) -> list[tuple[str | None, str | None]]:
     """(section, section_title) per page.
 
     The section in force carries over from the previous page. When a heading starts a new section
     on a page, the page belongs to whichever section holds more of its text (a running header at
     the top or a heading above most of the text wins; a section that starts in the last lines of a
-    page leaves the page to the previous one).
+    page leaves the page to the previous one). Statements printed after Part IV are Item 8 when Item 8
+    itself held at most a page (a pointer to them, or no heading at all): ``_STATEMENTS_START_RE``.
     """
     current: tuple[str | None, str | None] = (None, None)
     out: list[tuple[str | None, str | None]] = []
+    item8_pages = 0
     for text in page_texts:
+        opening = _opening_lines(text)
+        if current[0] in _PART_IV and item8_pages <= 1 and any(_STATEMENTS_START_RE.match(ln) for ln in opening):
+            current = ("Item 8", STANDARD_TITLES["Item 8"])
+        elif current[0] == "Item 8" and out and out[-1][0] == "Item 8" and item8_pages > 1 \
+                and any(_STATEMENTS_END_RE.match(ln) for ln in opening) and _after_part_iv(out):
+            current = ("Item 15", STANDARD_TITLES["Item 15"])
         chars: dict[tuple[str | None, str | None], int] = {current: 0}
         for line in ([] if is_toc_page(text) else text.splitlines()):
             h = parse_heading(line)
@@ -127,8 +151,15 @@ def assign_sections(page_texts: Sequence[str]) -> list[tuple[str | None, str | N
                 chars[current] = chars.get(current, 0) + 200
             chars[current] = chars.get(current, 0) + len(line.strip())
         best = max(chars.items(), key=lambda kv: kv[1])[0] if any(chars.values()) else current
+        item8_pages += best[0] == "Item 8"
         out.append(best)
     return out
+
+
+def _after_part_iv(assigned: Sequence[tuple[str | None, str | None]]) -> bool:
+    """Whether Part IV came before the Item 8 in force (the statements printed after it)."""
+    last_other = next((s for s, _ in reversed(assigned) if s != "Item 8"), None)
+    return last_other in _PART_IV
 
 
 _LABEL_RE = re.compile(r"(?:^|\|\s*|\s{2,}|Page\s+)(?P<label>\d{1,3}|[ivxlc]{1,6}|[A-Z]-\d{1,3})\s*$", re.IGNORECASE)

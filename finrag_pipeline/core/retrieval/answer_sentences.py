@@ -33,6 +33,7 @@ from finrag_pipeline.core.analyst.vocabulary import (
 )
 from finrag_pipeline.core.asked import asked_years
 from finrag_pipeline.core.chunking.sentences import split_sentences
+from finrag_pipeline.core.ingest.sections import item_key
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import QuestionKinds, QuestionRoute, default_question_kinds
 from finrag_pipeline.core.scoring.answer_metrics import years_in
@@ -63,7 +64,7 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall\w*|lower|contract\w*
                       r"weak\w*|slow\w*|slump\w*)\b",
                       re.IGNORECASE)
 # A second sentence that continues the first ("This increase was ...", "The decrease ...", "Partially offset ...").
-_CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
+CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|decline|change)|"
                            r"(?:partially\s+)?offset|in\s+addition|additionally|also)\b", re.IGNORECASE)
 # a sentence that refers back to the change the previous one states ("The year over year increase was
 # primarily driven by ...", "This decrease reflects ..."): its subject is the previous sentence's. One that names
@@ -73,14 +74,14 @@ _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:o
                           r"expansions?|contractions?|rises?)\b(?!\s+(?:in|of|for)\b)", re.IGNORECASE)
 # what the text layer runs into a sentence: the page header, a heading before the sentence's first word
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
-_HEADING_RE = re.compile(r"^(?:Item\s+\d+[A-C]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
-                         r"(?=(?:The|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
+_HEADING_RE = re.compile(r"^(?:(?i:item)\s+\d+[A-Ca-c]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
+                         r"(?=(?:The|There|On|In|During|Our|We|As|For|This|These|Total|Net)\s+[a-z0-9$])")
 _PRIOR_YEAR_RE = re.compile(r"\b(?:prior|previous)\s+(?:fiscal\s+)?year\b|\byear[\s-]+(?:over|on)[\s-]+year\b", re.IGNORECASE)
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
 _MAX_FIGURES = 8       # more figures than this: a table run into the text, not a sentence
-_TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
+TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
 _MIN_SENTENCE_CHARS = 40
 _MAX_SENTENCE_CHARS = 900
 
@@ -99,11 +100,15 @@ def word_stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD_RE.findall(text)}
 
 
-# words of a topic itself (question_kinds.yaml) rather than of its subject
-_TOPIC_STEMS = frozenset(_stem(w) for w in ("risk", "risks", "litigation", "legal", "lawsuit", "proceedings",
-                                            "customer", "customers", "concentration", "segment", "segments",
-                                            "geographic", "geographies", "region", "regions", "countries",
-                                            "uncertainty", "uncertainties", "strategy", "competition"))
+# words of a topic itself (question_kinds.yaml) rather than of its subject, by the topic they name
+_TOPIC_WORDS = {"risk": ("risk", "risks", "uncertainty", "uncertainties"),
+                "legal": ("litigation", "legal", "lawsuit", "proceedings"),
+                "customers": ("customer", "customers", "concentration"), "segments": ("segment", "segments"),
+                "geography": ("geographic", "geographies", "region", "regions", "countries"),
+                "business": ("strategy", "competition")}
+_TOPIC_OF = {_stem(w): topic for topic, words in _TOPIC_WORDS.items() for w in words}
+_TOPIC_STEMS = frozenset(_TOPIC_OF)
+_KIND_TOPICS = ("risk", "legal")   # topics that name the kind of answer, whatever it is about
 
 
 @dataclass
@@ -215,7 +220,11 @@ def read_subject(question: str, route: QuestionRoute,
         if stem in {g[0] for g in subject.groups + topic_groups}:
             continue
         group = (stem, frozenset({stem}), ())
-        if stem in _TOPIC_STEMS:
+        # a risk or legal question says what kind of answer it asks ("risks"); another topic's words say what it
+        # is about ("risks regarding competition", "customer concentration risk"): subject words then (a cause
+        # question's "segment" stays a topic word: "Which segment ..., and why ...?")
+        if stem in _TOPIC_STEMS and not (route.topics and route.topics[0] in _KIND_TOPICS
+                                         and _TOPIC_OF[stem] != route.topics[0]):
             topic_groups.append(group)
             continue
         if word[:1].isupper() and i > 0:
@@ -236,7 +245,10 @@ def read_subject(question: str, route: QuestionRoute,
 
 
 @dataclass
-class _Sentence:
+class Sentence:
+    """One sentence of a prose hit, scored as an answer (``SentenceScorer.scored_sentences``); the narrative
+    answerer quotes these."""
+
     text: str
     hit: Hit
     index: int            # position in its hit
@@ -249,7 +261,8 @@ class _Sentence:
     named: list[str] = field(default_factory=list)
     lead: float = 0.0
     answers: bool = False   # names enough of the subject and carries a cue of the asked topic
-    antecedent: _Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
+    antecedent: Sentence | None = None   # the sentence an anaphoric one ("The increase was driven by ...") continues
+    section: str | None = None   # the 10-K Item it is in: its hit's, or a later one the passage heads it with
 
 
 def _prose_of(hit: Hit) -> str:
@@ -257,7 +270,27 @@ def _prose_of(hit: Hit) -> str:
     return _HEADER_RE.sub("", text, count=1) if "|" in text[:400] else text
 
 
-def _sentences(hit: Hit) -> list[_Sentence]:
+# An Item heading inside a passage, at a line's start or after a sentence's end ("... through the year 2043. ITEM 3.
+# LEGAL PROCEEDINGS There are no material ..."): a short Item shares its page with the one before it, and pages carry
+# one section (core/ingest/sections.py); a cross-reference ("see Item 1A. Risk Factors") is no heading.
+_ITEM_IN_TEXT_RE = re.compile(r"(?:^|\n|(?<=[.:;])[ \t]+)(?i:item)\s+(\d{1,2}[A-Ca-c]?)\s*[.:]\s+(?=[A-Z])")
+_HEADING_REACH = 80   # a heading this close to a sentence's start opens it
+
+
+def _section_at(hit: Hit, text: str, start: int, end: int) -> str | None:
+    """The 10-K Item a sentence of ``hit`` is in: the hit's section, or a later Item whose heading the passage
+    prints before the sentence (or at its opening)."""
+    section = hit.section
+    if section is None:
+        return None     # the front matter: its table of contents lists every Item
+    for m in _ITEM_IN_TEXT_RE.finditer(text, 0, min(end, start + _HEADING_REACH)):
+        item = f"Item {m.group(1).upper()}"
+        if item_key(item) > item_key(section):
+            section = item
+    return section
+
+
+def _sentences(hit: Hit) -> list[Sentence]:
     text = _prose_of(hit)
     out = []
     spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
@@ -265,7 +298,7 @@ def _sentences(hit: Hit) -> list[_Sentence]:
         s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
-            out.append(_Sentence(s, hit, i, a / max(len(text), 1)))
+            out.append(Sentence(s, hit, i, a / max(len(text), 1), section=_section_at(hit, text, a, b)))
     return out
 
 
@@ -332,7 +365,8 @@ def _company_words(hits: Sequence[Hit]) -> set[str]:
     return out
 
 
-def _page_of(sentence: _Sentence) -> int:
+def page_of(sentence: Sentence) -> int:
+    """The page a sentence is on: its hit's first page, moved on by where in a multi-page hit it starts."""
     hit = sentence.hit
     span = hit.page_end - hit.page_start
     return hit.page_start + (min(span, int(sentence.start_frac * (span + 1))) if span > 0 else 0)
@@ -361,14 +395,14 @@ class SentenceScorer:
         self.max_hits = max_hits
         self.min_subject = min_subject
 
-    def _score(self, s: _Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
+    def _score(self, s: Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
         s.subject, s.named = subject.overlap(s.text)
         s.cue, s.cues = self.kinds.cue_strength(s.text, cue_topics)
         cue_at = min((s.text.lower().find(c) for c in s.cues if c in s.text.lower()), default=None)
         head = s.head = subject.head_share(s.text, cue_at or None)
         section_bonus = 0.0
-        if s.hit.section in route.sections:
-            section_bonus = 0.6 - 0.15 * route.sections.index(s.hit.section)
+        if s.section in route.sections:
+            section_bonus = 0.6 - 0.15 * route.sections.index(s.section)
         years = years_in(s.text)
         period = 0.0
         if subject.years:
@@ -391,12 +425,12 @@ class SentenceScorer:
                 direction = -0.3
         structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
         s.lead = subject.lead_share(s.text)
-        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, _TOPICAL_MIN_CUE) / 2.0 + section_bonus
+        s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, TOPICAL_MIN_CUE) / 2.0 + section_bonus
                    + period + direction + structure
                    - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
 
     def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
-                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[_Sentence]]:
+                         max_hits: int | None = None) -> tuple[QuestionRoute, Subject, list[Sentence]]:
         """The route and subject of ``question`` and every sentence of the prose hits (the first
         ``max_hits`` by rank, default the answerer's), scored, each marked ``answers`` when it may answer:
         it names enough of the subject (or, for a topic-only question, reads as one of the topic's
@@ -407,11 +441,11 @@ class SentenceScorer:
         subject = read_subject(question, route, self.vocabularies, _company_words(used), periods)
         # a topic without cues (or a metric question handed here) ranks by subject alone
         cue_topics = tuple(t for t in route.topics if self.kinds.cues.get(t))
-        out: list[_Sentence] = []
+        out: list[Sentence] = []
         for hit in used:
             if hit.chunk_type not in ("prose", "section"):
                 continue
-            previous: _Sentence | None = None
+            previous: Sentence | None = None
             for s in _sentences(hit):
                 self._score(s, subject, route, cue_topics)
                 if (previous is not None and previous.index == s.index - 1 and _ANAPHORA_RE.match(s.text)
@@ -425,7 +459,7 @@ class SentenceScorer:
                     s.antecedent.text + " " + s.text if s.antecedent else s.text)
                 # a question naming only its topic is answered by a sentence that reads as one of its
                 # answers (a lawsuit named, a risk stated), whatever words it uses
-                if subject.topical and s.cue >= _TOPICAL_MIN_CUE:
+                if subject.topical and s.cue >= TOPICAL_MIN_CUE:
                     about = True
                 s.answers = about and (not cue_topics or s.cue > 0)
                 out.append(s)
@@ -446,7 +480,7 @@ class SentenceScorer:
         names_one = any(words & asked for words in companies.values())
         best: dict[str, float] = {}
         for s in sentences:
-            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, _TOPICAL_MIN_CUE) / _TOPICAL_MIN_CUE) / 2.0
+            value = (s.subject + 0.5 * s.head + 0.5 * min(s.cue, TOPICAL_MIN_CUE) / TOPICAL_MIN_CUE) / 2.0
             value *= 1.0 if s.answers else 0.5
             if names_one and companies[s.hit.chunk_id] and not companies[s.hit.chunk_id] & asked:
                 value *= 0.2

@@ -980,6 +980,11 @@ def _set_scores(cited: set, groups: list[set], what: str) -> tuple[tuple[float |
 
 NO_KEY_FACTS = "the reference has no key facts (figures, entities, causes) to recall"
 KEY_FACT_WORD_SHARE = 0.6   # a worded fact is stated when 60% of its content words are (at least one)
+# A figure dump: more figures than an answer of a few sentences states (the narrative answer, lead and quoted cause,
+# states at most 12 on the analysts' sets; a sentence followed by the tables of its pages, 30 to 230), and more than
+# this many per figure the reference asks for. Recall by pasting every table figure is no answer: 0, as a bare list.
+DUMP_MIN_FIGURES = 20
+DUMP_FIGURES_PER_FACT = 5
 
 
 def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -> tuple[float | None, str]:
@@ -987,7 +992,7 @@ def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -
     written in ("$473 million" = "$0.47 billion"; sign aside), a worded fact (entity, named cause) when
     most of its content words are in the answer ("higher net sales of iPhone" ~ "iPhone sales rose").
     None with the reason when the reference has no key facts; 0 for an echo of the question or a bare
-    list of figures (lazy answers recall by listing)."""
+    list of figures or a dump of more figures than a few sentences state (lazy answers recall by listing)."""
     from finrag_pipeline.core.asked import content_words, unit_of_figure
 
     facts = [f for f in key_facts or [] if str(f).strip()]
@@ -998,6 +1003,9 @@ def key_fact_recall(answer: str, key_facts: Sequence[str], question: str = "") -
     listed = _candidates(answer)
     if len(listed) >= 3 and read_claims(answer, listed).is_list:
         return 0.0, f"a bare list of {len(listed)} figures explains nothing"
+    figure_facts = sum(bool(parse_figures(f)) for f in facts)
+    if len(listed) > max(DUMP_MIN_FIGURES, DUMP_FIGURES_PER_FACT * figure_facts):
+        return 0.0, f"states {len(listed)} figures for {figure_facts} asked: a figure dump explains nothing"
     answer_figs = parse_figures(answer or "", scale=scale_of_text(answer or "") or 1.0)
     words = content_words(answer)
     found, missed = [], []
