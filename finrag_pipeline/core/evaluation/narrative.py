@@ -272,6 +272,8 @@ class NarrativeAnswerer(SentenceScorer):
         for s in sentences:
             if s.hit.chunk_id != best.hit.chunk_id or not best.index < s.index <= best.index + 2 or s in chosen:
                 continue
+            if subject.years and (said := years_in(s.text)) and not said & set(subject.years):
+                continue    # "2019 vs. 2018 R&D spending decreased by $181 million ..." after the 2020 cause
             # the effect on what best is about: the names leading best ("Japan net sales decreased ...") are named
             # again ("... impact on Japan net sales"), not another region's ("... on Rest of Asia Pacific net sales")
             if s.subject >= max(best.subject, self.min_subject) and subject.names_one(s.text) \

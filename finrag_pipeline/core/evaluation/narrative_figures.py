@@ -29,6 +29,7 @@ import duckdb
 
 from finrag_pipeline.core.analyst.calculator import CalculatorAnswerer, format_result, round_decimal
 from finrag_pipeline.core.analyst.store import FactStore
+from finrag_pipeline.core.analyst.vocabulary import default_vocabulary
 from finrag_pipeline.core.answering import Citation
 from finrag_pipeline.core.models import Hit
 from finrag_pipeline.core.question_kind import classify_question
@@ -105,6 +106,30 @@ def asked_line(question: str) -> tuple[str, int] | None:
     if len(_YEAR_RE.findall(rest)) != 1 or len(rest.split()) < 3:
         return None
     return rest, direction
+
+
+# a line asked as a rate ("gross profit rate", "gross margin percentage"): its figures are percentages, never dollars
+_RATE_RE = re.compile(r"\b(?:rate|percentage|percent|ratio|margin\s+%)\b", re.IGNORECASE)
+# the company's possessive opening the line ("Intel's NSG operating income"): what follows names the line
+_OWNER_RE = re.compile(r"^\s*(?:the\s+)?[\w.&\-]+(?:\s+[A-Z][\w.&\-]*){0,3}(?:'s|’s|s'|’)\s+")
+_NAME_RE = re.compile(r"\b[A-Z][A-Za-z&\-]*[A-Z][A-Za-z&\-]*\b|\b[A-Z][a-z]+\b")
+_NOT_A_NAME = frozenset({"FY", "Fiscal", "Year", "Total", "Net", "Gross", "Operating", "The"})
+
+
+def misread_line(words: str, unit: str, segment: str | None, labels: Sequence[tuple[str, str]],
+                 company: str = "") -> str | None:
+    """Why the calculator's read cannot be the line the question names, or None: a rate asked and an amount read
+    ("Walmart's gross profit rate" read as gross profit in dollars); a segment, program or product the question
+    names ("Intel's NSG operating income") that neither the segment read nor the rows' labels carry (the company's
+    operating income read instead)."""
+    if _RATE_RE.search(words) and unit not in ("percent", "percentage points"):
+        return f"a rate asked, an amount read ({unit})"
+    line = _OWNER_RE.sub("", _YEAR_RE.sub(" ", words), count=1)
+    read = " ".join([segment or "", company] + [f"{item} {label}" for item, label in labels]).lower()
+    # an analyst abbreviation ("R&D", "SG&A") is a line item the calculator read by its expansion, not a name
+    missing = [n for n in _NAME_RE.findall(line) if n not in _NOT_A_NAME and n.lower() not in read
+               and not default_vocabulary().match(n)]
+    return f"{', '.join(missing)} named, not read (rows: {read[:80]!r})" if missing else None
 
 
 @dataclass(frozen=True)
@@ -218,6 +243,11 @@ class LineFigures:
         if labels[0] != labels[1] or not labels[0]:
             return None, "the two years were read from rows of different labels"
         unit = now["unit"]
+        # the company's own name ("LinkedIn's revenue at Microsoft") is in its passages' context header
+        company = " ".join((h.text or "").split("|", 1)[0] for h in own)
+        misread = misread_line(words, unit, now.get("segment"), labels[0], company)
+        if misread:
+            return None, misread
         v_now, v_before = Decimal(now["value"]), Decimal(before["value"])
         loss = bool(re.search(r"\bloss(?:es)?\b", words, re.IGNORECASE)) and v_now <= 0 and v_before <= 0
         if unit in ("percent", "percentage points"):

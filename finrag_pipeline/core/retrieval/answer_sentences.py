@@ -72,6 +72,27 @@ CONTINUES_RE = re.compile(r"^(?:this|these|the\s+(?:increase|decrease|growth|dec
 _ANAPHORA_RE = re.compile(r"^(?:the|this|these|that|such)\s+(?:(?:year[\s-]+(?:over|on)[\s-]+year|overall|net|"
                           r"total)\s+)?(?:increases?|decreases?|growth|declines?|changes?|improvements?|reductions?|"
                           r"expansions?|contractions?|rises?)\b(?!\s+(?:in|of|for)\b)", re.IGNORECASE)
+# a period phrase other producers open the referring sentence with ("For fiscal 2021, the increase was primarily due
+# to ...", "For fiscal 2021 and 2020, the increases were ...")
+_PERIOD_OPENER_RE = re.compile(r"^(?:for|in|during)\s+(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?:FY\s?)?(?:19|20)\d\d"
+                               r"(?:\s+and\s+(?:fiscal\s+)?(?:19|20)\d\d)?\s*,\s*", re.IGNORECASE)
+# "The operating profit was driven by ...", "These charges were ...": a determiner, a short noun phrase, a verb
+_DETERMINED_NOUN_RE = re.compile(r"^(?:the|this|these|that|such)\s+((?:[a-z&\-]+\s+){0,2}[a-z&\-]+)\s+"
+                                 r"(?:was|were|is|are|reflect\w*|result\w*)\b", re.IGNORECASE)
+
+
+def refers_back(sentence: str, previous: str) -> bool:
+    """Whether ``sentence`` refers back to the change or the line ``previous`` states: "The year over year increase
+    was primarily driven by ...", "For fiscal 2021, the increase was primarily due to ..." (after "Our gross profit rate
+    increased 20 basis points ..."), "The operating profit was driven by ..." (after "NSG had an operating profit of
+    $361 million ..."). A sentence naming its own line ("The increase in cost of revenues ...") refers to nothing."""
+    text = _PERIOD_OPENER_RE.sub("", sentence, count=1)
+    if _ANAPHORA_RE.match(text):
+        return True
+    m = _DETERMINED_NOUN_RE.match(text)
+    return bool(m) and re.search(r"\b" + re.escape(m.group(1).lower()) + r"\b", previous.lower()) is not None
+
+
 # what the text layer runs into a sentence: the page header, a heading before the sentence's first word
 _PAGE_HEADER_RE = re.compile(r"^(?:Table of Contents\s+)+", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^(?:(?i:item)\s+\d+[A-Ca-c]?\.\s+)?(?:(?:[A-Z][\w&,’'\-]*|\d{4}|and|of|the|for|in|to)\s+){1,10}?"
@@ -80,6 +101,17 @@ _PRIOR_YEAR_RE = re.compile(r"\b(?:prior|previous)\s+(?:fiscal\s+)?year\b|\byear
 _LIST_RE = re.compile(r"(?:[^,;]+,){2,}[^,;]*\band\b|;\s")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z&]+(?:\s+[A-Z][a-zA-Z&]+)*")
 _FIGURE_TOKEN_RE = re.compile(r"(?<![A-Za-z])\$?\(?\d[\d,.]*\)?%?")
+# a sentence of what may happen, or of causes in general: no cause of a change that happened
+_HEDGED_RE = re.compile(r"\b(?:may|might|could|can)\s+(?:also\s+)?(?:fluctuate|vary|change|be\s+affected|be\s+impacted)\b|"
+                        r"\b(?:various|many|a\s+number\s+of|several)\s+factors\b", re.IGNORECASE)
+# words that name a line only as another line's base, or in a concession (Subject.about)
+_COST_OF_RE = re.compile(r"\bcosts?\s+of\s+(?:net\s+|total\s+)?(?:revenues?|sales)\b", re.IGNORECASE)
+_PERCENT_OF_RE = re.compile(r"\bas\s+a\s+(?:percent(?:age)?|share)\s+of\s+(?:(?:net|total|segment)\s+)*(?:revenues?|sales)\b",
+                            re.IGNORECASE)
+_CONCESSION_RE = re.compile(r"^(?:despite|although|though|while|even\s+though)\b[^,]{0,200},", re.IGNORECASE)
+# a sentence opening with the change it explains, and the five words that name what changed
+_OPENING_CHANGE_RE = re.compile(r"^(?:\S+\s+){0,3}?((?:increase|decrease|growth|decline)s?\s+in)\s+(?:\S+\s+){1,5}",
+                                re.IGNORECASE)
 _MAX_FIGURES = 8       # more figures than this: a table run into the text, not a sentence
 TOPICAL_MIN_CUE = 4.0  # cue weight a sentence needs to answer a topic-only question (two strong cues)
 _MIN_SENTENCE_CHARS = 40
@@ -125,14 +157,49 @@ class Subject:
     direction: int = 0                                  # +1 increase, -1 decrease, 0 not asked
     years: list[int] = field(default_factory=list)
     topical: bool = False    # the question names only its topic ("What legal proceedings ...?")
+    asked: set[str] = field(default_factory=set)   # stems of every word of the question and the company's name
+
+    def narrower_names(self, sentence: str, cue_at: int | None) -> list[str]:
+        """The names a sentence gives its subject that the question does not ("Our Canadian segment SG&A
+        percentage ...", "Footwear revenues contracted ...", "... increased in our Other International operations
+        primarily due to"): before its first cue, capitalised words the question and the company's name do not
+        hold, a sentence's opening word counted only when it qualifies the subject ("Footwear revenues"). A question
+        that names no segment, region or product asks about the whole: such a sentence answers about a part."""
+        head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
+        words = _WORD_RE.findall(head)
+        out = []
+        for i, w in enumerate(words):
+            stem = _stem(w)
+            if not w[:1].isupper() or stem in self.asked or w.lower() in _NOT_NAMES or len(w) < 2:
+                continue
+            if i == 0 and not (len(words) > 1 and _stem(words[1]) in self.asked and _stem(words[1]) in self._stems()):
+                continue
+            out.append(w)
+        return out
+
+    def _stems(self) -> set[str]:
+        return set().union(*(g[1] for g in self.groups)) if self.groups else set()
 
     def overlap(self, sentence: str) -> tuple[float, list[str]]:
         """Weighted share of the subject's groups the sentence names, and their labels."""
         if not self.groups:
             return 0.0, []
+        sentence = self.about(sentence)
         stems = word_stems(sentence)
         low = sentence.lower()
         return self._share(stems, low)
+
+    def about(self, sentence: str) -> str:
+        """The sentence without the words that name the subject only as another line's base or a concession: "cost
+        of revenues", "operating expenses as a percentage of net sales" name a cost, not revenues or net sales (unless
+        the question asks for a cost or a percentage); "Despite increased net sales ..., operating expenses ..." is
+        about operating expenses."""
+        out = _CONCESSION_RE.sub(" ", sentence, count=1)
+        if "cost" not in self.asked:
+            out = _COST_OF_RE.sub(" ", out)
+        if not self.asked & {"percen", "ratio", "share", "rate"}:
+            out = _PERCENT_OF_RE.sub(" ", out)
+        return out
 
     def _share(self, stems: set[str], low: str) -> tuple[float, list[str]]:
         got, total, named = 0.0, 0.0, []
@@ -156,17 +223,19 @@ class Subject:
     def lead_share(self, sentence: str) -> float:
         """Share of the subject named in the sentence's first six words: a sentence about the subject
         opens with it ("Services net sales increased ...")."""
-        lead = " ".join(sentence.split()[:6])
+        lead = " ".join(self.about(sentence).split()[:6])
         return self._share(word_stems(lead), lead.lower())[0] if self.groups else 0.0
 
     def head_share(self, sentence: str, cue_at: int | None) -> float:
         """Share of the subject named before the sentence's first cue (or in its first 12 words): the
         sentence is about the subject ("Services net sales increased ... due to ...") rather than
         mentioning it among others."""
-        head = sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12])
+        head = self.about(sentence[:cue_at] if cue_at else " ".join(sentence.split()[:12]))
         return self._share(word_stems(head), head.lower())[0] if self.groups else 0.0
 
 
+# capitalised words that name no part of a company: openers, periods, a company's legal form
+_NOT_NAMES = frozenset(["the", "this", "these", "that", "those", "our", "we", "in", "on", "during", "for", "as", "total", "net", "changes", "excluding", "fiscal", "year", "inc", "corp", "corporation", "company", "ltd", "plc", "co", "llc", "a", "an", "and", "of", "to", "by", "at", "from", "with", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "u.s", "us", "also", "overall", "consolidated"])
 _ACRONYM_RE = re.compile(r"[A-Z]{3,6}")
 _MODEL_NUMBER_RE = re.compile(r"(?<![\w$.,])(?!(?:19|20)\d\d\b)(?:[A-Z]{1,3}-?)?\d{3,4}[A-Z]?(?![\w%]|[,.]\d)")
 # words an acronym's letters never stand for
@@ -188,12 +257,15 @@ def read_subject(question: str, route: QuestionRoute,
     of a vocabulary (the analyst vocabulary: "R&D"; the prose phrasings of question_kinds.yaml: "earn
     more") is one word group whose alternatives are its expansions."""
     subject = Subject(years=asked_years(question, periods))
+    subject.asked = word_stems(question) | {_stem(w) for w in company_words}
     text = re.sub(r"\b(?:FY|CY|Q[1-4])\s?'?\d{2,4}\b|\b(?:19|20)\d\d\b", " ", question)
     if _UP_RE.search(text) and not _DOWN_RE.search(text):
         subject.direction = 1
     elif _DOWN_RE.search(text) and not _UP_RE.search(text):
         subject.direction = -1
     text = _UP_RE.sub(" ", _DOWN_RE.sub(" ", text))
+    # "SG&A as a percentage of net sales": the ratio's base is no subject word (the MD&A's cause sentences name SG&A)
+    text = _PERCENT_OF_RE.sub(" ", text)
     vocabularies = [] if vocabulary is None else [vocabulary] if isinstance(vocabulary, AnalystVocabulary) \
         else list(vocabulary)
     for n, vocab in enumerate(vocabularies):
@@ -290,12 +362,39 @@ def _section_at(hit: Hit, text: str, start: int, end: int) -> str | None:
     return section
 
 
+# a bulleted list a line ending with a colon opens ("R&D spending increased by $194 million, or 1%, driven by the
+# following:\n+ Investments in our process technology\n- Ramp down of 5G smartphone modem business"): one sentence of
+# the opening line and its items, which the splitter (no full stops) runs into the headings and tables around it
+_BULLET = r"[+\-\u2013\u2022\u25aa\u25cf\u25a0*]"
+_LIST_BLOCK_RE = re.compile(r"^(?:[^\n]{0,30}(?:19|20)\d\d\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+(?:19|20)\d\d[ \t]*\n)?"
+                            rf"[^\n]*[a-z][^\n]*:[ \t]*\n(?:[ \t]*{_BULLET}[ \t]+[^\n]+(?:\n|$)){{2,}}", re.MULTILINE)
+_BULLET_LINE_RE = re.compile(rf"\n[ \t]*(?={_BULLET}[ \t])")
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The sentence spans of a passage: each bulleted list block whole, the text around them split into sentences
+    (the shared splitter would end one at "2019 vs." inside a list's heading)."""
+    out, start = [], 0
+    for m in [*_LIST_BLOCK_RE.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        if end > start:
+            out += [part for a, b in split_sentences(text[start:end])
+                    for part in _split_lowercase_names(text, start + a, start + b)]
+        if m is not None:
+            out.append((m.start(), m.end()))
+            start = m.end()
+    return out
+
+
 def _sentences(hit: Hit) -> list[Sentence]:
     text = _prose_of(hit)
     out = []
-    spans = [part for a, b in split_sentences(text) for part in _split_lowercase_names(text, a, b)]
+    spans = _spans(text)
     for i, (a, b) in enumerate(spans):
-        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(text[a:b])).strip()))
+        span = text[a:b]
+        if _LIST_BLOCK_RE.match(span):
+            span = _BULLET_LINE_RE.sub("; ", span.rstrip()).replace(":; ", ": ", 1)
+        s = _without_heading(_without_repeated_heading(re.sub(r"\s+", " ", _after_table(span)).strip()))
         if (_MIN_SENTENCE_CHARS <= len(s) <= _MAX_SENTENCE_CHARS and re.search(r"[a-z]{3}", s)
                 and len(_FIGURE_TOKEN_RE.findall(s)) <= _MAX_FIGURES):
             out.append(Sentence(s, hit, i, a / max(len(text), 1), section=_section_at(hit, text, a, b)))
@@ -308,11 +407,27 @@ def _after_table(span: str) -> str:
     line (two figures or more, and fewer than two words a figure: "Research and development $ 26,251 20 % ..."),
     when the span holds more figures than a sentence does; else the span."""
     if len(_FIGURE_TOKEN_RE.findall(span)) <= _MAX_FIGURES:
-        return span
+        return _without_leading_rows(span)
     lines = span.split("\n")
     table = [i for i, line in enumerate(lines)
              if (n := len(_FIGURE_TOKEN_RE.findall(line))) >= 2 and len(_WORD_RE.findall(line)) < 2 * n]
-    return "\n".join(lines[table[-1] + 1:]) if table else span
+    return _without_leading_rows("\n".join(lines[table[-1] + 1:]) if table else span)
+
+
+# a table row: a label, then two figures or more to the line's end ("Membership fees as a percentage of net sales
+# 2.17 % 2.24 % 2.27 %", "Net sales $ 163,220 $ 149,351"); prose puts words between its figures ("to 11.20% from 11.02%")
+_ROW_END_RE = re.compile(r"(?:(?:^|[ \t])[ \t]*\$?[ \t]*\(?\d[\d,.]*\)?[ \t]*%?){2,}[ \t]*$")
+
+
+def _without_leading_rows(span: str) -> str:
+    """The sentence after the table rows the text layer ran into its start ("Membership fees as a percentage of net
+    sales 2.17 % 2.24 % 2.27 %\nThe increase in membership fees was primarily due to ..." -> "The increase ...")."""
+    lines = span.split("\n")
+    n = 0
+    while n < len(lines) - 1 and _ROW_END_RE.search(lines[n]) and re.search(r"[A-Za-z]", lines[n]):
+        n += 1
+    rest = "\n".join(lines[n:])
+    return rest if n and rest.strip()[:1].isupper() and len(rest.strip()) >= _MIN_SENTENCE_CHARS else span
 
 
 # a sentence that starts with a name spelt in lower case ("... certain products. iPhone net sales increased ..."),
@@ -398,7 +513,14 @@ class SentenceScorer:
     def _score(self, s: Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
         s.subject, s.named = subject.overlap(s.text)
         s.cue, s.cues = self.kinds.cue_strength(s.text, cue_topics)
-        cue_at = min((s.text.lower().find(c) for c in s.cues if c in s.text.lower()), default=None)
+        # the head ends at the first cue; a sentence opening with the change ("The increase in our consolidated
+        # revenues was due to ...") names its subject in the few words after it, not after its first weak cue
+        low = s.text.lower()
+        at = [(low.find(c), c) for c in s.cues if c in low]
+        cue_at = min((i for i, _ in at), default=None)
+        opening = _OPENING_CHANGE_RE.match(s.text)
+        if opening is not None and cue_at is not None and cue_at >= opening.start(1):
+            cue_at = min([opening.end()] + [i for i, _ in at if i > opening.start(1)])
         head = s.head = subject.head_share(s.text, cue_at or None)
         section_bonus = 0.0
         if s.section in route.sections:
@@ -424,9 +546,20 @@ class SentenceScorer:
             elif (subject.direction > 0 and down and not up) or (subject.direction < 0 and up and not down):
                 direction = -0.3
         structure = 0.2 * bool(_LIST_RE.search(s.text)) + 0.1 * min(3, len(_ENTITY_RE.findall(s.text)))
+        focus = 0.0
+        if "cause" in route.topics:
+            # a cause question asks what moved the line: a sentence of what may move it ("may also fluctuate as a
+            # result of various factors") states no cause
+            if _HEDGED_RE.search(s.text):
+                focus -= 1.0
+            # ... about the whole, when it names no part: a part's cause ("Our Canadian segment SG&A percentage was
+            # higher ... due primarily to ...") answers another question
+            if not subject.names and not set(route.topics) & {"segments", "geography"} \
+                    and subject.narrower_names(s.text, cue_at or None):
+                focus -= 0.8
         s.lead = subject.lead_share(s.text)
         s.score = (3.0 * s.subject + 1.5 * head + 0.5 * s.lead + min(s.cue, TOPICAL_MIN_CUE) / 2.0 + section_bonus
-                   + period + direction + structure
+                   + period + direction + structure + focus
                    - 0.05 * (s.hit.rank - 1) - (0.1 if s.hit.stage == "window" else 0.0))
 
     def scored_sentences(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None, *,
@@ -448,7 +581,7 @@ class SentenceScorer:
             previous: Sentence | None = None
             for s in _sentences(hit):
                 self._score(s, subject, route, cue_topics)
-                if (previous is not None and previous.index == s.index - 1 and _ANAPHORA_RE.match(s.text)
+                if (previous is not None and previous.index == s.index - 1 and refers_back(s.text, previous.text)
                         and previous.subject > s.subject):
                     # "Gross margins increased to 75.0% ... The year over year increase was primarily driven by
                     # ...": the cause sentence is about the previous sentence's subject, and is quoted with it
@@ -457,6 +590,10 @@ class SentenceScorer:
                 previous = s
                 about = s.subject >= self.min_subject and bool(s.named) and subject.names_one(
                     s.antecedent.text + " " + s.text if s.antecedent else s.text)
+                # a question's line item ("SG&A") is the heart of its subject: a sentence of net sales and
+                # percentages without it is about another line
+                if subject.line_items and not subject.line_items & set(s.named):
+                    about = False
                 # a question naming only its topic is answered by a sentence that reads as one of its
                 # answers (a lawsuit named, a risk stated), whatever words it uses
                 if subject.topical and s.cue >= TOPICAL_MIN_CUE:
