@@ -108,6 +108,7 @@ _HEDGED_RE = re.compile(r"\b(?:may|might|could|can)\s+(?:also\s+)?(?:fluctuate|v
 _COST_OF_RE = re.compile(r"\bcosts?\s+of\s+(?:net\s+|total\s+)?(?:revenues?|sales)\b", re.IGNORECASE)
 _PERCENT_OF_RE = re.compile(r"\bas\s+a\s+(?:percent(?:age)?|share)\s+of\s+(?:(?:net|total|segment)\s+)*(?:revenues?|sales)\b",
                             re.IGNORECASE)
+_CONCEDED_RE = re.compile(r"\b(?:despite|in\s+spite\s+of|notwithstanding)\b[^,;]*", re.IGNORECASE)
 _CONCESSION_RE = re.compile(r"^(?:despite|although|though|while|even\s+though)\b[^,]{0,200},", re.IGNORECASE)
 # a sentence opening with the change it explains, and the five words that name what changed
 _OPENING_CHANGE_RE = re.compile(r"^(?:\S+\s+){0,3}?((?:increase|decrease|growth|decline)s?\s+in)\s+(?:\S+\s+){1,5}",
@@ -512,7 +513,9 @@ class SentenceScorer:
 
     def _score(self, s: Sentence, subject: Subject, route: QuestionRoute, cue_topics: tuple[str, ...]) -> None:
         s.subject, s.named = subject.overlap(s.text)
-        s.cue, s.cues = self.kinds.cue_strength(s.text, cue_topics)
+        # a cue inside a concession explains the obstacle, not the subject: "Overall net sales growth was strong
+        # despite certain operating limitations ... due to government regulations"
+        s.cue, s.cues = self.kinds.cue_strength(_CONCEDED_RE.sub(" ", s.text), cue_topics)
         # the head ends at the first cue; a sentence opening with the change ("The increase in our consolidated
         # revenues was due to ...") names its subject in the few words after it, not after its first weak cue
         low = s.text.lower()
