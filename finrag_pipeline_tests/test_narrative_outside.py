@@ -10,7 +10,9 @@ phrasings and layouts, on real passages.
       6.8% ... For fiscal 2021, the increase was primarily due to strong positive comparable sales ...";
       p.39: "The increase in our effective tax rate for fiscal 2021 ... is primarily due to the loss related to the
       divestiture of certain international operations ..." then "Our effective income tax rate may also fluctuate as
-      a result of various factors ..."; p.41 (Sam's Club): "Despite increased net sales ..., fiscal 2021 operating
+      a result of various factors ..."; p.39 (Walmart U.S.): "Net sales for the Walmart U.S. segment increased $29.0
+      billion or 8.5% ... The increases in net sales were primarily due to increases in comparable sales of 8.7% and
+      2.9% ..."; p.41 (Sam's Club): "Despite increased net sales ..., fiscal 2021 operating
       expenses as a percentage of net sales increased primarily due to $0.3 billion of incremental costs ...".
   INTEL_2020_10K.pdf p.32: "NSG had an operating profit of $361 million, up from an operating loss of $1.2 billion in
       2019. The operating profit was driven by $716 million higher ASPs from market pricing recovery and $741 million
@@ -62,6 +64,10 @@ CASES = [
      ["increased 20 basis points", "strategic sourcing initiatives"], ["eCommerce fulfillment"], 38),
     ("What drove Walmart's net sales growth in fiscal 2021?", ("wmt_despite", "wmt_sales"),
      ["$35.3 billion or 6.8%", "strong positive comparable sales"], ["incremental costs related to the pandemic"], 38),
+    # "Net sales for the Walmart U.S. segment increased ... The increases in net sales were primarily due to ...":
+    # the part's cause, not the company's
+    ("What drove Walmart's net sales growth in fiscal 2021?", ("wmt_us_segment", "wmt_sales"),
+     ["strong positive comparable sales"], ["8.7% and 2.9%"], 38),
     # a noun phrase the previous sentence states ("The operating profit was driven by ...")
     ("What drove the improvement in Intel's NSG operating income in 2020?", ("intc_iotg", "intc_nsg"),
      ["operating profit of $361 million", "$716 million higher ASPs"], ["IOTG"], 32),

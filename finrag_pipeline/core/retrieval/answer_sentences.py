@@ -110,6 +110,7 @@ _PERCENT_OF_RE = re.compile(r"\bas\s+a\s+(?:percent(?:age)?|share)\s+of\s+(?:(?:
                             re.IGNORECASE)
 _CONCEDED_RE = re.compile(r"\b(?:despite|in\s+spite\s+of|notwithstanding)\b[^,;]*", re.IGNORECASE)
 _CONCESSION_RE = re.compile(r"^(?:despite|although|though|while|even\s+though)\b[^,]{0,200},", re.IGNORECASE)
+_DEFINITE_CHANGE_RE = re.compile(r"^(?:the|this|these)\s+(?:increase|decrease|growth|decline)s?\b", re.IGNORECASE)
 # a sentence opening with the change it explains, and the five words that name what changed
 _OPENING_CHANGE_RE = re.compile(r"^(?:\S+\s+){0,3}?((?:increase|decrease|growth|decline)s?\s+in)\s+(?:\S+\s+){1,5}",
                                 re.IGNORECASE)
@@ -171,6 +172,9 @@ class Subject:
         out = []
         for i, w in enumerate(words):
             stem = _stem(w)
+            if stem == "segmen" and stem not in self.asked:
+                out.append(w)   # "Net sales for the Walmart U.S. segment ...": a segment named by the company's name
+                continue
             if not w[:1].isupper() or stem in self.asked or w.lower() in _NOT_NAMES or len(w) < 2:
                 continue
             if i == 0 and not (len(words) > 1 and _stem(words[1]) in self.asked and _stem(words[1]) in self._stems()):
@@ -590,6 +594,15 @@ class SentenceScorer:
                     # ...": the cause sentence is about the previous sentence's subject, and is quoted with it
                     s.score += 3.0 * (previous.subject - s.subject) + 1.5 * max(0.0, previous.head - s.head)
                     s.subject, s.head, s.named, s.antecedent = previous.subject, previous.head, previous.named, previous
+                context = s.antecedent or (previous if previous is not None and previous.index == s.index - 1
+                                           and _DEFINITE_CHANGE_RE.match(s.text) else None)
+                if (context is not None and "cause" in route.topics
+                        and not subject.names and not set(route.topics) & {"segments", "geography"}
+                        and not subject.narrower_names(s.text, None) and subject.narrower_names(context.text, None)):
+                    # "Net sales for the Walmart U.S. segment increased ... The increases in net sales were primarily
+                    # due to ...", "... Walmart International segment ... For fiscal 2021, the increase was ...": the
+                    # change it explains is the part's the previous sentence names
+                    s.score -= 0.8
                 previous = s
                 about = s.subject >= self.min_subject and bool(s.named) and subject.names_one(
                     s.antecedent.text + " " + s.text if s.antecedent else s.text)
@@ -603,6 +616,15 @@ class SentenceScorer:
                     about = True
                 s.answers = about and (not cue_topics or s.cue > 0)
                 out.append(s)
+        # overlapping passages repeat a sentence: the copy that opens its passage was read without the sentence
+        # before it (the part it explains, the change it continues), so it scores no higher than a copy read with it
+        in_context: dict[str, float] = {}
+        for s in out:
+            if s.index > 0:
+                in_context[s.text] = min(in_context.get(s.text, s.score), s.score)
+        for s in out:
+            if s.index == 0 and s.text in in_context:
+                s.score = min(s.score, in_context[s.text])
         return route, subject, out
 
     def passage_relevance(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None
