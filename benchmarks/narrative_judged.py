@@ -1,7 +1,7 @@
 """The narrative answerer on narrative questions, judged: key-fact recall and the rubric judge's verdicts.
 
     FINRAG_HOME=<copy of the demo home> FINRAG_LLM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/narrative_judged.py \
-        --financebench finrag_pipeline_tests/data/external/analyst_questions*.jsonl \
+        --financebench finrag_pipeline_tests/data/external/analyst_questions{,_dev,_heldout,_heldout2}.jsonl \
         [--demo 20] [--retriever qualitative_routed] [--k 5] [--window 1] [--judge local-1.5b] [--lazy] \
         [--out /tmp/narrative_judged.jsonl]
 
