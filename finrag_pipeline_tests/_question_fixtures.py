@@ -9,7 +9,7 @@ from pathlib import Path
 from finrag_pipeline.core.chunking import chunk_filing
 from finrag_pipeline.core.models import FilingMeta, Page
 from finrag_pipeline.core.paths import REPO_ROOT
-from finrag_pipeline.core.qa.importers import FilingContext
+from finrag_pipeline.core.qa.importers import FilingContext, import_financebench
 
 SAMPLE_DOCS = {"APPLE_2021_10K", "APPLE_2022_10K", "AMAZON_2022_10K", "BOEING_2021_10K", "MICROSOFT_2022_10K",
                "aapl-10-k-2024-11-01", "amzn-10-k-2025-02-07", "nvda-10-k-2025-02-26"}
@@ -49,3 +49,25 @@ def demo_home_pages() -> dict[str, dict[int, str]] | None:
     for name, page, text in rows:
         out.setdefault(Path(name).stem, {})[int(page)] = text or ""
     return out if set(out) >= SAMPLE_DOCS else None
+
+
+def narrative_import_misses(path: Path, records: list[dict], pages: dict[str, dict], split: str) -> list[str]:
+    """The ids of a narrative FinanceBench file's records that the importer does not take as accepted narrative items
+    of their filing (built from the page fixture ``pages``), with their split, set name and 0-indexed evidence pages
+    (every snippet found on its page). Ids only: a held-out file's text never reaches a failure message."""
+    imported = import_financebench(path, [fixture_context(doc, pages[doc]) for doc in sorted(pages)])
+    assert imported.log == [{"stage": "import", "reason": "imported", "count": len(records)}]
+    by_id = {i.metadata["financebench_id"]: i for i in imported.items}
+    assert set(by_id) == {r["financebench_id"] for r in records}
+    wrong = []
+    for r in records:
+        item = by_id[r["financebench_id"]]
+        ok = (item.filing_id == pages[r["doc_name"]]["filing_id"] and item.status == "accepted"
+              and item.question_type == "narrative" and item.answer_values == [] and item.answer_choice is None
+              and item.metadata["split"] == split and item.metadata["external_set"] == Path(path).stem
+              and [sorted({p.page for p in g}) for g in item.evidence] == [[e["evidence_page_num"] + 1]
+                                                                           for e in r["evidence"]]
+              and all(ev["overlap"] >= 0.95 for ev in item.metadata["evidence_pages"]))
+        if not ok:
+            wrong.append(r["financebench_id"])
+    return wrong

@@ -13,9 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from _question_fixtures import SAMPLE_DOCS, demo_home_pages, fixture_context
-
-from finrag_pipeline.core.qa.importers import import_financebench
+from _question_fixtures import SAMPLE_DOCS, demo_home_pages, narrative_import_misses
 
 DATA = Path(__file__).parent / "data" / "external"
 FILE = DATA / "analyst_questions_heldout5_narrative.jsonl"
@@ -118,23 +116,7 @@ def test_file_is_the_build_scripts_output():
 
 
 def test_financebench_import_accepts_every_question_as_narrative_with_its_pages():
-    imported = import_financebench(FILE, [fixture_context(doc, PAGES[doc]) for doc in sorted(PAGES)])
-    assert imported.log == [{"stage": "import", "reason": "imported", "count": len(RECORDS)}]
-    by_id = {i.metadata["financebench_id"]: i for i in imported.items}
-    assert set(by_id) == {r["financebench_id"] for r in RECORDS}
-    wrong = []
-    for r in RECORDS:
-        item = by_id[r["financebench_id"]]
-        ok = (item.filing_id == PAGES[r["doc_name"]]["filing_id"] and item.status == "accepted"
-              and item.question_type == "narrative" and item.answer_values == [] and item.answer_choice is None
-              and item.metadata["split"] == "heldout5"
-              and item.metadata["external_set"] == "analyst_questions_heldout5_narrative"
-              and [sorted({p.page for p in g}) for g in item.evidence] == [[e["evidence_page_num"] + 1]
-                                                                           for e in r["evidence"]]
-              and all(ev["overlap"] >= 0.95 for ev in item.metadata["evidence_pages"]))
-        if not ok:
-            wrong.append(r["financebench_id"])                   # ids only: no held-out text in the message
-    assert wrong == []
+    assert narrative_import_misses(FILE, RECORDS, PAGES, "heldout5") == []
 
 
 @pytest.mark.slow
