@@ -211,3 +211,33 @@ def test_the_calculator_route_leads_with_the_same_change():
     assert routed.details["routed_to"] == "narrative"
     assert routed.text == NarrativeAnswerer(store=_store()).answer(SERVICES_Q, hits).text
     assert routed.text.startswith("Apple's Services net sales rose $14.7 billion or 27%")
+
+
+# ---- one reader per warehouse and catalog ------------------------------------------------------------------------
+def test_the_shared_reader_is_kept_while_the_catalog_stands_and_replaced_when_it_changes():
+    """Answerers built on one warehouse share its figures' reader (each filing's facts read once), but a filing added,
+    removed or ingested again (another content hash) since is a new catalog: a new reader, never the old facts."""
+    import pandas as pd
+
+    from finrag_pipeline.core.models import FilingMeta
+
+    def meta(fid, sha):
+        return FilingMeta(fid, sha, f"/x/{fid}.pdf", f"{fid}.pdf", "pdf", "X", None, None, "10-K", 2022, None).to_row()
+
+    class Catalog:      # the part of the warehouse the reader's store asks: core.filings
+        rows = [meta("AAA-2022-10K", "1" * 64)]
+
+        def query_df(self, sql, params=None):
+            assert "core.filings" in sql
+            return pd.DataFrame(self.rows)
+
+    warehouse = Catalog()
+    first = LineFigures.of_warehouse(warehouse)
+    assert LineFigures.of_warehouse(warehouse) is first
+    assert set(first.store.metas()) == {"AAA-2022-10K"}
+    warehouse.rows = [*warehouse.rows, meta("BBB-2022-10K", "2" * 64)]          # a filing arrived
+    second = LineFigures.of_warehouse(warehouse)
+    assert second is not first and set(second.store.metas()) == {"AAA-2022-10K", "BBB-2022-10K"}
+    assert LineFigures.of_warehouse(warehouse) is second
+    warehouse.rows = [meta("AAA-2022-10K", "3" * 64), warehouse.rows[1]]       # the first one ingested again
+    assert LineFigures.of_warehouse(warehouse) is not second

@@ -185,15 +185,19 @@ class LineFigures:
 
     @classmethod
     def of_warehouse(cls, warehouse: Any) -> LineFigures:
-        """One reader per warehouse object, shared by the answerers built on it (the runner builds three that route
-        cause questions here: each would read every filing's facts again), dropped with the warehouse."""
+        """One reader per warehouse object and catalog, shared by the answerers built on it (the runner builds three
+        that route cause questions here: each would read every filing's facts again), dropped with the warehouse.
+        A filing added, removed or ingested again since (another content hash) makes a new one: the session builds
+        answerers per corpus state, and a shared reader must not keep an earlier catalog's facts."""
+        fresh = cls(warehouse=warehouse)
         try:
-            return _SHARED[warehouse]
-        except KeyError:
-            _SHARED[warehouse] = shared = cls(warehouse=warehouse)
-            return shared
+            shared = _SHARED.get(warehouse)
         except TypeError:   # a warehouse that cannot be weakly referenced: its own reader
-            return cls(warehouse=warehouse)
+            return fresh
+        if shared is not None and _catalog(shared.store) == _catalog(fresh.store):
+            return shared
+        _SHARED[warehouse] = fresh
+        return fresh
 
     def _calculator(self, filing_id: str) -> CalculatorAnswerer | None:
         if filing_id not in self._calculators:
@@ -284,6 +288,11 @@ class LineFigures:
 
 
 _SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _catalog(store: FactStore) -> dict[str, str]:
+    """The filings a store reads, by content hash (one catalog query, cached by the store)."""
+    return {fid: str(meta.content_sha256) for fid, meta in store.metas().items()}
 
 
 def _shown(value: Decimal, unit: str, scale: int) -> str:
