@@ -79,10 +79,7 @@ class ChunkTable:
         import pandas as pd
 
         self.con = duckdb.connect()
-        frame = pd.DataFrame([{"chunk_id": c.chunk_id, "filing_id": c.filing_id, "page_start": c.page_start,
-                               "page_end": c.page_end, "text": c.text, "section": c.section,
-                               "fiscal_year": c.fiscal_year, "parent_id": c.parent_id, "position": c.position,
-                               "chunk_type": c.chunk_type, "is_leaf": c.is_leaf} for c in chunks])
+        frame = pd.DataFrame([c.to_row() for c in chunks])    # the warehouse's columns (metadata as JSON text)
         self.con.execute("CREATE SCHEMA core")
         self.con.register("frame", frame)
         self.con.execute("CREATE TABLE core.chunks AS SELECT * FROM frame")

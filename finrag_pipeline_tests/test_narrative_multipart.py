@@ -252,6 +252,25 @@ def test_the_narrative_route_reads_neighbouring_passages_with_the_warehouse():
                                     "lower net sales of iPhone and iPad.")
 
 
+def test_a_neighbouring_passage_without_a_section_is_read_as_none_not_nan():
+    """A passage whose section is NULL in core.chunks (pandas reads a NULL text cell as NaN) is quoted like any other:
+    read through records.load_chunks it has section None. Read as NaN it broke the sentence scoring's regexes and the
+    answer was a backend_error (9 narrative answers of the demo's evaluation)."""
+    import dataclasses
+
+    leaves = _leaves(APPLE_2024)
+    cause = _prose(APPLE_2024, "Greater China net sales decreased")
+    before = max((c for c in leaves if c.chunk_type == "prose" and c.position < cause.position), key=lambda c: c.position)
+    # an Item heading printed in the passage is read against the passage's section (answer_sentences._section_at)
+    stored = [dataclasses.replace(c, section=None, text="Item 7. Management's Discussion and Analysis\n" + c.text)
+              if c.chunk_id == cause.chunk_id else c for c in leaves]
+    hits = hits_from_chunks(leaves, lambda c: c.chunk_id == before.chunk_id)
+    result = NarrativeAnswerer(warehouse=ChunkTable(stored)).answer(
+        "Why did Apple's Greater China net sales decrease in FY2024?", hits)
+    assert result.response_state == "answered"
+    assert "Greater China net sales decreased during 2024 compared to 2023" in result.text
+
+
 def test_the_route_kept_by_an_answerer_reads_each_filing_once_and_answers_as_a_fresh_one():
     """The window reads a filing's passages once per narrative answerer (one warehouse query per question was a
     third of an evaluation's answer time): the extractive answerer keeps its route's answerer."""

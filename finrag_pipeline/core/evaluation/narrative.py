@@ -52,8 +52,9 @@ from typing import Any
 from finrag_pipeline.core.analyst.vocabulary import AnalystVocabulary
 from finrag_pipeline.core.answering import AnswerResult, Citation, register_answerer
 from finrag_pipeline.core.evaluation.narrative_figures import LineChange, LineFigures
-from finrag_pipeline.core.models import Hit
+from finrag_pipeline.core.models import Chunk, Hit
 from finrag_pipeline.core.question_kind import QuestionKinds
+from finrag_pipeline.core.records import load_chunks
 from finrag_pipeline.core.retrieval.answer_sentences import (
     CONTINUES_RE,
     TOPICAL_MIN_CUE,
@@ -62,7 +63,7 @@ from finrag_pipeline.core.retrieval.answer_sentences import (
     page_of,
     word_stems,
 )
-from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_fields
+from finrag_pipeline.core.retrieval.base import copy_hit, hit_from_chunk
 from finrag_pipeline.core.scoring.answer_metrics import years_in
 
 # the second part of a two-part question: "Which segment lost the most, and why ...?", "What drove Japan's sales,
@@ -124,7 +125,7 @@ class NarrativeAnswerer(SentenceScorer):
         # a cause often sits in the passage after the one that names the subject
         self.warehouse = warehouse
         self.window = window
-        self._chunks_of: dict[str, dict[str, dict[str, Any]]] = {}
+        self._chunks_of: dict[str, dict[str, Chunk]] = {}
 
     def _with_neighbours(self, hits: Sequence[Hit]) -> list[Hit]:
         """The first ``max_hits`` hits by rank, then the prose passages next to each prose hit (reading
@@ -141,33 +142,24 @@ class NarrativeAnswerer(SentenceScorer):
             own = chunks.get(hit.chunk_id)
             if own is None:   # not a chunk of the warehouse (an outside system's context): no neighbours
                 continue
-            if own["chunk_type"] == "prose":
-                near = [c for c in chunks.values() if c["is_prose_leaf"]
-                        and own["position"] - self.window <= c["position"] <= own["position"] + self.window]
+            prose = (c for c in chunks.values() if c.chunk_type == "prose" and c.is_leaf)
+            if own.chunk_type == "prose":
+                near = [c for c in prose if own.position - self.window <= c.position <= own.position + self.window]
             else:
-                near = [c for c in chunks.values() if c["is_prose_leaf"]
-                        and c["page_start"] <= own["page_end"] and c["page_end"] >= own["page_start"]]
-            for c in sorted(near, key=lambda c: c["position"]):
-                if c["chunk_id"] in seen:
-                    continue
-                seen.add(c["chunk_id"])
-                # hit_from_fields reads a NULL fiscal year (NaN through pandas) as None
-                out.append(copy_hit(hit_from_fields(c["chunk_id"], 0.0, {**c, "chunk_type": "prose"}, "window"),
-                                    rank=hit.rank))
+                near = [c for c in prose if c.page_start <= own.page_end and c.page_end >= own.page_start]
+            for c in sorted(near, key=lambda c: c.position):
+                if c.chunk_id not in seen:
+                    seen.add(c.chunk_id)
+                    out.append(copy_hit(hit_from_chunk(c, 0.0, "window"), rank=hit.rank))
         return out
 
-    def _filing_chunks(self, filing_id: str) -> dict[str, dict[str, Any]]:
-        """A filing's chunks as the window reads them, one warehouse query per filing and answerer (an answer
-        per query was a third of an evaluation's answer time). Kept for the answerer's life, as the
+    def _filing_chunks(self, filing_id: str) -> dict[str, Chunk]:
+        """A filing's chunks (records.load_chunks: NULLs read as None), one warehouse query per filing and answerer
+        (an answer per query was a third of an evaluation's answer time). Kept for the answerer's life, as the
         calculator keeps its fact layer: the session builds answerers per corpus state."""
         known = self._chunks_of.get(filing_id)
         if known is None:
-            rows = self.warehouse.query_df("""
-                SELECT chunk_id, filing_id, page_start, page_end, section, fiscal_year, parent_id, position,
-                       chunk_type, COALESCE(chunk_type = 'prose' AND is_leaf, FALSE) AS is_prose_leaf,
-                       CASE WHEN chunk_type = 'prose' AND is_leaf THEN text END AS text
-                FROM core.chunks WHERE filing_id = ?""", [filing_id])
-            known = self._chunks_of[filing_id] = {r["chunk_id"]: r for r in rows.to_dict("records")}
+            known = self._chunks_of[filing_id] = {c.chunk_id: c for c in load_chunks(self.warehouse, filing_id)}
         return known
 
     def answer(self, question: str, hits: Sequence[Hit], periods: Sequence[str] | None = None) -> AnswerResult:
