@@ -14,7 +14,8 @@ with dagster, dagster-dbt and every asset module already imported, then executes
   assets_config changed since it imported them (checked at each launch: a directory walk, milliseconds).
 - Each run process is tagged with its process token (``finrag/process``, defs/run_health.py): the inbox
   sensor's tick (run_health.fail_dead_runs) fails a run whose process died; termination sends SIGINT to that
-  process, which Dagster turns into a cancelled run, as the default launcher's gRPC cancel does.
+  process, which Dagster turns into a cancelled run, as the default launcher's gRPC cancel does (an
+  interrupt Python swallowed in a finalizer is sent again: ``redeliver_swallowed_interrupts``).
 - The fork server refuses to serve when importing the code location started a Python thread (a fork keeps
   only the forking thread, and a lock another thread held would stay held in the run); it holds no open
   database (test_warm_launcher.py). Each run opens its own instance from the instance ref.
@@ -262,11 +263,25 @@ def run_body():
     return _execute_run_command_body, capture_interrupts
 
 
+def redeliver_swallowed_interrupts(unraisable) -> None:
+    """``sys.unraisablehook`` of a run process: a Terminate (SIGINT) is raised by Dagster's signal handler
+    wherever the main thread is, and when that is a finalizer or a weakref callback (SQLAlchemy's
+    ``_collection_gced``, seen in test_warm_launcher) Python prints "Exception ignored in ..." and drops it:
+    the run went on to SUCCESS. The interrupt is sent again, from a timer thread a moment later (sent from
+    here, the handler would raise inside this hook and be dropped again), so it lands in the run's code."""
+    if isinstance(unraisable.exc_value, (KeyboardInterrupt, dg.DagsterExecutionInterruptedError)):
+        resend = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+        resend.daemon = True
+        resend.start()
+    sys.__unraisablehook__(unraisable)
+
+
 def _run_in_child(request: dict, reply_fd: int) -> None:
     """The forked run process: execute the run as `dagster api execute_run` does, then exit."""
     code = 1
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the run's own subprocesses (dbt) are waited for normally
+        sys.unraisablehook = redeliver_swallowed_interrupts
         os.close(reply_fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
