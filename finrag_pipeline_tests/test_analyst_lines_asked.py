@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from _analyst_corpus import parsed_samples
 
-from finrag_pipeline.core.analyst.calculator import combined_line_note
+from finrag_pipeline.core.analyst.calculator import combined_line_note, explanation_lines
 from finrag_pipeline.core.analyst.store import FactStore
 from finrag_pipeline.core.analyst.vocabulary import query_expansions
 from finrag_pipeline.core.evaluation.analyst_answerers import calculator_answerer
@@ -53,6 +53,9 @@ def test_marketing_of_a_filer_printing_sales_and_marketing_names_the_line_read(c
     assert r.response_state == "answered" and r.text.startswith(printed), r.text
     assert 'read from the line "Sales and marketing"' in r.text
     assert r.details["line_read"].startswith('read from the line "Sales and marketing"')
+    # `finrag ask --explain` (and the explorer) show it beside the plan
+    assert [line for line in explanation_lines(r.details) if line.startswith("  line read: ")] == [
+        f"  line read: {r.details['line_read']}"]
 
 
 def test_the_line_asked_by_its_own_name_has_no_note(calc):
@@ -60,6 +63,7 @@ def test_the_line_asked_by_its_own_name_has_no_note(calc):
     assert r.text.startswith("$21,825 million —") and "read from the line" not in r.text
     r = calc.answer("What was Microsoft's total revenue in fiscal 2022?", [])
     assert r.text.startswith("$198,270 million —") and "read from the line" not in r.text
+    assert not [line for line in explanation_lines(r.details) if "line read" in line]
 
 
 def _fact(label: str):

@@ -112,7 +112,8 @@ def explanation(details: dict[str, Any]) -> dict[str, Any] | None:
                    ("fiscal years", ", ".join(f"FY{y}" for y in plan.get("years") or [])),
                    ("unit", plan.get("unit")), ("decimals", plan.get("decimals")),
                    ("statements asked", ", ".join(plan.get("statements") or [])),
-                   ("segment", details.get("segment")), ("notes", "; ".join(plan.get("notes") or []))]
+                   ("segment", details.get("segment")), ("line read", details.get("line_read")),
+                   ("notes", "; ".join(plan.get("notes") or []))]
     if judgement:
         fields += [("judgement", judgement.get("kind")), ("metric", judgement.get("metric")),
                    ("rule", judgement.get("rule")), ("answer", judgement.get("answer"))]
