@@ -112,3 +112,29 @@ def test_requested_units_reads_the_rounding_and_scale(question, decimals, scale)
 ])
 def test_the_rounding_phrase_is_no_part_of_the_line_asked(question, cleaned):
     assert clean_question(question) == cleaned
+
+
+# yes/no judgements: the ratio or percentage the verdict rests on is shown at the rounding asked; amounts keep their
+# printed form. Apple 135,405 / 153,982 = 0.87935 (p.34); Microsoft 83,383 / 198,270 = 42.055% (p.57)
+JUDGED = [
+    ("Was Apple's current ratio above 1.0 at the end of FY2022? Round to three decimal places.",
+     "current ratio was 0.879 in FY2022, below 1.000", "No. The current ratio was 0.879."),
+    ("Was Apple's current ratio above 1.0 at the end of FY2022?", "current ratio was 0.88 in FY2022, below 1.00",
+     "No, 0.88."),
+    ("Did Microsoft's operating margin exceed 40% in fiscal 2022? Answer with two decimals.",
+     "operating margin was 42.06% in FY2022, above 40.00%", "Yes: 42.06%"),
+    ("Did Microsoft's operating margin exceed 40% in fiscal 2022?", "operating margin was 42.1% in FY2022, above 40.0%",
+     "Yes"),
+    ("Did Microsoft's revenue exceed $150 billion in fiscal 2022? Round to one decimal place.",
+     "revenue was $198,270 million in FY2022, above $150,000 million", "Yes, $198.3 billion"),
+]
+
+
+@pytest.mark.parametrize("question,reason,reference", JUDGED)
+def test_a_judgement_shows_its_figures_at_the_rounding_asked(calc, question, reason, reference):
+    r = calc.answer(question, [])
+    assert r.response_state == "answered" and reason in r.text, r.text
+    assert decide(r.text, question, reference).correct is True, r.text
+    verdict = reference.split(maxsplit=1)[0].strip(",.:")
+    wrong = "No." if verdict == "Yes" else "Yes."
+    assert decide(wrong, question, reference).correct is False

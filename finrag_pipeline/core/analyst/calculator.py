@@ -819,8 +819,10 @@ class CalculatorAnswerer:
         value, inputs, scale, _ = self._compute(plan, filing, segment, extra=rows)
         return value, inputs, scale
 
-    def _fmt(self, value: Decimal, unit: str, scale: int) -> str:
-        decimals = DEFAULT_DECIMALS.get(unit, 0)
+    def _fmt(self, value: Decimal, unit: str, scale: int, asked: int | None = None) -> str:
+        """A supporting figure; ``asked``: the rounding the question asks, for a ratio or a percentage (an amount
+        keeps its printed form)."""
+        decimals = asked if asked is not None and unit not in ("USD", "shares") else DEFAULT_DECIMALS.get(unit, 0)
         return format_result(round_decimal(self._shown(value, unit, scale), decimals), unit, decimals, scale)
 
     def _judge(self, question: str, judgement: Judgement, companies: list[str], years: list[int],
@@ -830,6 +832,8 @@ class CalculatorAnswerer:
         plan then answers or abstains). ``rows``: operands of the question's own definition read as row
         labels of ``row_filing`` (the one filing they were read in)."""
         cfg = self.judgement_config
+        if judgement.decimals is None:
+            judgement.decimals = decimals_asked(question)
         details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
                                                  "metric": judgement.metric.key if judgement.metric else None,
                                                  "either": judgement.either},
@@ -894,6 +898,9 @@ class CalculatorAnswerer:
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
                 inputs: list[FactValue], asked: Sequence[int] = (),
                 rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decision, list[dict]]:
+        def fmt(v: Decimal, unit: str, scale: int) -> str:  # ratios and percentages at the rounding asked
+            return self._fmt(v, unit, scale, judgement.decimals)
+
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
             v, used, scale = self._value(formula, unit, y, filing, rows, segment)
             inputs.extend(i for i in used if i not in inputs)
@@ -931,7 +938,7 @@ class CalculatorAnswerer:
             judgement.notes += [d for d in self.derivations(formula, filing, [y for y, _ in points], inputs)
                                 if d not in judgement.notes and not segment]
             decision = decide_trend(points, metric, judgement.direction, unit, cfg.trend,
-                                    lambda v: self._fmt(v, unit, scale), material=judgement.profile)
+                                    lambda v: fmt(v, unit, scale), material=judgement.profile)
             if judgement.notes:
                 decision.reason += "; " + "; ".join(judgement.notes)
             return decision, [{"fiscal_year": y, "value": str(v)} for y, v in points]
@@ -950,7 +957,7 @@ class CalculatorAnswerer:
                 # either test says Yes: a No needs both, so a missing one makes the answer abstain naming it (a No on
                 # half the rule would be a guess)
                 raise unread[0]
-            reason = "; ".join(f"{n} {self._fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
+            reason = "; ".join(f"{n} {fmt(v, 'percent', 1)} in FY{year} ({'at or above' if v >= Decimal(str(f)) else 'below'}"
                                f" {f:.0%})" for n, v, f in found)
             light = judgement.direction == "down"  # "capital-light", "asset-light": the same rule, inverted
             return Decision("Yes" if yes != light else "No", reason,
@@ -965,8 +972,8 @@ class CalculatorAnswerer:
             floor = judgement.threshold if judgement.threshold is not None else Decimal(str(rule.revenue_growth_min))
             strict = judgement.strict
             yes = growth > floor if strict else growth >= floor
-            reason = (f"revenue grew {self._fmt(growth, 'percent', 1)} in FY{year} ({self._fmt(now, 'USD', scale)} vs "
-                      f"{self._fmt(before, 'USD', scale)} in FY{year - 1})")
+            reason = (f"revenue grew {fmt(growth, 'percent', 1)} in FY{year} ({fmt(now, 'USD', scale)} vs "
+                      f"{fmt(before, 'USD', scale)} in FY{year - 1})")
             return Decision("Yes" if yes else "No", reason,
                             f"high growth: year-over-year revenue growth {'>' if strict else '>='} {floor:.0%}"
                             + (" (the question's threshold)" if judgement.threshold is not None else "")), [
@@ -979,8 +986,8 @@ class CalculatorAnswerer:
             va, scale = value(a.formula or (f"abs({a.key})" if a.outflow else a.key), unit, year)
             vb, _ = value(b.formula or (f"abs({b.key})" if b.outflow else b.key), unit, year)
             yes = va > vb if judgement.direction == "up" else va < vb
-            reason = (f"{metric_name(a).lower()} {self._fmt(va, unit, scale)} vs {metric_name(b).lower()} "
-                      f"{self._fmt(vb, unit, scale)} in FY{year}")
+            reason = (f"{metric_name(a).lower()} {fmt(va, unit, scale)} vs {metric_name(b).lower()} "
+                      f"{fmt(vb, unit, scale)} in FY{year}")
             return Decision("Yes" if yes else "No", reason,
                             f"compare: {a.key} {'>' if judgement.direction == 'up' else '<'} {b.key}",
                             "Higher" if va > vb else ("Lower" if va < vb else "Equal")), [
@@ -994,9 +1001,9 @@ class CalculatorAnswerer:
             given = judgement.threshold_scale or scale
             threshold = judgement.threshold * given if unit == "USD" else judgement.threshold
             yes = v > threshold if judgement.direction == "up" else v < threshold
-            reason = (f"{metric_name(metric).lower()} was {self._fmt(v, unit, scale)} in FY{year}, "
+            reason = (f"{metric_name(metric).lower()} was {fmt(v, unit, scale)} in FY{year}, "
                       f"{'above' if v > threshold else ('below' if v < threshold else 'equal to')} "
-                      f"{self._fmt(threshold, unit, scale)}")
+                      f"{fmt(threshold, unit, scale)}")
             return Decision("Yes" if yes else "No", reason,
                             f"threshold: {metric.key} {'>' if judgement.direction == 'up' else '<'} {threshold}",
                             "Higher" if v > threshold else ("Lower" if v < threshold else "Equal")), [
@@ -1008,10 +1015,10 @@ class CalculatorAnswerer:
             positive = v > 0
             yes = positive == (judgement.direction == "up")
             where = f" of the {segment} segment" if segment else ""
-            reason = f"{metric_name(metric).lower()}{where} was {self._fmt(v, unit, scale)} in FY{year}"
+            reason = f"{metric_name(metric).lower()}{where} was {fmt(v, unit, scale)} in FY{year}"
             try:  # the year before, for "did it become profitable"
                 before, _ = value(metric.formula or (f"abs({metric.key})" if metric.outflow else metric.key), unit, year - 1)
-                reason += f", after {self._fmt(before, unit, scale)} in FY{year - 1}"
+                reason += f", after {fmt(before, unit, scale)} in FY{year - 1}"
             except (MissingInput, FormulaError):
                 pass
             return Decision("Yes" if yes else "No", reason, f"sign: {metric.key} {'>' if judgement.direction == 'up' else '<'} 0"), [
@@ -1025,7 +1032,7 @@ class CalculatorAnswerer:
             floor = judgement.threshold if judgement.threshold is not None else (
                 rule.quick_ratio_min if metric.key == "quick_ratio" else rule.current_ratio_min)
             yes = ratio > Decimal(str(floor)) if judgement.strict else ratio >= Decimal(str(floor))
-            reason = (f"{metric_name(metric).lower()} {self._fmt(ratio, 'ratio', 1)} at the end of FY{year} "
+            reason = (f"{metric_name(metric).lower()} {fmt(ratio, 'ratio', 1)} at the end of FY{year} "
                       f"({('above' if judgement.strict else 'at or above') if yes else ('not above' if judgement.strict else 'below')}"
                       f" {floor:.2f}: current obligations "
                       f"{'covered' if yes else 'not covered'} by {'quick' if metric.key == 'quick_ratio' else 'current'} assets)")
