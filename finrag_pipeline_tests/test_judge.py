@@ -121,3 +121,18 @@ def test_cli_judges_with_a_models_yaml_name_and_stores_the_judges_name(tmp_path,
     names = Warehouse(tmp_path / "home" / "warehouse.duckdb").query_df(
         "SELECT DISTINCT judge_name FROM eval.answer_agreement")["judge_name"].tolist()
     assert names == ["rubric-v2@mock-judge"]
+
+
+@pytest.mark.parametrize("echo", [
+    "What were Apple's total net sales in fiscal 2022?",
+    "Apple's total net sales in fiscal 2022 were Apple's total net sales.",
+])
+def test_an_echo_of_the_question_is_incorrect_without_asking_a_lenient_judge(tmp_path, echo):
+    client = _client(tmp_path, '{"label": "Correct", "reason": "lenient"}')
+    judge = RubricJudge(client)
+    v = _ask(judge, answer=echo)
+    assert (v.label, v.correctness, client.calls) == ("Incorrect", 0.0, 0)
+    assert "echoes the question" in v.reason and v.judge == "rubric-v2@mock-judge"
+    # a right answer that restates the question before its figure still goes to the judge
+    right = _ask(judge, answer="Apple's total net sales in fiscal 2022 were $394.3 billion.")
+    assert (right.label, client.calls) == ("Correct", 1)

@@ -5,6 +5,7 @@ included) or a raw litellm model string. Calls go through
 :class:`~finrag_pipeline.core.llm.client.LLMClient`, so every verdict is cached on disk (a re-run costs
 nothing), repaired when the JSON is fenced or trailing-comma'd, and never raises: a backend failure or
 an unreadable verdict is a verdict of None with the reason (coverage shows it, nothing is filled in).
+An answer that only repeats the question (``answer_metrics.is_echo``) is Incorrect without a call.
 Decoding is greedy (temperature 0) with a fixed ``seed`` (passed to providers that take one; litellm
 drops it for those that do not). Tokens and cost (the model's price in models.yaml, else litellm's price
 map) are metered per verdict and in total. Every verdict carries :attr:`RubricJudge.name`
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from finrag_pipeline.core.evaluation.human_agreement import normalise_label
+from finrag_pipeline.core.scoring.answer_metrics import is_echo
 
 RUBRIC_VERSION = "rubric-v2"
 # Each line appears verbatim in data/labelled_answers/LABELLING_GUIDE.md ("Rules").
@@ -102,6 +104,11 @@ class RubricJudge:
         return PROMPT.format(rubric=rubric, question=question, reference=reference, answer=answer)
 
     def judge(self, *, question: str, reference: str, answer: str) -> JudgeVerdict:
+        if is_echo(answer, question):
+            # rule 1 without asking: an answer that repeats the question commits to nothing (a small local judge
+            # passed 2 of 12 echoes on heldout6); the same test key-fact recall and correctness use
+            return JudgeVerdict(self.name, "Incorrect", 0.0,
+                                "echoes the question: commits to no value, option or fact (decided before the judge)")
         messages = [{"role": "user", "content": self.prompt(question=question, reference=reference, answer=answer)}]
         resp = self.client.complete(messages, json=True, **self.params)
         cost = float(getattr(resp, "cost_usd", 0.0) or 0.0)
