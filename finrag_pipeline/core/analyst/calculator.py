@@ -832,8 +832,7 @@ class CalculatorAnswerer:
         plan then answers or abstains). ``rows``: operands of the question's own definition read as row
         labels of ``row_filing`` (the one filing they were read in)."""
         cfg = self.judgement_config
-        if judgement.decimals is None:
-            judgement.decimals = decimals_asked(question)
+        decimals = decimals_asked(question)   # the rounding asked: the judged ratios and percentages are shown at it
         details: dict[str, Any] = {"judgement": {"kind": judgement.kind, "direction": judgement.direction,
                                                  "metric": judgement.metric.key if judgement.metric else None,
                                                  "either": judgement.either},
@@ -856,7 +855,7 @@ class CalculatorAnswerer:
                     continue
                 details["segment"] = segment
             try:
-                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows, segment)
+                decision, series = self._decide(judgement, cfg, year, filing, inputs, years, rows, segment, decimals)
             except MissingInput as exc:
                 name, _, seg = exc.name.partition(" (segment")
                 missing.append(f"{self._label(name)}{' (segment' + seg if seg else ''} for FY{exc.fiscal_year} in "
@@ -897,9 +896,10 @@ class CalculatorAnswerer:
 
     def _decide(self, judgement: Judgement, cfg: JudgementConfig, year: int, filing: FilingFacts,
                 inputs: list[FactValue], asked: Sequence[int] = (),
-                rows: dict[str, Concept] | None = None, segment: str | None = None) -> tuple[Decision, list[dict]]:
+                rows: dict[str, Concept] | None = None, segment: str | None = None,
+                decimals: int | None = None) -> tuple[Decision, list[dict]]:
         def fmt(v: Decimal, unit: str, scale: int) -> str:  # ratios and percentages at the rounding asked
-            return self._fmt(v, unit, scale, judgement.decimals)
+            return self._fmt(v, unit, scale, decimals)
 
         def value(formula: str, unit: str, y: int) -> tuple[Decimal, int]:
             v, used, scale = self._value(formula, unit, y, filing, rows, segment)

@@ -135,8 +135,6 @@ class Judgement:
                                         # False: reached at it ("at least 15%", "1.0 or more", the configured rules)
     threshold_scale: int | None = None  # threshold: the scale the question states ("$15 billion": 10**9); None: the
                                         # statements' own unit
-    decimals: int | None = None         # the rounding the question asks ("to two decimal places"): its ratios and
-                                        # percentages are shown at it (None: the unit's default)
 
 
 # a stated threshold passed only strictly: "above", "over", "more than", "greater than", "exceeding", ">" (not ">=");
