@@ -288,6 +288,11 @@ AFFIRMED = [
     (GREW_Q, GREW_REF, "Net sales fell to $365.8 billion.", False),
     (GREW_Q, GREW_REF, "Net sales were $394.3 billion.", False),               # states no direction
     (GREW_Q, GREW_REF, "Apple's total net sales increased in fiscal 2022 compared with fiscal 2021.", False),  # echo
+    # the same words after a yes or no commit: right when the verdict is, wrong when it is not
+    (GREW_Q, GREW_REF, "Yes, Apple's total net sales increased in fiscal 2022 compared with fiscal 2021.", True),
+    (GREW_Q, GREW_REF, "No, Apple's total net sales did not increase in fiscal 2022 compared with fiscal 2021.", False),
+    (GREW_Q, GREW_REF, "Did Apple's total net sales increase in fiscal 2022 compared with fiscal 2021? Yes or no.",
+     False),                                                                   # echo with its options
     (GREW_Q, GREW_REF, "Net sales may have increased.", False),                # a hedge
     (GREW_Q, "No. Net sales fell.", "Net sales fell 3% in fiscal 2022.", True),
 ]

@@ -136,3 +136,7 @@ def test_an_echo_of_the_question_is_incorrect_without_asking_a_lenient_judge(tmp
     # a right answer that restates the question before its figure still goes to the judge
     right = _ask(judge, answer="Apple's total net sales in fiscal 2022 were $394.3 billion.")
     assert (right.label, client.calls) == ("Correct", 1)
+    # so does a yes/no answer in the question's own words: "Yes" commits
+    committed = judge.judge(question="Did Apple's total net sales increase in fiscal 2022?", reference="Yes.",
+                            answer="Yes, Apple's total net sales increased in fiscal 2022.")
+    assert (committed.label, client.calls) == ("Correct", 2)

@@ -280,9 +280,13 @@ def _tokens(text: str) -> list[str]:
 
 
 def is_echo(answer: str, question: str) -> bool:
-    """The answer repeats the question: it adds no figure of its own and most of its words are the
-    question's."""
+    """The answer repeats the question: it adds no figure of its own, no yes or no the question does not
+    already say (:func:`yes_no_of`: "Yes, Apple's current ratio is below 1." commits), and most of its words
+    are the question's."""
     if not question or not answer:
+        return False
+    committed = yes_no_of(answer)[0]
+    if committed is not None and committed != yes_no_of(question)[0]:
         return False
     a, q = _tokens(answer), set(_tokens(question))
     if not a:
